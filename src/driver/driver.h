@@ -1,0 +1,33 @@
+// The pipeline, in one place: loading a model (file or zoo), preparing
+// inputs, and running it. The CLI and the public API call these.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tessera {
+
+struct LoadOptions {
+  std::map<std::string, Dims> input_shapes;  // --shape name=1x3x224x224
+  bool fold_constants = true;
+};
+
+// "zoo:NAME" builds an embedded model; anything else is an ONNX file.
+std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& opts = {});
+
+// Seeded random inputs matching the graph's signature (floats in [-1, 1),
+// integers in [0, 10), bools fair). Throws naming an input with dynamic dims.
+std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed);
+
+// Reads inputs from files (.pb TensorProto or .npy) or from a directory of
+// input_0.pb ... in graph-input order.
+std::vector<Tensor> read_inputs(const Graph& g, const std::vector<std::string>& paths);
+
+// Order-independent summary of a tensor's values for quick comparison.
+double checksum(const Tensor& t);
+
+}  // namespace tessera

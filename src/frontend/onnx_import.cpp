@@ -1,0 +1,269 @@
+// ONNX ModelProto -> Graph. Every problem is an Error naming the node, op and
+// opset; nothing is skipped silently.
+#include "frontend/onnx_import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <functional>
+#include <regex>
+#include <set>
+#include <unordered_map>
+
+#include "frontend/onnx_tensor.h"
+#include "ir/op_registry.h"
+#include "opt/passes.h"
+#include "support/error.h"
+#include "support/file_util.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr int64_t kMaxOpset = 23;
+
+struct Importer {
+  std::string base_dir;
+  int64_t opset = 0;
+
+  std::string node_label(const onnx::NodeProto& n, int index) const {
+    std::string name = n.name().empty() ? "#" + std::to_string(index) : n.name();
+    return n.op_type() + " node '" + name + "' (opset " + std::to_string(opset) + ")";
+  }
+
+  TensorType type_from_proto(const onnx::TypeProto& tp, const std::string& what) {
+    TESSERA_CHECK(tp.has_tensor_type(), "value '", what, "' is not a tensor (",
+                  tp.has_sequence_type() ? "sequence" : tp.has_optional_type() ? "optional"
+                  : tp.has_map_type()     ? "map"
+                  : tp.has_sparse_tensor_type() ? "sparse tensor" : "unknown",
+                  " types are not supported)");
+    const auto& tt = tp.tensor_type();
+    TensorType t;
+    TESSERA_CHECK(dtype_supported(tt.elem_type()), "value '", what, "' has element type ",
+                  onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(tt.elem_type())), " (code ",
+                  tt.elem_type(), ") which Tessera does not support");
+    t.dtype = static_cast<DType>(tt.elem_type());
+    if (!tt.has_shape()) {
+      t.rank_known = false;
+      return t;
+    }
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value()) {
+        TESSERA_CHECK(d.dim_value() >= 0 && d.dim_value() < (int64_t{1} << 40), "value '", what,
+                      "' has invalid dimension ", d.dim_value());
+        t.dims.push_back(d.dim_value());
+      } else {
+        t.dims.push_back(-1);
+      }
+    }
+    return t;
+  }
+
+  Attribute attr_from_proto(const onnx::AttributeProto& a, const std::string& label, Graph& outer) {
+    using K = Attribute::Kind;
+    Attribute r;
+    std::string what = label + " attribute '" + a.name() + "'";
+    switch (a.type()) {
+      case onnx::AttributeProto::FLOAT: r.kind = K::Float; r.f = a.f(); break;
+      case onnx::AttributeProto::INT: r.kind = K::Int; r.i = a.i(); break;
+      case onnx::AttributeProto::STRING: r.kind = K::String; r.s = a.s(); break;
+      case onnx::AttributeProto::TENSOR: r.kind = K::Tensor; r.t = tensor_from_proto(a.t(), base_dir, what); break;
+      case onnx::AttributeProto::GRAPH: r.kind = K::Graph; r.g = import_graph(a.g(), &outer); break;
+      case onnx::AttributeProto::FLOATS: r.kind = K::Floats; r.floats.assign(a.floats().begin(), a.floats().end()); break;
+      case onnx::AttributeProto::INTS: r.kind = K::Ints; r.ints.assign(a.ints().begin(), a.ints().end()); break;
+      case onnx::AttributeProto::STRINGS: r.kind = K::Strings; r.strings.assign(a.strings().begin(), a.strings().end()); break;
+      case onnx::AttributeProto::TENSORS:
+        r.kind = K::Tensors;
+        for (const auto& t : a.tensors()) r.tensors.push_back(tensor_from_proto(t, base_dir, what));
+        break;
+      case onnx::AttributeProto::GRAPHS:
+        r.kind = K::Graphs;
+        for (const auto& g : a.graphs()) r.graphs.push_back(import_graph(g, &outer));
+        break;
+      default:
+        TESSERA_FAIL(what, " has unsupported attribute type ", static_cast<int>(a.type()),
+                     a.type() == onnx::AttributeProto::UNDEFINED && !a.ref_attr_name().empty()
+                         ? " (reference attributes belong to functions)" : "");
+    }
+    return r;
+  }
+
+  // Orders node indices so producers come first; throws on a cycle.
+  std::vector<int> topo_order(const onnx::GraphProto& gp, const std::set<std::string>& outer_defined) {
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < gp.node_size(); ++i)
+      for (const auto& o : gp.node(i).output())
+        if (!o.empty()) {
+          TESSERA_CHECK(!producer.count(o), node_label(gp.node(i), i), ": output '", o,
+                        "' is also produced by another node");
+          producer[o] = i;
+        }
+    std::vector<int> state(static_cast<size_t>(gp.node_size()), 0), order;
+    std::function<void(int)> visit = [&](int i) {
+      if (state[static_cast<size_t>(i)] == 2) return;
+      TESSERA_CHECK(state[static_cast<size_t>(i)] != 1, "the graph has a cycle through ", node_label(gp.node(i), i));
+      state[static_cast<size_t>(i)] = 1;
+      for (const auto& in : gp.node(i).input()) {
+        auto it = producer.find(in);
+        if (!in.empty() && it != producer.end()) visit(it->second);
+      }
+      // Names read by subgraph bodies also order the node after their producers.
+      for (const auto& a : gp.node(i).attribute()) {
+        std::vector<const onnx::GraphProto*> subs;
+        if (a.has_g()) subs.push_back(&a.g());
+        for (const auto& g : a.graphs()) subs.push_back(&g);
+        for (const auto* s : subs)
+          for (const auto& sn : s->node())
+            for (const auto& in : sn.input()) {
+              auto it = producer.find(in);
+              if (!in.empty() && it != producer.end() && it->second != i) visit(it->second);
+            }
+      }
+      state[static_cast<size_t>(i)] = 2;
+      order.push_back(i);
+    };
+    for (int i = 0; i < gp.node_size(); ++i) visit(i);
+    return order;
+  }
+
+  std::shared_ptr<Graph> import_graph(const onnx::GraphProto& gp, Graph* outer) {
+    auto g = std::make_shared<Graph>();
+    g->name = gp.name();
+    g->opset = opset;
+    std::set<std::string> init_names;
+    for (const auto& t : gp.initializer()) {
+      TESSERA_CHECK(!t.name().empty(), "an initializer has no name");
+      TESSERA_CHECK(!init_names.count(t.name()), "initializer '", t.name(), "' is defined twice");
+      init_names.insert(t.name());
+      g->add_constant(t.name(), tensor_from_proto(t, base_dir, t.name()));
+    }
+    TESSERA_CHECK(gp.sparse_initializer_size() == 0, "sparse initializers are not supported");
+    for (const auto& in : gp.input()) {
+      TESSERA_CHECK(!in.name().empty(), "a graph input has no name");
+      if (init_names.count(in.name())) continue;  // old-style: an input that is also an initializer
+      TESSERA_CHECK(!g->find_value(in.name()), "graph input '", in.name(), "' is declared twice");
+      g->add_input(in.name(), type_from_proto(in.type(), in.name()));
+    }
+    std::unordered_map<std::string, const onnx::TypeProto*> declared;
+    for (const auto& vi : gp.value_info()) declared[vi.name()] = &vi.type();
+    for (const auto& vi : gp.output()) declared[vi.name()] = &vi.type();
+
+    auto resolve = [&](const std::string& name, const std::string& label) -> Value* {
+      if (Value* v = g->find_value(name)) return v;
+      if (outer) {  // subgraph body reading a value of the enclosing graph
+        Value* v = g->add_value(name);
+        g->captures.push_back(v);
+        return v;
+      }
+      TESSERA_FAIL(label, ": input '", name, "' is not defined (no graph input, initializer or node output has that name)");
+    };
+
+    for (int idx : topo_order(gp, {})) {
+      const onnx::NodeProto& np = gp.node(idx);
+      std::string label = node_label(np, idx);
+      std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
+      const OpDef* def = OpRegistry::global().find(np.op_type(), domain);
+      TESSERA_CHECK(def, label, ": op '", np.op_type(), "'",
+                    domain.empty() ? std::string() : " of domain '" + domain + "'", " is not supported by Tessera");
+      std::vector<Value*> ins;
+      for (const auto& in : np.input()) ins.push_back(in.empty() ? nullptr : resolve(in, label));
+      AttrMap attrs;
+      for (const auto& a : np.attribute()) {
+        TESSERA_CHECK(def->attributes.empty() ||
+                          std::find(def->attributes.begin(), def->attributes.end(), a.name()) != def->attributes.end(),
+                      label, ": attribute '", a.name(), "' is not supported");
+        attrs[a.name()] = attr_from_proto(a, label, *g);
+      }
+      std::vector<std::string> outs(np.output().begin(), np.output().end());
+      for (const auto& o : outs)
+        TESSERA_CHECK(o.empty() || !g->find_value(o), label, ": output '", o, "' is already defined");
+      std::string nname = np.name().empty() ? g->unique_name(np.op_type()) : np.name();
+      Node* n = g->add_node(np.op_type(), ins, outs, std::move(attrs), nname);
+      n->domain = domain;
+      for (Value* o : n->outputs) {
+        if (!o) continue;
+        auto it = declared.find(o->name);
+        if (it != declared.end() && it->second->has_tensor_type()) o->type = type_from_proto(*it->second, o->name);
+        else o->type.rank_known = false;
+      }
+    }
+    for (const auto& out : gp.output()) {
+      Value* v = g->find_value(out.name());
+      if (!v && outer) v = resolve(out.name(), "graph output");
+      TESSERA_CHECK(v, "graph output '", out.name(), "' is not produced by any node, input or initializer");
+      g->add_output(v);
+    }
+    return g;
+  }
+};
+
+}  // namespace
+
+Dims parse_dims(const std::string& spec) {
+  TESSERA_CHECK(std::regex_match(spec, std::regex("(\\d+)(x\\d+)*")), "malformed shape '", spec,
+                "' (expected dims separated by 'x', e.g. 1x3x224x224)");
+  Dims d;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t x = spec.find('x', pos);
+    if (x == std::string::npos) x = spec.size();
+    d.push_back(std::stoll(spec.substr(pos, x - pos)));
+    pos = x + 1;
+  }
+  return d;
+}
+
+std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::string& base_dir,
+                                         const ImportOptions& opts) {
+  onnx::ModelProto mp;
+  TESSERA_CHECK(!bytes.empty(), "the model file is empty");
+  TESSERA_CHECK(mp.ParseFromString(bytes), "the model is not a valid ONNX ModelProto (malformed or truncated file)");
+  TESSERA_CHECK(mp.has_graph(), "the model has no graph");
+  TESSERA_CHECK(mp.ir_version() >= 3, "ONNX IR version ", mp.ir_version(), " is not supported (need 3 or later)");
+  Importer imp;
+  imp.base_dir = base_dir;
+  std::map<std::string, int64_t> extra;
+  for (const auto& o : mp.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      imp.opset = o.version();
+    else
+      extra[o.domain()] = o.version();
+  }
+  TESSERA_CHECK(imp.opset > 0, "the model does not import the default ONNX opset");
+  TESSERA_CHECK(imp.opset >= 7 && imp.opset <= kMaxOpset, "ONNX opset ", imp.opset, " is not supported (7 to ",
+                kMaxOpset, ")");
+  std::shared_ptr<Graph> sg = imp.import_graph(mp.graph(), nullptr);
+  // Move out of the shared_ptr: top-level graphs are uniquely owned.
+  std::unique_ptr<Graph> g = sg->clone();
+  g->ir_version = mp.ir_version();
+  g->extra_opsets = extra;
+  for (const auto& [name, dims] : opts.input_shapes) {
+    Value* v = g->find_value(name);
+    TESSERA_CHECK(v && v->is_graph_input, "--shape names '", name, "' which is not a graph input");
+    TensorType& t = v->type;
+    TESSERA_CHECK(!t.rank_known || t.dims.size() == dims.size(), "--shape ", name, "=", dims_to_string(dims),
+                  " has rank ", dims.size(), " but the input has rank ", t.dims.size());
+    for (size_t i = 0; t.rank_known && i < dims.size(); ++i)
+      TESSERA_CHECK(t.dims[i] < 0 || t.dims[i] == dims[i], "--shape ", name, "=", dims_to_string(dims),
+                    " disagrees with the model's static shape ", t.to_string());
+    t.dims = dims;
+    t.rank_known = true;
+  }
+  verify_graph(*g);
+  if (opts.fold_constants)
+    fold_constants(*g);
+  else
+    infer_graph(*g);
+  return g;
+}
+
+std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& opts) {
+  std::string bytes = read_file(path);
+  try {
+    return import_onnx_bytes(bytes, std::filesystem::path(path).parent_path().string(), opts);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,30 @@
+// ONNX model import: ModelProto -> Graph, with types inferred and
+// shape-computing subgraphs folded to constants.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace tessera {
+
+struct ImportOptions {
+  // Fixes graph-input shapes at load ("input" -> 1x3x224x224); overrides
+  // dynamic (and must agree with static) dims.
+  std::map<std::string, Dims> input_shapes;
+  // Fold nodes whose inputs are all constant (and Shape of static shapes).
+  bool fold_constants = true;
+};
+
+// Reads a model file; external data is resolved relative to its folder.
+std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& opts = {});
+// Parses serialized ModelProto bytes.
+std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::string& base_dir,
+                                         const ImportOptions& opts = {});
+
+// Parses "1x3x224x224" into dims; throws on a malformed spec.
+Dims parse_dims(const std::string& spec);
+
+}  // namespace tessera

@@ -1,0 +1,139 @@
+// TensorProto conversion (all storage fields, external data) and .pb files.
+#include "frontend/onnx_tensor.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ir/dtype_dispatch.h"
+#include "support/error.h"
+#include "support/file_util.h"
+
+namespace tessera {
+
+namespace {
+
+// Reads `len` bytes at `offset` of an external-data file next to the model.
+std::string read_external(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() == "offset") offset = std::stoll(kv.value());
+    if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  TESSERA_CHECK(!location.empty(), "tensor '", what, "': external data has no location");
+  std::filesystem::path rel(location);
+  TESSERA_CHECK(rel.is_relative() && location.find("..") == std::string::npos, "tensor '", what,
+                "': external data location '", location, "' must be a relative path inside the model's folder");
+  std::filesystem::path full = std::filesystem::path(base_dir) / rel;
+  std::ifstream f(full, std::ios::binary);
+  TESSERA_CHECK(f, "tensor '", what, "': cannot open external data file ", full.string());
+  f.seekg(0, std::ios::end);
+  int64_t size = f.tellg();
+  if (length < 0) length = size - offset;
+  TESSERA_CHECK(offset >= 0 && offset + length <= size, "tensor '", what, "': external data range [", offset, ", ",
+                offset + length, ") exceeds file ", full.string(), " of ", size, " bytes");
+  std::string data(static_cast<size_t>(length), '\0');
+  f.seekg(offset);
+  f.read(data.data(), length);
+  return data;
+}
+
+template <class T, class Field>
+void copy_field(Tensor& t, const Field& field, const std::string& what) {
+  TESSERA_CHECK(static_cast<int64_t>(field.size()) == t.numel(), "tensor '", what, "' has ", field.size(),
+                " values for shape ", dims_to_string(t.dims()));
+  T* out = t.data<T>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      out[i].bits = static_cast<uint16_t>(field.Get(static_cast<int>(i)));
+    } else {
+      out[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+    }
+  }
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
+  int32_t code = p.data_type();
+  TESSERA_CHECK(dtype_supported(code), "tensor '", what, "' has element type ",
+                onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(code)).empty()
+                    ? std::to_string(code)
+                    : onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(code)),
+                " which Tessera does not support");
+  DType dt = static_cast<DType>(code);
+  Dims dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims)
+    TESSERA_CHECK(d >= 0 && d < (int64_t{1} << 40), "tensor '", what, "' has invalid dimension ", d);
+  Tensor t(dt, dims);
+  if (dt == DType::String) {
+    TESSERA_CHECK(static_cast<int64_t>(p.string_data_size()) == t.numel(), "tensor '", what, "' has ",
+                  p.string_data_size(), " strings for shape ", dims_to_string(dims));
+    for (int i = 0; i < p.string_data_size(); ++i) t.strings()[static_cast<size_t>(i)] = p.string_data(i);
+    return t;
+  }
+  bool external = p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
+  if (external || p.has_raw_data()) {
+    std::string raw = external ? read_external(p, base_dir, what) : p.raw_data();
+    TESSERA_CHECK(raw.size() == t.nbytes(), "tensor '", what, "' has ", raw.size(), " bytes of data but shape ",
+                  dims_to_string(dims), " of ", dtype_name(dt), " needs ", t.nbytes());
+    if (t.nbytes()) std::memcpy(t.raw(), raw.data(), raw.size());
+    return t;
+  }
+  if (t.numel() == 0) return t;
+  switch (dt) {
+    case DType::F32: copy_field<float>(t, p.float_data(), what); break;
+    case DType::F64: copy_field<double>(t, p.double_data(), what); break;
+    case DType::I64: copy_field<int64_t>(t, p.int64_data(), what); break;
+    case DType::U32: copy_field<uint32_t>(t, p.uint64_data(), what); break;
+    case DType::U64: copy_field<uint64_t>(t, p.uint64_data(), what); break;
+    case DType::I32: copy_field<int32_t>(t, p.int32_data(), what); break;
+    case DType::I16: copy_field<int16_t>(t, p.int32_data(), what); break;
+    case DType::I8: copy_field<int8_t>(t, p.int32_data(), what); break;
+    case DType::U16: copy_field<uint16_t>(t, p.int32_data(), what); break;
+    case DType::U8: copy_field<uint8_t>(t, p.int32_data(), what); break;
+    case DType::Bool: copy_field<bool>(t, p.int32_data(), what); break;
+    case DType::F16: copy_field<Half>(t, p.int32_data(), what); break;
+    case DType::BF16: copy_field<BFloat16>(t, p.int32_data(), what); break;
+    default: TESSERA_FAIL("tensor '", what, "': unsupported element type");
+  }
+  return t;
+}
+
+void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto& p) {
+  p.Clear();
+  p.set_name(name);
+  p.set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.dims()) p.add_dims(d);
+  if (t.dtype() == DType::String) {
+    for (const auto& s : t.strings()) p.add_string_data(s);
+    return;
+  }
+  p.set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+}
+
+Tensor read_tensor_pb(const std::string& path) {
+  std::string bytes = read_file(path);
+  onnx::TensorProto p;
+  TESSERA_CHECK(p.ParseFromString(bytes), path, ": not a valid TensorProto file (malformed or truncated)");
+  return tensor_from_proto(p, std::filesystem::path(path).parent_path().string(), path);
+}
+
+void write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name) {
+  onnx::TensorProto p;
+  tensor_to_proto(t, name, p);
+  std::string bytes;
+  TESSERA_CHECK(p.SerializeToString(&bytes), "cannot serialize tensor '", name, "'");
+  write_file(path, bytes);
+}
+
+Tensor read_tensor_file(const std::string& path) {
+  if (std::filesystem::path(path).extension() == ".npy") return read_npy(path);
+  return read_tensor_pb(path);
+}
+
+}  // namespace tessera

@@ -1,0 +1,179 @@
+// Graph IR: values (typed tensors), nodes (op + typed attributes), constants,
+// graph inputs and outputs. Nodes are kept in topological order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/tensor.h"
+
+namespace tessera {
+
+class Graph;
+class Node;
+
+// Static type of a value: element type and dims; a dim of -1 is unknown, and
+// rank_known=false means even the rank is unknown.
+struct TensorType {
+  DType dtype = DType::Undefined;
+  Dims dims;
+  bool rank_known = true;
+
+  bool fully_known() const;
+  int64_t rank() const { return static_cast<int64_t>(dims.size()); }
+  std::string to_string() const;  // "f32[1x3x224x224]", "f32[?x3]", "f32[*]"
+  bool operator==(const TensorType&) const = default;
+};
+
+struct Attribute {
+  enum class Kind { Float, Int, String, Tensor, Graph, Floats, Ints, Strings, Tensors, Graphs };
+  Kind kind = Kind::Int;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  Tensor t;
+  std::shared_ptr<Graph> g;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<Tensor> tensors;
+  std::vector<std::shared_ptr<Graph>> graphs;
+
+  static Attribute of_int(int64_t v);
+  static Attribute of_float(float v);
+  static Attribute of_string(std::string v);
+  static Attribute of_ints(std::vector<int64_t> v);
+  static Attribute of_floats(std::vector<float> v);
+  static Attribute of_tensor(Tensor v);
+  static Attribute of_graph(std::shared_ptr<Graph> v);
+};
+
+using AttrMap = std::map<std::string, Attribute>;
+
+struct Use {
+  Node* node;
+  int input_index;
+};
+
+class Value {
+ public:
+  std::string name;
+  TensorType type;
+  Node* producer = nullptr;  // null for graph inputs and constants
+  int producer_output = 0;
+  std::vector<Use> uses;
+  std::optional<Tensor> constant;  // initializers and folded values
+  bool is_graph_input = false;
+
+  bool is_constant() const { return constant.has_value(); }
+};
+
+class Node {
+ public:
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" for the default ONNX domain
+  std::vector<Value*> inputs;   // nullptr for an absent optional input
+  std::vector<Value*> outputs;  // nullptr for an absent optional output
+  AttrMap attrs;
+
+  bool has_attr(const std::string& key) const { return attrs.count(key) != 0; }
+  const Attribute* attr(const std::string& key) const;
+  int64_t attr_int(const std::string& key, int64_t def) const;
+  float attr_float(const std::string& key, float def) const;
+  std::string attr_string(const std::string& key, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& key, std::vector<int64_t> def = {}) const;
+  std::vector<float> attr_floats(const std::string& key, std::vector<float> def = {}) const;
+  // Required attributes throw an Error naming the node when missing.
+  int64_t req_int(const std::string& key) const;
+  std::vector<int64_t> req_ints(const std::string& key) const;
+
+  int num_inputs() const { return static_cast<int>(inputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs[static_cast<size_t>(i)]; }
+  // "Conv 'conv1'" — used at the start of every error message about a node.
+  std::string describe() const;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  std::string name;
+  int64_t opset = 17;     // default-domain opset the graph was written against
+  int64_t ir_version = 8;
+  std::map<std::string, int64_t> extra_opsets;  // other domains
+  // Values a subgraph (If/Loop/Scan body) reads from the enclosing graph; they
+  // are bound by name when the body runs. Empty for a top-level graph.
+  std::vector<Value*> captures;
+
+  // --- building -----------------------------------------------------------
+  Value* add_value(std::string name, TensorType type = {});
+  Value* add_input(std::string name, TensorType type);
+  Value* add_constant(std::string name, Tensor t);
+  void add_output(Value* v) { outputs_.push_back(v); }
+  // Appends a node; output values are created with the given names.
+  Node* add_node(std::string op_type, std::vector<Value*> inputs, std::vector<std::string> output_names,
+                 AttrMap attrs = {}, std::string name = "");
+  // Inserts a node before `pos` (or at the end when pos is null).
+  Node* insert_node_before(Node* pos, std::string op_type, std::vector<Value*> inputs,
+                           std::vector<std::string> output_names, AttrMap attrs = {},
+                           std::string name = "");
+
+  // --- rewriting ----------------------------------------------------------
+  // Points every use of `from` (and graph outputs) at `to`.
+  void replace_all_uses(Value* from, Value* to);
+  void set_input(Node* n, int index, Value* v);
+  // Removes a node whose outputs are unused (throws otherwise).
+  void erase_node(Node* n);
+  // Removes nodes whose outputs reach no graph output; returns how many.
+  int remove_dead_nodes();
+  // Drops values that are neither used nor produced nor graph inputs/outputs.
+  void remove_unused_values();
+  // Re-sorts nodes topologically; throws on a cycle naming a node on it.
+  void topo_sort();
+
+  // --- queries ------------------------------------------------------------
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  std::vector<Value*>& mutable_outputs() { return outputs_; }
+  std::vector<Value*>& mutable_inputs() { return inputs_; }
+  const std::vector<std::unique_ptr<Value>>& values() const { return values_; }
+  Value* find_value(const std::string& name) const;
+  // A fresh value name with the given prefix.
+  std::string unique_name(const std::string& prefix);
+
+  // --- whole-graph operations ---------------------------------------------
+  std::unique_ptr<Graph> clone() const;
+  // The nodes given (in graph order) as a standalone graph: inputs are the values
+  // they read but do not produce, outputs the values they produce that are used
+  // outside the set or are graph outputs.
+  std::unique_ptr<Graph> extract(const std::vector<Node*>& nodes) const;
+
+ private:
+  Node* make_node(std::string op_type, std::vector<Value*> inputs, std::vector<std::string> output_names,
+                  AttrMap attrs, std::string name);
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::map<std::string, Value*> by_name_;
+  int64_t name_counter_ = 0;
+};
+
+// Text form of a graph, one node per line, for dumps and tests.
+std::string print_graph(const Graph& g);
+// Structural hash: op types, attributes, wiring and types; value and node names
+// are ignored, constants hashed by content.
+uint64_t structural_hash(const Graph& g);
+// Checks the graph is well-formed: acyclic and ordered, every input defined,
+// unique value names, outputs exist. Throws Error describing the first problem.
+void verify_graph(const Graph& g);
+
+}  // namespace tessera

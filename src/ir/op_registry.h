@@ -1,0 +1,108 @@
+// The op registry: one entry per op holding every fact later stages use —
+// shape/type inference, DNNFusion mapping type, multi-linear inputs (PET),
+// FLOP and byte counts, and the reference kernel.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tessera {
+
+// DNNFusion's classification of how input elements map to output elements.
+enum class MappingType { OneToOne, Reorganize, Shuffle, OneToMany, ManyToMany };
+std::string_view mapping_type_name(MappingType t);
+
+// Inputs to shape/type inference: the node, its input types and, where the
+// input is a known constant, its value.
+struct InferContext {
+  const Node& node;
+  int64_t opset;
+  std::vector<const TensorType*> input_types;  // nullptr for absent optional inputs
+  std::vector<const Tensor*> input_values;     // nullptr unless the input is constant
+  std::vector<TensorType> output_types;        // filled by the infer function
+
+  int num_inputs() const { return static_cast<int>(input_types.size()); }
+  bool has_input(int i) const { return i < num_inputs() && input_types[static_cast<size_t>(i)]; }
+  const TensorType& in(int i) const;            // throws naming the node if absent
+  const Tensor* value(int i) const { return i < num_inputs() ? input_values[static_cast<size_t>(i)] : nullptr; }
+  int num_outputs() const { return static_cast<int>(node.outputs.size()); }
+  TensorType& out(int i);                       // grows output_types as needed
+};
+
+// Inputs to a reference kernel: concrete tensors.
+struct KernelContext {
+  const Node& node;
+  int64_t opset;
+  std::vector<const Tensor*> inputs;  // nullptr for absent optional inputs
+
+  int num_inputs() const { return static_cast<int>(inputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs[static_cast<size_t>(i)]; }
+  const Tensor& in(int i) const;      // throws naming the node if absent
+  int num_outputs() const { return static_cast<int>(node.outputs.size()); }
+};
+
+using InferFn = std::function<void(InferContext&)>;
+using KernelFn = std::function<std::vector<Tensor>(const KernelContext&)>;
+// FLOPs of one execution, from the node and its fully-known input/output types.
+using FlopsFn = std::function<double(const Node&, const std::vector<const TensorType*>& ins,
+                                     const std::vector<TensorType>& outs)>;
+
+struct OpDef {
+  std::string name;
+  std::string domain;               // "" = default ONNX domain
+  int64_t min_opset = 1;            // earliest opset whose semantics the kernel implements
+  MappingType mapping = MappingType::OneToOne;
+  std::vector<int> linear_inputs;   // inputs the op is (multi-)linear in, for PET
+  InferFn infer;
+  KernelFn reference;
+  FlopsFn flops;                    // null: one FLOP per output element
+  std::vector<std::string> attributes;  // attributes the op understands (others are an error)
+};
+
+class OpRegistry {
+ public:
+  // The process-wide registry with every built-in op.
+  static const OpRegistry& global();
+
+  void add(OpDef def);
+  const OpDef* find(const std::string& op, const std::string& domain = "") const;
+  // Like find, but throws an Error naming the node, op and opset when unknown.
+  const OpDef& get(const Node& n, int64_t opset) const;
+  std::vector<const OpDef*> all() const;
+
+ private:
+  std::map<std::string, OpDef> ops_;  // key: domain + "::" + name
+};
+
+// Per-family registration, called once to fill the global registry.
+void register_elementwise_ops(OpRegistry& r);
+void register_nn_ops(OpRegistry& r);
+void register_tensor_ops(OpRegistry& r);
+void register_reduce_ops(OpRegistry& r);
+void register_misc_ops(OpRegistry& r);
+
+// Runs the op's inference for `n` given its input values' current types;
+// fills (and checks against) the output values' types. Throws naming the node.
+void infer_node(const Node& n, int64_t opset);
+// Runs inference over the whole graph in order.
+void infer_graph(Graph& g);
+// Runs the reference kernel for one node on concrete inputs.
+std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs);
+// FLOPs of a node (0 when its types are not fully known).
+double node_flops(const Node& n);
+// Bytes read and written by a node (inputs + outputs), 0 when types unknown.
+double node_bytes(const Node& n);
+
+// Shared inference helpers for op families.
+// Numpy-style multidirectional broadcast; throws naming `n` when incompatible.
+Dims broadcast_dims(const Node& n, const Dims& a, const Dims& b);
+// Same for static types (-1 = unknown dim).
+TensorType broadcast_types(const Node& n, const std::vector<const TensorType*>& ins);
+// Normalises a possibly negative axis for the given rank; throws naming `n`.
+int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank);
+
+}  // namespace tessera
