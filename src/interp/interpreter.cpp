@@ -55,6 +55,8 @@ std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs,
     auto it = env.find(v);
     if (it != env.end()) return &it->second;
     if (v->constant) return &*v->constant;
+    if (opts.outer)
+      if (const Tensor* t = opts.outer(v->name)) return t;
     TESSERA_FAIL(n.describe(), ": input '", v->name, "' has no value (not a graph input, constant or earlier output)");
   };
 
@@ -62,7 +64,16 @@ std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs,
     const Node& n = *np;
     std::vector<const Tensor*> ins;
     for (Value* v : n.inputs) ins.push_back(v ? lookup(v, n) : nullptr);
-    std::vector<Tensor> outs = run_reference(n, g.opset, ins);
+    // Nested bodies resolve names through this scope, then the enclosing one.
+    auto resolve = [&](const std::string& name) -> const Tensor* {
+      if (const Value* v = g.find_value(name)) {
+        auto it = env.find(v);
+        if (it != env.end()) return &it->second;
+        if (v->constant) return &*v->constant;
+      }
+      return opts.outer ? opts.outer(name) : nullptr;
+    };
+    std::vector<Tensor> outs = run_reference(n, g.opset, ins, resolve);
     TESSERA_CHECK(outs.size() >= n.outputs.size() || outs.size() >= 1, n.describe(), ": kernel returned ",
                   outs.size(), " outputs, expected ", n.outputs.size());
     for (size_t i = 0; i < n.outputs.size(); ++i) {

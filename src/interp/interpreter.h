@@ -15,6 +15,9 @@ struct InterpreterOptions {
   bool check_types = true;
   // Called after each node with its outputs (for dumps and debugging).
   std::function<void(const Node&, const std::vector<Tensor>&)> on_node;
+  // For subgraph bodies: resolves the graph's captures (values of the
+  // enclosing scope) by name.
+  std::function<const Tensor*(const std::string&)> outer;
 };
 
 // Checks `inputs` against the graph's input signature (count, dtype, known

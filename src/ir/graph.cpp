@@ -133,6 +133,7 @@ Node* Graph::make_node(std::string op_type, std::vector<Value*> ins, std::vector
       continue;
     }
     Value* v = add_value(output_names[i]);
+    v->type.rank_known = false;  // unknown until inference
     v->producer = n.get();
     v->producer_output = static_cast<int>(i);
     n->outputs.push_back(v);

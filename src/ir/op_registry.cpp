@@ -142,9 +142,10 @@ void infer_graph(Graph& g) {
   for (const auto& n : g.nodes()) infer_node(*n, g.opset);
 }
 
-std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs) {
+std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs,
+                                  std::function<const Tensor*(const std::string&)> outer) {
   const OpDef& def = OpRegistry::global().get(n, opset);
-  KernelContext ctx{n, opset, inputs};
+  KernelContext ctx{n, opset, inputs, std::move(outer)};
   std::vector<Tensor> out;
   try {
     out = def.reference(ctx);

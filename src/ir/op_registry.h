@@ -38,6 +38,9 @@ struct KernelContext {
   const Node& node;
   int64_t opset;
   std::vector<const Tensor*> inputs;  // nullptr for absent optional inputs
+  // Looks up a value of the enclosing scope by name (for If/Loop/Scan bodies,
+  // whose captures read the caller's values). Null at top level.
+  std::function<const Tensor*(const std::string&)> outer;
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs[static_cast<size_t>(i)]; }
@@ -91,7 +94,8 @@ void infer_node(const Node& n, int64_t opset);
 // Runs inference over the whole graph in order.
 void infer_graph(Graph& g);
 // Runs the reference kernel for one node on concrete inputs.
-std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs);
+std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs,
+                                  std::function<const Tensor*(const std::string&)> outer = nullptr);
 // FLOPs of a node (0 when its types are not fully known).
 double node_flops(const Node& n);
 // Bytes read and written by a node (inputs + outputs), 0 when types unknown.
