@@ -50,6 +50,11 @@ std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs,
     for (Value* v : n->inputs)
       if (v) ++remaining[v];
   for (const Value* o : g.outputs()) remaining[o] += 1 << 20;  // never release outputs
+  // Bodies of If/Loop/Scan read values by name: keep everything alive then.
+  bool release = true;
+  for (const auto& n : g.nodes())
+    for (const auto& [k, a] : n->attrs)
+      if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) release = false;
 
   auto lookup = [&](const Value* v, const Node& n) -> const Tensor* {
     auto it = env.find(v);
@@ -91,7 +96,7 @@ std::vector<Tensor> interpret(const Graph& g, const std::vector<Tensor>& inputs,
     }
     for (Value* v : n.inputs) {
       if (!v) continue;
-      if (--remaining[v] == 0) env.erase(v);
+      if (--remaining[v] == 0 && release) env.erase(v);
     }
   }
   std::vector<Tensor> result;
