@@ -41,6 +41,7 @@ const OpRegistry& OpRegistry::global() {
     OpRegistry r;
     register_elementwise_ops(r);
     register_nn_ops(r);
+    register_nn_extra_ops(r);
     register_tensor_ops(r);
     register_reduce_ops(r);
     register_misc_ops(r);

@@ -84,6 +84,7 @@ class OpRegistry {
 // Per-family registration, called once to fill the global registry.
 void register_elementwise_ops(OpRegistry& r);
 void register_nn_ops(OpRegistry& r);
+void register_nn_extra_ops(OpRegistry& r);  // attention, resize, RNNs, signal, losses, vision
 void register_tensor_ops(OpRegistry& r);
 void register_reduce_ops(OpRegistry& r);
 void register_misc_ops(OpRegistry& r);
