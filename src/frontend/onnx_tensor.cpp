@@ -69,21 +69,36 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
   Dims dims(p.dims().begin(), p.dims().end());
   for (int64_t d : dims)
     TESSERA_CHECK(d >= 0 && d < (int64_t{1} << 40), "tensor '", what, "' has invalid dimension ", d);
-  Tensor t(dt, dims);
+  int64_t n = numel_of(dims);
+  // Validate the data's size before allocating, so a corrupt header cannot
+  // ask for terabytes.
   if (dt == DType::String) {
-    TESSERA_CHECK(static_cast<int64_t>(p.string_data_size()) == t.numel(), "tensor '", what, "' has ",
+    TESSERA_CHECK(static_cast<int64_t>(p.string_data_size()) == n, "tensor '", what, "' has ",
                   p.string_data_size(), " strings for shape ", dims_to_string(dims));
+    Tensor t(dt, dims);
     for (int i = 0; i < p.string_data_size(); ++i) t.strings()[static_cast<size_t>(i)] = p.string_data(i);
     return t;
   }
   bool external = p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
   if (external || p.has_raw_data()) {
     std::string raw = external ? read_external(p, base_dir, what) : p.raw_data();
-    TESSERA_CHECK(raw.size() == t.nbytes(), "tensor '", what, "' has ", raw.size(), " bytes of data but shape ",
-                  dims_to_string(dims), " of ", dtype_name(dt), " needs ", t.nbytes());
+    uint64_t need = static_cast<uint64_t>(n) * dtype_size(dt);
+    TESSERA_CHECK(raw.size() == need, "tensor '", what, "' has ", raw.size(), " bytes of data but shape ",
+                  dims_to_string(dims), " of ", dtype_name(dt), " needs ", need);
+    Tensor t(dt, dims);
     if (t.nbytes()) std::memcpy(t.raw(), raw.data(), raw.size());
     return t;
   }
+  int64_t have = 0;
+  switch (dt) {
+    case DType::F32: have = p.float_data_size(); break;
+    case DType::F64: have = p.double_data_size(); break;
+    case DType::I64: have = p.int64_data_size(); break;
+    case DType::U32: case DType::U64: have = p.uint64_data_size(); break;
+    default: have = p.int32_data_size(); break;
+  }
+  TESSERA_CHECK(have == n, "tensor '", what, "' has ", have, " values for shape ", dims_to_string(dims));
+  Tensor t(dt, dims);
   if (t.numel() == 0) return t;
   switch (dt) {
     case DType::F32: copy_field<float>(t, p.float_data(), what); break;

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs Tessera's build and test dependencies from Debian's packages.
+# Idempotent: does nothing when everything is already installed.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache   # compiler and build
+  libprotobuf-dev protobuf-compiler          # ONNX files are protobuf
+  libonnx-dev                                # onnx.proto's generated C++ classes
+  libcli11-dev                               # the CLI's argument parsing
+  libgtest-dev googletest                    # unit tests
+  clang libclang-rt-14-dev                   # libFuzzer for the importer fuzz target
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
