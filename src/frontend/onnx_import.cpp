@@ -40,8 +40,7 @@ struct Importer {
     const auto& tt = tp.tensor_type();
     TensorType t;
     TESSERA_CHECK(dtype_supported(tt.elem_type()), "value '", what, "' has element type ",
-                  onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(tt.elem_type())), " (code ",
-                  tt.elem_type(), ") which Tessera does not support");
+                  onnx_type_name(tt.elem_type()), " which Tessera does not support");
     t.dtype = static_cast<DType>(tt.elem_type());
     if (!tt.has_shape()) {
       t.rank_known = false;
