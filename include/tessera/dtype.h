@@ -36,6 +36,9 @@ std::string_view dtype_name(DType t);
 DType dtype_from_name(std::string_view name);
 // True when the ONNX data-type code is one Tessera represents.
 bool dtype_supported(int32_t onnx_code);
+// ONNX's name for any TensorProto data-type code, including the ones Tessera
+// does not represent (FLOAT8E4M3FN, INT4, COMPLEX64 ...).
+std::string onnx_type_name(int32_t onnx_code);
 bool is_float(DType t);    // f16, bf16, f32, f64
 bool is_integer(DType t);  // signed or unsigned integers (not bool)
 bool is_signed(DType t);   // signed integers and floats

@@ -20,7 +20,9 @@ namespace tessera {
 
 namespace {
 
-constexpr int64_t kMaxOpset = 23;
+// The newest opset of the conformance data; the oldest accepted is decided per
+// op by its registry entry (min_opset).
+constexpr int64_t kMaxOpset = 28;
 
 struct Importer {
   std::string base_dir;
@@ -32,6 +34,11 @@ struct Importer {
   }
 
   TensorType type_from_proto(const onnx::TypeProto& tp, const std::string& what) {
+    if (tp.value_case() == onnx::TypeProto::VALUE_NOT_SET) {  // allowed for subgraph inputs/outputs
+      TensorType unknown;
+      unknown.rank_known = false;
+      return unknown;
+    }
     TESSERA_CHECK(tp.has_tensor_type(), "value '", what, "' is not a tensor (",
                   tp.has_sequence_type() ? "sequence" : tp.has_optional_type() ? "optional"
                   : tp.has_map_type()     ? "map"
@@ -39,9 +46,8 @@ struct Importer {
                   " types are not supported)");
     const auto& tt = tp.tensor_type();
     TensorType t;
-    TESSERA_CHECK(dtype_supported(tt.elem_type()), "value '", what, "' has element type ",
-                  onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(tt.elem_type())), " (code ",
-                  tt.elem_type(), ") which Tessera does not support");
+    TESSERA_CHECK(tt.elem_type() == 0 || dtype_supported(tt.elem_type()), "value '", what, "' has element type ",
+                  onnx_type_name(tt.elem_type()), " which Tessera does not support");
     t.dtype = static_cast<DType>(tt.elem_type());
     if (!tt.has_shape()) {
       t.rank_known = false;
@@ -151,7 +157,9 @@ struct Importer {
     auto resolve = [&](const std::string& name, const std::string& label) -> Value* {
       if (Value* v = g->find_value(name)) return v;
       if (outer) {  // subgraph body reading a value of the enclosing graph
-        Value* v = g->add_value(name);
+        TensorType unknown;
+        unknown.rank_known = false;
+        Value* v = g->add_value(name, unknown);
         g->captures.push_back(v);
         return v;
       }
@@ -230,7 +238,7 @@ std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::st
       extra[o.domain()] = o.version();
   }
   TESSERA_CHECK(imp.opset > 0, "the model does not import the default ONNX opset");
-  TESSERA_CHECK(imp.opset >= 7 && imp.opset <= kMaxOpset, "ONNX opset ", imp.opset, " is not supported (7 to ",
+  TESSERA_CHECK(imp.opset >= 1 && imp.opset <= kMaxOpset, "ONNX opset ", imp.opset, " is not supported (1 to ",
                 kMaxOpset, ")");
   std::shared_ptr<Graph> sg = imp.import_graph(mp.graph(), nullptr);
   // Move out of the shared_ptr: top-level graphs are uniquely owned.

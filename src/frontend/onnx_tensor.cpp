@@ -61,9 +61,7 @@ void copy_field(Tensor& t, const Field& field, const std::string& what) {
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
   int32_t code = p.data_type();
   TESSERA_CHECK(dtype_supported(code), "tensor '", what, "' has element type ",
-                onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(code)).empty()
-                    ? std::to_string(code)
-                    : onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(code)),
+                onnx_type_name(code),
                 " which Tessera does not support");
   DType dt = static_cast<DType>(code);
   Dims dims(p.dims().begin(), p.dims().end());

@@ -1,0 +1,136 @@
+// The tessera CLI end to end: run with files and random inputs, outputs as .pb
+// and .npy, info, and clear errors with a non-zero exit code for bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "frontend/onnx_tensor.h"
+#include "support/file_util.h"
+#include "unit/onnx_builder.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+CliResult cli(const std::string& args) {
+  std::string cmd = std::string(TESSERA_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tessera_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    model_ = (dir_ / "m.onnx").string();
+    write_file(model_, testing::bytes_of(testing::add_relu_model()));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  std::string model_;
+};
+
+TEST_F(Cli, RunWithInputFilesWritesOutputs) {
+  fs::create_directories(dir_ / "in");
+  write_tensor_pb((dir_ / "in" / "input_0.pb").string(), Tensor::from<float>({2, 3}, {-2, -1, 0, 1, 2, 3}), "x");
+  auto r = cli("run " + model_ + " --inputs " + (dir_ / "in").string() + " --outputs " + (dir_ / "out").string() +
+               " --npy");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("output 0 'y' f32[2x3]"), std::string::npos) << r.out;
+  Tensor y = read_tensor_pb((dir_ / "out" / "output_0.pb").string());
+  Tensor y2 = read_npy((dir_ / "out" / "output_0.npy").string());
+  std::vector<float> want = {0, 0, 1, 2, 3, 4};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_FLOAT_EQ(y.data<float>()[i], want[static_cast<size_t>(i)]);
+    EXPECT_FLOAT_EQ(y2.data<float>()[i], want[static_cast<size_t>(i)]);
+  }
+  // Same through an explicit .npy file list.
+  write_npy((dir_ / "x.npy").string(), Tensor::from<float>({2, 3}, {-2, -1, 0, 1, 2, 3}));
+  r = cli("run " + model_ + " --inputs " + (dir_ / "x.npy").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("checksum 10"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RandomInputsAreSeeded) {
+  auto a = cli("run " + model_ + " --seed 7");
+  auto b = cli("run " + model_ + " --seed 7");
+  auto c = cli("run " + model_ + " --seed 8");
+  ASSERT_EQ(a.code, 0) << a.out;
+  auto checksum_line = [](const std::string& s) { return s.substr(s.find("checksum")); };
+  EXPECT_EQ(checksum_line(a.out), checksum_line(b.out));
+  EXPECT_NE(checksum_line(a.out), checksum_line(c.out));
+}
+
+TEST_F(Cli, InfoPrintsSignatureAndHistogram) {
+  auto r = cli("info " + model_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("parameters 3.00 (3)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("f32[2x3]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Relu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FLOPs      12.00"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, ErrorsAreClearAndExitNonZero) {
+  auto r = cli("run " + (dir_ / "missing.onnx").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("error: cannot open"), std::string::npos) << r.out;
+
+  write_file((dir_ / "junk.onnx").string(), "definitely not protobuf");
+  r = cli("run " + (dir_ / "junk.onnx").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("malformed or truncated"), std::string::npos) << r.out;
+
+  std::string full = testing::bytes_of(testing::add_relu_model());
+  write_file((dir_ / "trunc.onnx").string(), full.substr(0, full.size() / 2));
+  r = cli("run " + (dir_ / "trunc.onnx").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("error:"), std::string::npos) << r.out;
+
+  auto m = testing::add_relu_model();
+  m.mutable_graph()->mutable_node(1)->set_op_type("NoSuchOp");
+  write_file((dir_ / "unsupported.onnx").string(), testing::bytes_of(m));
+  r = cli("info " + (dir_ / "unsupported.onnx").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("NoSuchOp node 'relu0' (opset 13): op 'NoSuchOp' is not supported"), std::string::npos) << r.out;
+
+  write_tensor_pb((dir_ / "bad.pb").string(), Tensor::from<float>({3}, {1, 2, 3}), "x");
+  r = cli("run " + model_ + " --inputs " + (dir_ / "bad.pb").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("input 'x' must have shape f32[2x3] but has 3"), std::string::npos) << r.out;
+
+  r = cli("run " + model_ + " --shape x=2x");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("malformed shape"), std::string::npos) << r.out;
+
+  r = cli("run zoo:no_such_model");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("unknown zoo model"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, DynamicInputNeedsShape) {
+  write_file(model_, testing::bytes_of(testing::add_relu_model({-1, 3})));
+  auto r = cli("run " + model_);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--shape x=DIMS"), std::string::npos) << r.out;
+  r = cli("run " + model_ + " --shape x=5x3");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("f32[5x3]"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tessera
