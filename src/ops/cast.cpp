@@ -1,0 +1,63 @@
+// Cast and CastLike: elementwise conversion between the element types Tessera
+// represents. Float -> integer truncates toward zero and saturates (NaN -> 0);
+// float8/int4/string targets are not supported. `saturate` and `round_mode`
+// only affect float8 / e8m0 targets, so they are accepted and have no effect.
+#include "ops/elementwise_common.h"
+
+namespace tessera {
+
+namespace {
+
+DType cast_target(const Node& n) {
+  const Attribute* a = n.attr("to");
+  TESSERA_CHECK(a, n.describe(), ": missing required attribute 'to'");
+  int64_t code = a->i;
+  TESSERA_CHECK(code >= 0 && code <= 0x7fffffff && dtype_supported(static_cast<int32_t>(code)) &&
+                    code != static_cast<int64_t>(DType::String),
+                n.describe(), ": cast to ONNX element type ", code, " is not supported");
+  return static_cast<DType>(code);
+}
+
+void check_source(const Node& n, DType t) {
+  TESSERA_CHECK(t != DType::String, n.describe(), ": cast from string is not supported");
+}
+
+TensorType with_dtype(TensorType t, DType d) {
+  t.dtype = d;
+  return t;
+}
+
+std::vector<Tensor> convert(const Node& n, const Tensor& x, DType to) {
+  check_source(n, x.dtype());
+  TESSERA_CHECK(to != DType::String && to != DType::Undefined, n.describe(), ": cast to ", dtype_name(to),
+                " is not supported");
+  return {x.cast(to)};
+}
+
+}  // namespace
+
+void register_cast_ops(OpRegistry& r) {
+  r.add({.name = "Cast", .min_opset = 6, .mapping = MappingType::OneToOne,
+         .infer = [](InferContext& c) {
+           check_source(c.node, c.in(0).dtype);
+           c.out(0) = with_dtype(c.in(0), cast_target(c.node));
+         },
+         .reference = [](const KernelContext& c) { return convert(c.node, c.in(0), cast_target(c.node)); },
+         .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
+           return 0.0;
+         },
+         .attributes = {"to", "saturate", "round_mode"}});
+  r.add({.name = "CastLike", .min_opset = 15, .mapping = MappingType::OneToOne,
+         .infer = [](InferContext& c) {
+           check_source(c.node, c.in(0).dtype);
+           TESSERA_CHECK(c.in(1).dtype != DType::String, c.node.describe(), ": cast to string is not supported");
+           c.out(0) = with_dtype(c.in(0), c.in(1).dtype);
+         },
+         .reference = [](const KernelContext& c) { return convert(c.node, c.in(0), c.in(1).dtype()); },
+         .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
+           return 0.0;
+         },
+         .attributes = {"saturate", "round_mode"}});
+}
+
+}  // namespace tessera
