@@ -92,6 +92,23 @@ std::string Node::describe() const {
 
 // ---------------------------------------------------------------- Graph
 
+std::vector<std::string> captured_names(const Node& n) {
+  std::vector<std::string> names;
+  std::function<void(const Graph&)> walk = [&](const Graph& body) {
+    for (const Value* c : body.captures) names.push_back(c->name);
+    for (const auto& inner : body.nodes())
+      for (const auto& [k, a] : inner->attrs) {
+        if (a.g) walk(*a.g);
+        for (const auto& g : a.graphs) walk(*g);
+      }
+  };
+  for (const auto& [k, a] : n.attrs) {
+    if (a.g) walk(*a.g);
+    for (const auto& g : a.graphs) walk(*g);
+  }
+  return names;
+}
+
 Value* Graph::add_value(std::string vname, TensorType type) {
   if (vname.empty()) vname = unique_name("v");
   TESSERA_CHECK(!by_name_.count(vname), "value name '", vname, "' defined twice");
@@ -200,6 +217,9 @@ int Graph::remove_dead_nodes() {
     if (!v || !v->producer || live.count(v->producer)) continue;
     live.insert(v->producer);
     for (Value* in : v->producer->inputs) work.push_back(in);
+    // Subgraph bodies read enclosing values by name: those are uses too.
+    for (const std::string& name : captured_names(*v->producer))
+      if (const Value* c = find_value(name)) work.push_back(c);
   }
   int removed = 0;
   for (size_t i = nodes_.size(); i-- > 0;) {

@@ -167,6 +167,10 @@ class Graph {
   int64_t name_counter_ = 0;
 };
 
+// Names of enclosing-scope values read by the node's subgraph bodies
+// (recursively): If/Loop/Scan use these besides their explicit inputs.
+std::vector<std::string> captured_names(const Node& n);
+
 // Text form of a graph, one node per line, for dumps and tests.
 std::string print_graph(const Graph& g);
 // Structural hash: op types, attributes, wiring and types; value and node names

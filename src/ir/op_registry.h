@@ -64,6 +64,7 @@ struct OpDef {
   KernelFn reference;
   FlopsFn flops;                    // null: one FLOP per output element
   std::vector<std::string> attributes;  // attributes the op understands (others are an error)
+  bool deterministic = true;        // false for random ops: never folded, outputs not reproducible
 };
 
 class OpRegistry {

@@ -163,13 +163,13 @@ void register_random_ops(OpRegistry& r) {
          .reference = [](const KernelContext& c) {
            return normal_kernel(c, shape_attr(c.node), generator_dtype(c.node, DType::F32));
          },
-         .attributes = {"dtype", "mean", "scale", "seed", "shape"}});
+         .attributes = {"dtype", "mean", "scale", "seed", "shape"}, .deterministic = false});
   r.add({.name = "RandomUniform", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {},
          .infer = [](InferContext& c) { c.out(0) = {generator_dtype(c.node, DType::F32), shape_attr(c.node), true}; },
          .reference = [](const KernelContext& c) {
            return uniform_kernel(c, shape_attr(c.node), generator_dtype(c.node, DType::F32));
          },
-         .attributes = {"dtype", "high", "low", "seed", "shape"}});
+         .attributes = {"dtype", "high", "low", "seed", "shape"}, .deterministic = false});
   r.add({.name = "RandomNormalLike", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {},
          .infer = [](InferContext& c) {
            TensorType t = c.in(0);
@@ -179,7 +179,7 @@ void register_random_ops(OpRegistry& r) {
          .reference = [](const KernelContext& c) {
            return normal_kernel(c, c.in(0).dims(), generator_dtype(c.node, c.in(0).dtype()));
          },
-         .attributes = {"dtype", "mean", "scale", "seed"}});
+         .attributes = {"dtype", "mean", "scale", "seed"}, .deterministic = false});
   r.add({.name = "RandomUniformLike", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {},
          .infer = [](InferContext& c) {
            TensorType t = c.in(0);
@@ -189,7 +189,7 @@ void register_random_ops(OpRegistry& r) {
          .reference = [](const KernelContext& c) {
            return uniform_kernel(c, c.in(0).dims(), generator_dtype(c.node, c.in(0).dtype()));
          },
-         .attributes = {"dtype", "high", "low", "seed"}});
+         .attributes = {"dtype", "high", "low", "seed"}, .deterministic = false});
   r.add({.name = "Bernoulli", .min_opset = 15, .mapping = MappingType::OneToOne, .linear_inputs = {},
          .infer = [](InferContext& c) {
            TensorType t = c.in(0);
@@ -200,14 +200,14 @@ void register_random_ops(OpRegistry& r) {
            c.out(0) = t;
          },
          .reference = bernoulli_kernel,
-         .attributes = {"dtype", "seed"}});
+         .attributes = {"dtype", "seed"}, .deterministic = false});
   r.add({.name = "Multinomial", .min_opset = 7, .mapping = MappingType::OneToOne, .linear_inputs = {},
          .infer = infer_multinomial,
          .reference = multinomial_kernel,
          .flops = [](const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            return static_cast<double>(numel_of(ins[0]->dims)) * static_cast<double>(n.attr_int("sample_size", 1) + 1);
          },
-         .attributes = {"dtype", "sample_size", "seed"}});
+         .attributes = {"dtype", "sample_size", "seed"}, .deterministic = false});
 }
 
 }  // namespace tessera

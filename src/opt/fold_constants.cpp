@@ -10,14 +10,12 @@
 namespace tessera {
 
 namespace {
-// Ops whose result is not a function of their inputs.
-const std::set<std::string> kNonDeterministic = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                                 "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"};
 // Folded results larger than this stay computed at run time (keeps models small).
 constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
 
 bool foldable(const Node& n) {
-  if (!n.domain.empty() || kNonDeterministic.count(n.op_type)) return false;
+  const OpDef* def = OpRegistry::global().find(n.op_type, n.domain);
+  if (!def || !def->deterministic) return false;
   for (const auto& [k, a] : n.attrs)
     if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return false;
   for (const Value* o : n.outputs)
