@@ -177,6 +177,20 @@ double node_flops(const Node& n) {
   return f;
 }
 
+MappingType node_mapping_type(const Node& n) {
+  const OpDef* def = OpRegistry::global().find(n.op_type, n.domain);
+  TESSERA_CHECK(def, n.describe(), ": op is not registered");
+  if (!def->broadcasts || n.outputs.empty() || !n.outputs[0]) return def->mapping;
+  const TensorType& out = n.outputs[0]->type;
+  if (!out.fully_known()) return def->mapping;
+  int64_t out_numel = numel_of(out.dims);
+  for (const Value* v : n.inputs)
+    if (v && v->type.fully_known() && v->type.rank() > 0 && numel_of(v->type.dims) < out_numel &&
+        numel_of(v->type.dims) > 1)
+      return MappingType::OneToMany;
+  return def->mapping;
+}
+
 double node_bytes(const Node& n) {
   double b = 0;
   for (const auto* list : {&n.inputs, &n.outputs})

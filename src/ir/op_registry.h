@@ -59,6 +59,7 @@ struct OpDef {
   std::string domain;               // "" = default ONNX domain
   int64_t min_opset = 1;            // earliest opset whose semantics the kernel implements
   MappingType mapping = MappingType::OneToOne;
+  bool broadcasts = false;          // inputs broadcast numpy-style to the output (Add, Where, PRelu ...)
   std::vector<int> linear_inputs;   // inputs the op is (multi-)linear in, for PET
   InferFn infer;
   KernelFn reference;
@@ -100,6 +101,10 @@ std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vecto
                                   std::function<const Tensor*(const std::string&)> outer = nullptr);
 // FLOPs of a node (0 when its types are not fully known).
 double node_flops(const Node& n);
+// The node's DNNFusion mapping type: the op's type, except that a one-to-one
+// op whose input is broadcast to a larger output is one-to-many (DNNFusion
+// takes the most complex input/output pair).
+MappingType node_mapping_type(const Node& n);
 // Bytes read and written by a node (inputs + outputs), 0 when types unknown.
 double node_bytes(const Node& n);
 

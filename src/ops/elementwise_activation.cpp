@@ -180,7 +180,7 @@ void register_ew_activation_ops(OpRegistry& r) {
     return [a](double v) { return v / (1.0 + std::exp(-a * v)); };
   });
 
-  r.add({.name = "PRelu", .min_opset = 7, .mapping = MappingType::OneToOne, .infer = infer_prelu,
+  r.add({.name = "PRelu", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_prelu,
          .reference = prelu});
   r.add({.name = "Clip", .min_opset = 6, .mapping = MappingType::OneToOne, .infer = infer_clip,
          .reference = clip, .attributes = {"min", "max"}});

@@ -19,7 +19,7 @@ bool is_negative(W v) {
 template <class F>
 void add_binary(OpRegistry& r, const char* name, int64_t min_opset, std::vector<int> linear,
                 std::vector<std::string> attrs, F kernel) {
-  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne,
+  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
          .linear_inputs = std::move(linear), .infer = infer_binary<kNumeric>, .reference = kernel,
          .attributes = std::move(attrs)});
 }
@@ -154,9 +154,9 @@ void register_ew_binary_ops(OpRegistry& r) {
   });
   add_binary(r, "Div", 7, {0}, {}, div_kernel);
   add_binary(r, "Mod", 10, {}, {"fmod"}, mod_kernel);
-  r.add({.name = "Pow", .min_opset = 7, .mapping = MappingType::OneToOne, .infer = infer_pow,
+  r.add({.name = "Pow", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_pow,
          .reference = pow_kernel});
-  r.add({.name = "BitShift", .min_opset = 11, .mapping = MappingType::OneToOne, .infer = infer_binary<kUnsigned>,
+  r.add({.name = "BitShift", .min_opset = 11, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_binary<kUnsigned>,
          .reference = bitshift_kernel, .attributes = {"direction"}});
 }
 

@@ -10,14 +10,14 @@ using namespace ew;
 
 template <unsigned Mask, class F>
 void add_compare(OpRegistry& r, const char* name, int64_t min_opset, F f) {
-  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne,
+  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
          .infer = infer_binary<Mask, DType::Bool>,
          .reference = [f](const KernelContext& c) { return map_binary<Mask>(c, f, DType::Bool); }});
 }
 
 template <unsigned Mask, class F>
 void add_bitwise(OpRegistry& r, const char* name, int64_t min_opset, F f) {
-  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .infer = infer_binary<Mask>,
+  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_binary<Mask>,
          .reference = [f](const KernelContext& c) { return map_binary<Mask>(c, f); }});
 }
 
@@ -78,7 +78,7 @@ std::vector<Tensor> where_kernel(const KernelContext& c) {
 }  // namespace
 
 void register_ew_logic_ops(OpRegistry& r) {
-  r.add({.name = "Equal", .min_opset = 7, .mapping = MappingType::OneToOne, .infer = infer_equal,
+  r.add({.name = "Equal", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_equal,
          .reference = equal_kernel});
   add_compare<kNumeric>(r, "Less", 7, [](auto a, auto b) { return a < b; });
   add_compare<kNumeric>(r, "Greater", 7, [](auto a, auto b) { return a > b; });
@@ -90,7 +90,7 @@ void register_ew_logic_ops(OpRegistry& r) {
   add_bitwise<kInt>(r, "BitwiseAnd", 18, [](auto a, auto b) { return static_cast<decltype(a)>(a & b); });
   add_bitwise<kInt>(r, "BitwiseOr", 18, [](auto a, auto b) { return static_cast<decltype(a)>(a | b); });
   add_bitwise<kInt>(r, "BitwiseXor", 18, [](auto a, auto b) { return static_cast<decltype(a)>(a ^ b); });
-  r.add({.name = "Where", .min_opset = 9, .mapping = MappingType::OneToOne, .infer = infer_where,
+  r.add({.name = "Where", .min_opset = 9, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_where,
          .reference = where_kernel});
 }
 

@@ -63,7 +63,7 @@ FlopsFn fold_flops(int extra) {
 
 template <unsigned Mask, class F>
 void add_variadic(OpRegistry& r, const char* name, F f, bool mean = false) {
-  r.add({.name = name, .min_opset = 8, .mapping = MappingType::OneToOne, .infer = infer_variadic<Mask>,
+  r.add({.name = name, .min_opset = 8, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_variadic<Mask>,
          .reference = [f, mean](const KernelContext& c) { return fold_inputs<Mask>(c, f, mean); },
          .flops = fold_flops(mean ? 1 : 0)});
 }
