@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*exz) {
-      auto g = build_zoo_model(zoo_name);
+      auto g = load_model("zoo:" + zoo_name);  // inferred, so the file carries every shape
       export_onnx_file(*g, zoo_out);
       std::printf("wrote %s (%zu nodes)\n", zoo_out.c_str(), g->nodes().size());
       return 0;

@@ -10,6 +10,7 @@
 #include "interp/interpreter.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
+#include "support/error.h"
 
 namespace tessera::testing {
 
