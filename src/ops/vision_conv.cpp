@@ -1,0 +1,223 @@
+// Convolution-shaped vision ops: Col2Im (opset 18, N-D; sums sliding blocks
+// back into an image) and DeformConv (opset 19, 2-D; convolution sampling the
+// input bilinearly at offset positions, optionally modulated by a mask).
+#include <algorithm>
+#include <cmath>
+
+#include "ops/nn_extra.h"
+#include "ops/nn_extra_util.h"
+
+namespace tessera {
+namespace {
+
+// Per-spatial-axis attribute with a default; checks its length.
+std::vector<int64_t> axis_attr(const Node& n, const char* name, size_t count, int64_t def) {
+  std::vector<int64_t> v = n.attr_ints(name);
+  if (v.empty()) v.assign(count, def);
+  TESSERA_CHECK(v.size() == count, n.describe(), ": ", name, " has ", v.size(), " values, expected ", count);
+  return v;
+}
+
+// ---- Col2Im ------------------------------------------------------------------
+
+void infer_col2im(InferContext& c) {
+  const Node& n = c.node;
+  const TensorType& x = c.in(0);
+  TESSERA_CHECK(x.rank() == 3, n.describe(), ": input must be 3-D [N, C*prod(block_shape), L]");
+  std::vector<int64_t> image, block;
+  bool have_image = constant_ints(c, 1, image), have_block = constant_ints(c, 2, block);
+  int64_t r = have_image ? static_cast<int64_t>(image.size())
+              : c.in(1).rank_known && c.in(1).rank() == 1 ? c.in(1).dims[0] : -1;
+  TensorType t{x.dtype, {}};
+  if (r < 0) {
+    t.rank_known = false;
+    c.out(0) = t;
+    return;
+  }
+  int64_t ch = -1;
+  if (have_block && x.dims[1] >= 0) {
+    int64_t bp = 1;
+    for (int64_t b : block) bp *= b;
+    TESSERA_CHECK(bp > 0 && x.dims[1] % bp == 0, n.describe(), ": input dim 1 (", x.dims[1],
+                  ") is not a multiple of prod(block_shape) = ", bp);
+    ch = x.dims[1] / bp;
+  }
+  t.dims = {x.dims[0], ch};
+  for (int64_t i = 0; i < r; ++i) t.dims.push_back(have_image ? image[static_cast<size_t>(i)] : -1);
+  c.out(0) = t;
+}
+
+std::vector<Tensor> run_col2im(const KernelContext& c) {
+  const Node& n = c.node;
+  const Tensor& X = c.in(0);
+  std::vector<int64_t> image = c.in(1).to_int_vector(), block = c.in(2).to_int_vector();
+  TESSERA_CHECK(X.rank() == 3, n.describe(), ": input must be 3-D");
+  TESSERA_CHECK(!image.empty() && image.size() == block.size(), n.describe(),
+                ": image_shape and block_shape must have the same non-zero length");
+  const size_t r = image.size();
+  std::vector<int64_t> dil = axis_attr(n, "dilations", r, 1), str = axis_attr(n, "strides", r, 1),
+                       pads = axis_attr(n, "pads", 2 * r, 0);
+  for (int64_t p : pads) TESSERA_CHECK(p >= 0, n.describe(), ": pads must be non-negative");
+  int64_t bp = 1;
+  for (int64_t b : block) {
+    TESSERA_CHECK(b > 0, n.describe(), ": block_shape values must be positive");
+    bp *= b;
+  }
+  TESSERA_CHECK(X.dim(1) % bp == 0, n.describe(), ": input dim 1 (", X.dim(1), ") is not a multiple of ", bp);
+  const int64_t N = X.dim(0), C = X.dim(1) / bp, L = X.dim(2);
+  std::vector<int64_t> nb(r);
+  int64_t total = 1;
+  for (size_t d = 0; d < r; ++d) {
+    TESSERA_CHECK(image[d] > 0 && dil[d] > 0 && str[d] > 0, n.describe(), ": image_shape, dilations and strides must be positive");
+    int64_t span = image[d] + pads[d] + pads[d + r] - dil[d] * (block[d] - 1) - 1;
+    nb[d] = span < 0 ? 0 : span / str[d] + 1;
+    total *= nb[d];
+  }
+  TESSERA_CHECK(total == L, n.describe(), ": input has ", L, " blocks but the image, block and attributes give ", total);
+  Dims od = {N, C};
+  od.insert(od.end(), image.begin(), image.end());
+  std::vector<double> x = numeric_values(X);
+  std::vector<double> y(static_cast<size_t>(numel_of(od)));
+  const int64_t img_sz = numel_of(Dims(image.begin(), image.end()));
+  Dims bstr = strides_of(Dims(block.begin(), block.end())), lstr = strides_of(Dims(nb.begin(), nb.end())),
+       istr = strides_of(Dims(image.begin(), image.end()));
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t k = 0; k < bp; ++k)
+        for (int64_t l = 0; l < L; ++l) {
+          int64_t off = 0;
+          bool inside = true;
+          for (size_t d = 0; d < r && inside; ++d) {
+            int64_t kd = (k / bstr[d]) % block[d], ld = (l / lstr[d]) % nb[d];
+            int64_t pos = ld * str[d] - pads[d] + kd * dil[d];
+            inside = pos >= 0 && pos < image[d];
+            off += pos * istr[d];
+          }
+          if (inside)
+            y[static_cast<size_t>((b * C + ch) * img_sz + off)] += x[static_cast<size_t>((b * X.dim(1) + ch * bp + k) * L + l)];
+        }
+  return {numeric_tensor(X.dtype(), od, y)};
+}
+
+// ---- DeformConv --------------------------------------------------------------
+
+struct DeformGeom {
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
+};
+
+DeformGeom deform_geom(const Node& n, const Dims& x, const Dims& w) {
+  std::vector<int64_t> k = n.attr_ints("kernel_shape");
+  if (k.empty()) k = {w[2], w[3]};
+  TESSERA_CHECK(k.size() == 2, n.describe(), ": kernel_shape must have 2 values");
+  std::vector<int64_t> s = axis_attr(n, "strides", 2, 1), d = axis_attr(n, "dilations", 2, 1),
+                       p = axis_attr(n, "pads", 4, 0);
+  DeformGeom g{k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3], -1, -1};
+  TESSERA_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0, n.describe(), ": strides and dilations must be positive");
+  if (x[2] >= 0 && g.kh >= 0) g.oh = (x[2] + g.pt + g.pb - g.dh * (g.kh - 1) - 1) / g.sh + 1;
+  if (x[3] >= 0 && g.kw >= 0) g.ow = (x[3] + g.pl + g.pr - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+  return g;
+}
+
+void infer_deform_conv(InferContext& c) {
+  const Node& n = c.node;
+  const TensorType& x = c.in(0);
+  const TensorType& w = c.in(1);
+  TESSERA_CHECK(is_float(x.dtype), n.describe(), ": X must be a float tensor");
+  TESSERA_CHECK(x.rank() == 4 && w.rank() == 4, n.describe(), ": only 2-D DeformConv is supported (X and W 4-D)");
+  DeformGeom g = deform_geom(n, x.dims, w.dims);
+  c.out(0) = TensorType{x.dtype, {x.dims[0], w.dims[0], g.oh, g.ow}};
+}
+
+std::vector<Tensor> run_deform_conv(const KernelContext& c) {
+  const Node& n = c.node;
+  const Tensor& X = c.in(0);
+  const Tensor& W = c.in(1);
+  const Tensor& O = c.in(2);
+  const Tensor* Bs = c.has_input(3) ? c.inputs[3] : nullptr;
+  const Tensor* M = c.has_input(4) ? c.inputs[4] : nullptr;
+  TESSERA_CHECK(X.rank() == 4 && W.rank() == 4, n.describe(), ": only 2-D DeformConv is supported");
+  DeformGeom g = deform_geom(n, X.dims(), W.dims());
+  TESSERA_CHECK(g.kh > 0 && g.kw > 0 && g.oh > 0 && g.ow > 0, n.describe(), ": kernel ", g.kh, "x", g.kw,
+                " gives an empty output");
+  const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), Wd = X.dim(3), OC = W.dim(0);
+  const int64_t group = n.attr_int("group", 1), og = n.attr_int("offset_group", 1);
+  TESSERA_CHECK(group > 0 && C % group == 0 && OC % group == 0 && W.dim(1) == C / group, n.describe(),
+                ": W shape ", dims_to_string(W.dims()), " does not fit ", C, " channels in ", group, " groups");
+  TESSERA_CHECK(og > 0 && C % og == 0, n.describe(), ": offset_group ", og, " does not divide ", C, " channels");
+  TESSERA_CHECK(W.dim(2) == g.kh && W.dim(3) == g.kw, n.describe(), ": kernel_shape does not match W");
+  const int64_t K = g.kh * g.kw;
+  TESSERA_CHECK(O.dims() == Dims({N, og * 2 * K, g.oh, g.ow}), n.describe(), ": offset must be ",
+                dims_to_string({N, og * 2 * K, g.oh, g.ow}), ", got ", dims_to_string(O.dims()));
+  if (M)
+    TESSERA_CHECK(M->dims() == Dims({N, og * K, g.oh, g.ow}), n.describe(), ": mask must be ",
+                  dims_to_string({N, og * K, g.oh, g.ow}));
+  if (Bs) TESSERA_CHECK(Bs->dims() == Dims({OC}), n.describe(), ": B must be [", OC, "]");
+  const char* what = "DeformConv";
+  std::vector<double> x = float_values(X, what), w = float_values(W, what), off = float_values(O, what);
+  std::vector<double> mask = M ? float_values(*M, what) : std::vector<double>();
+  std::vector<double> bias = Bs ? float_values(*Bs, what) : std::vector<double>(static_cast<size_t>(OC));
+  const int64_t cpg = C / group, ocpg = OC / group, cpo = C / og, P = g.oh * g.ow;
+  // Sampled (and mask-modulated) input columns: [C, K, P] per batch.
+  std::vector<double> cols(static_cast<size_t>(C * K * P));
+  std::vector<double> y(static_cast<size_t>(N * OC * P));
+  auto pixel = [&](const double* img, int64_t yy, int64_t xx) {
+    return yy >= 0 && yy < H && xx >= 0 && xx < Wd ? img[yy * Wd + xx] : 0.0;
+  };
+  for (int64_t b = 0; b < N; ++b) {
+    for (int64_t ch = 0; ch < C; ++ch) {
+      const double* img = &x[static_cast<size_t>((b * C + ch) * H * Wd)];
+      const int64_t o = ch / cpo;
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t p = 0; p < P; ++p) {
+          const int64_t ki = k / g.kw, kj = k % g.kw, oy = p / g.ow, ox = p % g.ow;
+          double dy = off[static_cast<size_t>(((b * og + o) * 2 * K + 2 * k) * P + p)];
+          double dx = off[static_cast<size_t>(((b * og + o) * 2 * K + 2 * k + 1) * P + p)];
+          double yy = static_cast<double>(oy * g.sh - g.pt + ki * g.dh) + dy;
+          double xx = static_cast<double>(ox * g.sw - g.pl + kj * g.dw) + dx;
+          double v = 0;
+          if (yy > -1 && yy < static_cast<double>(H) && xx > -1 && xx < static_cast<double>(Wd)) {
+            double fy = std::floor(yy), fx = std::floor(xx), ly = yy - fy, lx = xx - fx;
+            int64_t y0 = static_cast<int64_t>(fy), x0 = static_cast<int64_t>(fx);
+            v = (1 - ly) * (1 - lx) * pixel(img, y0, x0) + (1 - ly) * lx * pixel(img, y0, x0 + 1) +
+                ly * (1 - lx) * pixel(img, y0 + 1, x0) + ly * lx * pixel(img, y0 + 1, x0 + 1);
+          }
+          if (M) v *= mask[static_cast<size_t>(((b * og + o) * K + k) * P + p)];
+          cols[static_cast<size_t>((ch * K + k) * P + p)] = v;
+        }
+    }
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      const int64_t gi = oc / ocpg;
+      for (int64_t p = 0; p < P; ++p) {
+        double acc = bias[static_cast<size_t>(oc)];
+        for (int64_t ci = 0; ci < cpg; ++ci)
+          for (int64_t k = 0; k < K; ++k)
+            acc += w[static_cast<size_t>((oc * cpg + ci) * K + k)] *
+                   cols[static_cast<size_t>(((gi * cpg + ci) * K + k) * P + p)];
+        y[static_cast<size_t>((b * OC + oc) * P + p)] = acc;
+      }
+    }
+  }
+  return {float_tensor(X.dtype(), {N, OC, g.oh, g.ow}, y, what)};
+}
+
+}  // namespace
+
+void register_col2im_ops(OpRegistry& r) {
+  r.add({.name = "Col2Im", .min_opset = 18, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
+         .infer = infer_col2im, .reference = run_col2im,
+         .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
+           return ins[0] ? static_cast<double>(numel_of(ins[0]->dims)) : 0.0;
+         },
+         .attributes = {"dilations", "pads", "strides"}});
+  r.add({.name = "DeformConv", .min_opset = 19, .mapping = MappingType::ManyToMany, .linear_inputs = {0, 1},
+         .infer = infer_deform_conv, .reference = run_deform_conv,
+         .flops = [](const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
+           if (!ins[1] || outs.empty()) return 0.0;
+           const Dims& w = ins[1]->dims;
+           return 2.0 * static_cast<double>(numel_of(outs[0].dims)) * static_cast<double>(w[1] * w[2] * w[3]) +
+                  10.0 * static_cast<double>(ins[0]->dims[1] * w[2] * w[3]) * static_cast<double>(outs[0].dims[2] * outs[0].dims[3]);
+         },
+         .attributes = {"dilations", "group", "kernel_shape", "offset_group", "pads", "strides"}});
+}
+
+}  // namespace tessera
