@@ -1,0 +1,98 @@
+// Conv: N-D (1-D, 2-D, 3-D) convolution with groups, strides, dilations,
+// explicit pads and every auto_pad mode.
+#include "ops/nn_conv.h"
+
+namespace tessera {
+
+Dims ConvShape::out_dims() const {
+  Dims d{N, M};
+  d.insert(d.end(), out_spatial.begin(), out_spatial.end());
+  return d;
+}
+
+ConvShape conv_shape(const Node& n, const Dims& x, const Dims& w) {
+  TESSERA_CHECK(x.size() >= 3, n.describe(), ": input X must have rank >= 3 (N, C, spatial...), got rank ", x.size());
+  TESSERA_CHECK(w.size() == x.size(), n.describe(), ": weight W has rank ", w.size(), " but X has rank ", x.size());
+  ConvShape s;
+  s.group = n.attr_int("group", 1);
+  TESSERA_CHECK(s.group > 0, n.describe(), ": group must be positive");
+  s.N = x[0];
+  s.C = x[1];
+  s.M = w[0];
+  if (s.C >= 0 && w[1] >= 0)
+    TESSERA_CHECK(s.C == w[1] * s.group, n.describe(), ": X has ", s.C, " channels but W expects ", w[1], " x group ",
+                  s.group);
+  if (s.M >= 0)
+    TESSERA_CHECK(s.M % s.group == 0, n.describe(), ": ", s.M, " output channels are not divisible by group ",
+                  s.group);
+  s.attrs = read_window_attrs(n, static_cast<int64_t>(x.size()) - 2, spatial_dims(w), false);
+  s.out_spatial = window_output_dims(n, s.attrs, spatial_dims(x), &s.pads);
+  return s;
+}
+
+double conv_flops(const TensorType& x, const TensorType& w, const TensorType& y) {
+  // Each output element takes C/group * prod(kernel) multiply-adds = W's per-filter size.
+  return 2.0 * prod_dims(y.dims) * prod_dims(Dims(w.dims.begin() + 1, w.dims.end()));
+}
+
+namespace {
+
+void infer_conv(InferContext& c) {
+  const TensorType& x = c.in(0);
+  const TensorType& w = c.in(1);
+  check_same_dtype(c.node, {&x, &w, c.has_input(2) ? &c.in(2) : nullptr});
+  TESSERA_CHECK(is_float(x.dtype), c.node.describe(), ": Conv needs float inputs, got ", dtype_name(x.dtype));
+  ConvShape s = conv_shape(c.node, x.dims, w.dims);
+  if (c.has_input(2)) {
+    const TensorType& b = c.in(2);
+    TESSERA_CHECK(b.rank() == 1 && (b.dims[0] < 0 || s.M < 0 || b.dims[0] == s.M), c.node.describe(),
+                  ": bias B must have shape [", s.M, "], got ", b.to_string());
+  }
+  c.out(0) = TensorType{x.dtype, s.out_dims()};
+}
+
+std::vector<Tensor> run_conv(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(1);
+  TESSERA_CHECK(x.dtype() == w.dtype(), c.node.describe(), ": X and W have different element types");
+  ConvShape s = conv_shape(c.node, x.dims(), w.dims());
+  Geom3 g = make_geom3(c.node, s.attrs, spatial_dims(x.dims()), s.out_spatial, s.pads);
+  const Tensor* b = c.has_input(2) ? &c.in(2) : nullptr;
+  if (b)
+    TESSERA_CHECK(b->dtype() == x.dtype() && b->numel() == s.M, c.node.describe(), ": bias B must have ", s.M,
+                  " elements of X's type");
+  Tensor y(x.dtype(), s.out_dims());
+  dispatch_float(x.dtype(), [&]<class T>() {
+    using A = compute_t<T>;
+    std::vector<A> xa(static_cast<size_t>(x.numel())), wa(static_cast<size_t>(w.numel()));
+    for (size_t i = 0; i < xa.size(); ++i) xa[i] = static_cast<A>(x.data<T>()[i]);
+    for (size_t i = 0; i < wa.size(); ++i) wa[i] = static_cast<A>(w.data<T>()[i]);
+    const int64_t plane = g.out_plane();
+    std::vector<A> ya(static_cast<size_t>(y.numel()), A(0));
+    if (b)
+      for (int64_t n = 0; n < s.N; ++n)
+        for (int64_t m = 0; m < s.M; ++m)
+          std::fill_n(ya.begin() + (n * s.M + m) * plane, plane, static_cast<A>(b->data<T>()[m]));
+    conv_direct<A>(xa.data(), wa.data(), ya.data(), s.N, s.C, s.M, s.group, g);
+    T* o = y.data<T>();
+    for (size_t i = 0; i < ya.size(); ++i) o[i] = to_storage<T>(ya[i]);
+  }, "Conv");
+  return {y};
+}
+
+}  // namespace
+
+void register_nn_conv_ops(OpRegistry& r) {
+  r.add({.name = "Conv",
+         .min_opset = 1,
+         .mapping = MappingType::ManyToMany,
+         .linear_inputs = {0, 1},
+         .infer = infer_conv,
+         .reference = run_conv,
+         .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
+           return conv_flops(*ins[0], *ins[1], outs[0]) + (ins.size() > 2 && ins[2] ? prod_dims(outs[0].dims) : 0);
+         },
+         .attributes = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}});
+}
+
+}  // namespace tessera

@@ -1,0 +1,202 @@
+// Windowed pooling: MaxPool (with Indices, storage_order, dilations,
+// ceil_mode), AveragePool (count_include_pad) and LpPool, in 1-D, 2-D and 3-D.
+#include <cmath>
+#include <limits>
+
+#include "ops/nn_ops.h"
+
+namespace tessera {
+
+namespace {
+
+// Visits every output position o (row-major index) of one (n, c) plane,
+// calling begin(o, padded) with the number of window taps inside the padded
+// input, tap(o, off, colmajor_off) for each tap inside the input, then end(o).
+template <class Begin, class Tap, class End>
+void for_each_window(const Geom3& g, Begin&& begin, Tap&& tap, End&& end) {
+  int64_t o = 0;
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh)
+      for (int64_t ow = 0; ow < g.out[2]; ++ow, ++o) {
+        const int64_t pos0[3] = {od * g.s[0] - g.pb[0], oh * g.s[1] - g.pb[1], ow * g.s[2] - g.pb[2]};
+        int64_t padded = 1;
+        for (int dim = 0; dim < 3; ++dim) {
+          int64_t cnt = 0;
+          for (int64_t k = 0; k < g.k[dim]; ++k) {
+            const int64_t pos = pos0[dim] + k * g.d[dim];
+            cnt += pos >= -g.pb[dim] && pos < g.in[dim] + g.pe[dim];
+          }
+          padded *= cnt;
+        }
+        begin(o, padded);
+        for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+          const int64_t id = pos0[0] + kd * g.d[0];
+          if (id < 0 || id >= g.in[0]) continue;
+          for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+            const int64_t ih = pos0[1] + kh * g.d[1];
+            if (ih < 0 || ih >= g.in[1]) continue;
+            for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+              const int64_t iw = pos0[2] + kw * g.d[2];
+              if (iw < 0 || iw >= g.in[2]) continue;
+              tap(o, (id * g.in[1] + ih) * g.in[2] + iw, (iw * g.in[1] + ih) * g.in[0] + id);
+            }
+          }
+        }
+        end(o);
+      }
+}
+
+struct PoolSetup {
+  WindowAttrs attrs;
+  Dims out_dims;
+  Geom3 geom;
+  int64_t planes = 0;
+};
+
+PoolSetup pool_setup(const Node& n, const Dims& x, bool need_geom) {
+  TESSERA_CHECK(x.size() >= 3, n.describe(), ": input X must have rank >= 3 (N, C, spatial...), got rank ", x.size());
+  PoolSetup p;
+  p.attrs = read_window_attrs(n, static_cast<int64_t>(x.size()) - 2, {}, true);
+  std::vector<int64_t> pads;
+  Dims out = window_output_dims(n, p.attrs, spatial_dims(x), &pads);
+  p.out_dims = {x[0], x[1]};
+  p.out_dims.insert(p.out_dims.end(), out.begin(), out.end());
+  if (need_geom) {
+    p.geom = make_geom3(n, p.attrs, spatial_dims(x), out, pads);
+    p.planes = x[0] * x[1];
+  }
+  return p;
+}
+
+bool max_pool_type(DType t) { return is_float(t) || t == DType::I8 || t == DType::U8; }
+
+void infer_max_pool(InferContext& c) {
+  const TensorType& x = c.in(0);
+  TESSERA_CHECK(max_pool_type(x.dtype), c.node.describe(), ": unsupported element type ", dtype_name(x.dtype));
+  PoolSetup p = pool_setup(c.node, x.dims, false);
+  c.out(0) = TensorType{x.dtype, p.out_dims};
+  if (c.num_outputs() > 1) c.out(1) = TensorType{DType::I64, p.out_dims};
+}
+
+std::vector<Tensor> run_max_pool(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  TESSERA_CHECK(max_pool_type(x.dtype()), c.node.describe(), ": unsupported element type ", dtype_name(x.dtype()));
+  PoolSetup p = pool_setup(c.node, x.dims(), true);
+  const int64_t order = c.node.attr_int("storage_order", 0);
+  TESSERA_CHECK(order == 0 || order == 1, c.node.describe(), ": storage_order must be 0 or 1");
+  Tensor y(x.dtype(), p.out_dims);
+  Tensor ind(DType::I64, p.out_dims);
+  const int64_t in_plane = p.geom.in_plane(), out_plane = p.geom.out_plane();
+  dispatch_dtype(x.dtype(), [&]<class T>() {
+    using A = compute_t<T>;
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    int64_t* ip = ind.data<int64_t>();
+    for (int64_t pl = 0; pl < p.planes; ++pl) {
+      const T* xpl = xp + pl * in_plane;
+      A best{};
+      int64_t bi = -1;
+      for_each_window(
+          p.geom,
+          [&](int64_t, int64_t) {
+            best = std::numeric_limits<A>::lowest();
+            if constexpr (std::numeric_limits<A>::has_infinity) best = -std::numeric_limits<A>::infinity();
+            bi = -1;
+          },
+          [&](int64_t, int64_t off, int64_t colmajor) {
+            const A v = static_cast<A>(xpl[off]);
+            if (bi < 0 || v > best || (std::isnan(static_cast<double>(v)) && !std::isnan(static_cast<double>(best)))) {
+              best = v;
+              bi = order == 1 ? colmajor : off;
+            }
+          },
+          [&](int64_t o) {
+            yp[pl * out_plane + o] = to_storage<T>(best);
+            ip[pl * out_plane + o] = bi < 0 ? -1 : pl * in_plane + bi;
+          });
+    }
+  });
+  return {y, ind};
+}
+
+void infer_float_pool(InferContext& c) {
+  const TensorType& x = c.in(0);
+  TESSERA_CHECK(is_float(x.dtype), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype));
+  c.out(0) = TensorType{x.dtype, pool_setup(c.node, x.dims, false).out_dims};
+}
+
+// Average or Lp pooling: acc over the valid taps, then finish(acc, taps, padded).
+template <class Acc, class Fin>
+Tensor float_pool(const KernelContext& c, Acc acc_fn, Fin fin) {
+  const Tensor& x = c.in(0);
+  TESSERA_CHECK(is_float(x.dtype()), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype()));
+  PoolSetup p = pool_setup(c.node, x.dims(), true);
+  Tensor y(x.dtype(), p.out_dims);
+  const int64_t in_plane = p.geom.in_plane(), out_plane = p.geom.out_plane();
+  dispatch_float(x.dtype(), [&]<class T>() {
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    for (int64_t pl = 0; pl < p.planes; ++pl) {
+      const T* xpl = xp + pl * in_plane;
+      double acc = 0;
+      int64_t taps = 0, padded = 0;
+      for_each_window(
+          p.geom,
+          [&](int64_t, int64_t pc) {
+            acc = 0;
+            taps = 0;
+            padded = pc;
+          },
+          [&](int64_t, int64_t off, int64_t) {
+            acc += acc_fn(static_cast<double>(static_cast<compute_t<T>>(xpl[off])));
+            ++taps;
+          },
+          [&](int64_t o) { yp[pl * out_plane + o] = to_storage<T>(static_cast<compute_t<T>>(fin(acc, taps, padded))); });
+    }
+  });
+  return y;
+}
+
+std::vector<Tensor> run_average_pool(const KernelContext& c) {
+  const int64_t cip = c.node.attr_int("count_include_pad", 0);
+  TESSERA_CHECK(cip == 0 || cip == 1, c.node.describe(), ": count_include_pad must be 0 or 1");
+  return {float_pool(c, [](double v) { return v; }, [cip](double acc, int64_t n, int64_t padded) {
+    return acc / static_cast<double>(cip ? padded : n);
+  })};
+}
+
+// LpPool's p: an int since opset 2 (a float before).
+double lp_order(const Node& n) {
+  const Attribute* a = n.attr("p");
+  double p = !a ? 2.0 : a->kind == Attribute::Kind::Float ? a->f : static_cast<double>(a->i);
+  TESSERA_CHECK(p > 0, n.describe(), ": p must be positive, got ", p);
+  return p;
+}
+
+std::vector<Tensor> run_lp_pool(const KernelContext& c) {
+  const double p = lp_order(c.node);
+  return {float_pool(c, [p](double v) { return p == 2.0 ? v * v : std::pow(std::fabs(v), p); },
+                     [p](double acc, int64_t, int64_t) { return p == 2.0 ? std::sqrt(acc) : std::pow(acc, 1.0 / p); })};
+}
+
+}  // namespace
+
+void register_nn_pool_ops(OpRegistry& r) {
+  // Pools read every input element of each window once: one op per tap.
+  auto pool_flops = [](const Node& n, const std::vector<const TensorType*>&, const std::vector<TensorType>& outs) {
+    double k = 1;
+    for (int64_t v : n.attr_ints("kernel_shape")) k *= static_cast<double>(v);
+    return prod_dims(outs[0].dims) * k;
+  };
+  r.add({.name = "MaxPool", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
+         .infer = infer_max_pool, .reference = run_max_pool, .flops = pool_flops,
+         .attributes = {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}});
+  r.add({.name = "AveragePool", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
+         .infer = infer_float_pool, .reference = run_average_pool, .flops = pool_flops,
+         .attributes = {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"}});
+  r.add({.name = "LpPool", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
+         .infer = infer_float_pool, .reference = run_lp_pool, .flops = pool_flops,
+         .attributes = {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"}});
+}
+
+}  // namespace tessera
