@@ -225,8 +225,9 @@ void register_tensor_gather_ops(OpRegistry& r) {
          .attributes = {"axis"}});
   r.add({.name = "GatherND", .min_opset = 11, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_gather_nd, .reference = run_gather_nd, .flops = zero_flops, .attributes = {"batch_dims"}});
-  // Compress keeps a subset of slices, like a data-dependent Slice: one-to-one.
-  r.add({.name = "Compress", .min_opset = 9, .mapping = MappingType::OneToOne, .linear_inputs = {0},
+  // Compress keeps a data-dependent subset of slices: its output shape and
+  // index mapping depend on the condition values, so many-to-many.
+  r.add({.name = "Compress", .min_opset = 9, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
          .infer = infer_compress, .reference = run_compress, .flops = zero_flops, .attributes = {"axis"}});
 }
 

@@ -162,14 +162,15 @@ double scatter_flops(const Node& n, const std::vector<const TensorType*>& ins, c
 }  // namespace
 
 void register_tensor_scatter_ops(OpRegistry& r) {
-  // Scatters copy data and overwrite positions with updates: each output
-  // element comes from one input element, one-to-one.
-  r.add({.name = "ScatterND", .min_opset = 11, .mapping = MappingType::OneToOne, .linear_inputs = {},
+  // Scatters write updates at data-dependent positions (and may reduce
+  // several updates into one element): many-to-many, so fusion never assumes
+  // an index mapping it cannot see.
+  r.add({.name = "ScatterND", .min_opset = 11, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_scatter_nd, .reference = run_scatter_nd, .flops = scatter_flops, .attributes = {"reduction"}});
-  r.add({.name = "ScatterElements", .min_opset = 11, .mapping = MappingType::OneToOne, .linear_inputs = {},
+  r.add({.name = "ScatterElements", .min_opset = 11, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_scatter_elements, .reference = run_scatter_elements, .flops = scatter_flops,
          .attributes = {"axis", "reduction"}});
-  r.add({.name = "Scatter", .min_opset = 9, .mapping = MappingType::OneToOne, .linear_inputs = {},
+  r.add({.name = "Scatter", .min_opset = 9, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_scatter_elements, .reference = run_scatter_elements, .flops = zero_flops, .attributes = {"axis"}});
 }
 
