@@ -237,8 +237,9 @@ std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::st
     else
       extra[o.domain()] = o.version();
   }
-  TESSERA_CHECK(imp.opset > 0, "the model does not import the default ONNX opset");
-  TESSERA_CHECK(imp.opset >= 1 && imp.opset <= kMaxOpset, "ONNX opset ", imp.opset, " is not supported (1 to ",
+  // A model of only other domains (ai.onnx.ml, training) need not import the
+  // default one; its default-domain nodes then fail the per-op opset check.
+  TESSERA_CHECK(imp.opset >= 0 && imp.opset <= kMaxOpset, "ONNX opset ", imp.opset, " is not supported (1 to ",
                 kMaxOpset, ")");
   std::shared_ptr<Graph> sg = imp.import_graph(mp.graph(), nullptr);
   // Move out of the shared_ptr: top-level graphs are uniquely owned.

@@ -45,6 +45,8 @@ const OpRegistry& OpRegistry::global() {
     register_tensor_ops(r);
     register_reduce_ops(r);
     register_misc_ops(r);
+    register_string_ops(r);
+    register_ml_ops(r);
     return r;
   }();
   return reg;

@@ -90,6 +90,8 @@ void register_nn_extra_ops(OpRegistry& r);  // attention, resize, RNNs, signal, 
 void register_tensor_ops(OpRegistry& r);
 void register_reduce_ops(OpRegistry& r);
 void register_misc_ops(OpRegistry& r);
+void register_string_ops(OpRegistry& r);    // string tensors: normalize, concat, split, regex, tf-idf
+void register_ml_ops(OpRegistry& r);        // the ai.onnx.ml domain
 
 // Runs the op's inference for `n` given its input values' current types;
 // fills (and checks against) the output values' types. Throws naming the node.
