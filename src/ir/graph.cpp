@@ -241,7 +241,10 @@ void Graph::remove_unused_values() {
   for (const auto& n : nodes_) {
     keep.insert(n->inputs.begin(), n->inputs.end());
     keep.insert(n->outputs.begin(), n->outputs.end());
+    for (const std::string& name : captured_names(*n))
+      if (const Value* c = find_value(name)) keep.insert(c);
   }
+  for (const Value* c : captures) keep.insert(c);
   std::vector<std::unique_ptr<Value>> kept;
   for (auto& v : values_) {
     if (keep.count(v.get()))
