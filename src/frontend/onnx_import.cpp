@@ -177,9 +177,9 @@ struct Importer {
       for (const auto& in : np.input()) ins.push_back(in.empty() ? nullptr : resolve(in, label));
       AttrMap attrs;
       for (const auto& a : np.attribute()) {
-        TESSERA_CHECK(def->attributes.empty() ||
-                          std::find(def->attributes.begin(), def->attributes.end(), a.name()) != def->attributes.end(),
-                      label, ": attribute '", a.name(), "' is not supported");
+        TESSERA_CHECK(std::find(def->attributes.begin(), def->attributes.end(), a.name()) != def->attributes.end(),
+                      label, ": attribute '", a.name(), "' is not supported",
+                      def->attributes.empty() ? " (the op takes no attributes)" : "");
         attrs[a.name()] = attr_from_proto(a, label, *g);
       }
       std::vector<std::string> outs(np.output().begin(), np.output().end());

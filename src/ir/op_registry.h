@@ -64,7 +64,7 @@ struct OpDef {
   InferFn infer;
   KernelFn reference;
   FlopsFn flops;                    // null: one FLOP per output element
-  std::vector<std::string> attributes;  // attributes the op understands (others are an error)
+  std::vector<std::string> attributes;  // every attribute the op understands; any other is an error
   bool deterministic = true;        // false for random ops: never folded, outputs not reproducible
 };
 

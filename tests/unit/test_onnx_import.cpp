@@ -74,6 +74,17 @@ TEST(OnnxImport, UnsupportedOpNamesNodeOpAndOpset) {
   EXPECT_NE(err.find("opset 13"), std::string::npos) << err;
 }
 
+TEST(OnnxImport, UnknownAttributeIsAnError) {
+  auto m = add_relu_model();
+  auto* a = m.mutable_graph()->mutable_node(1)->add_attribute();
+  a->set_name("alpha");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(0.1f);
+  std::string err = import_error(bytes_of(m));
+  EXPECT_NE(err.find("relu0"), std::string::npos) << err;
+  EXPECT_NE(err.find("attribute 'alpha' is not supported (the op takes no attributes)"), std::string::npos) << err;
+}
+
 TEST(OnnxImport, UnsupportedCustomDomain) {
   auto m = add_relu_model();
   m.mutable_graph()->mutable_node(1)->set_domain("com.example");
