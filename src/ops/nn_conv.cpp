@@ -57,27 +57,9 @@ std::vector<Tensor> run_conv(const KernelContext& c) {
   TESSERA_CHECK(x.dtype() == w.dtype(), c.node.describe(), ": X and W have different element types");
   ConvShape s = conv_shape(c.node, x.dims(), w.dims());
   Geom3 g = make_geom3(c.node, s.attrs, spatial_dims(x.dims()), s.out_spatial, s.pads);
-  const Tensor* b = c.has_input(2) ? &c.in(2) : nullptr;
-  if (b)
-    TESSERA_CHECK(b->dtype() == x.dtype() && b->numel() == s.M, c.node.describe(), ": bias B must have ", s.M,
-                  " elements of X's type");
-  Tensor y(x.dtype(), s.out_dims());
-  dispatch_float(x.dtype(), [&]<class T>() {
-    using A = compute_t<T>;
-    std::vector<A> xa(static_cast<size_t>(x.numel())), wa(static_cast<size_t>(w.numel()));
-    for (size_t i = 0; i < xa.size(); ++i) xa[i] = static_cast<A>(x.data<T>()[i]);
-    for (size_t i = 0; i < wa.size(); ++i) wa[i] = static_cast<A>(w.data<T>()[i]);
-    const int64_t plane = g.out_plane();
-    std::vector<A> ya(static_cast<size_t>(y.numel()), A(0));
-    if (b)
-      for (int64_t n = 0; n < s.N; ++n)
-        for (int64_t m = 0; m < s.M; ++m)
-          std::fill_n(ya.begin() + (n * s.M + m) * plane, plane, static_cast<A>(b->data<T>()[m]));
-    conv_direct<A>(xa.data(), wa.data(), ya.data(), s.N, s.C, s.M, s.group, g);
-    T* o = y.data<T>();
-    for (size_t i = 0; i < ya.size(); ++i) o[i] = to_storage<T>(ya[i]);
-  }, "Conv");
-  return {y};
+  return {run_float_conv(c, s, g.out_plane(), [&]<class A>(const A* xa, const A* wa, A* ya) {
+    conv_direct<A>(xa, wa, ya, s.N, s.C, s.M, s.group, g);
+  }, "Conv")};
 }
 
 }  // namespace

@@ -74,4 +74,34 @@ void conv_direct(const A* __restrict x, const A* __restrict w, A* __restrict y, 
 // FLOPs of a convolution with the given X, W and Y types (2 per multiply-add).
 double conv_flops(const TensorType& x, const TensorType& w, const TensorType& y);
 
+// The float path shared by Conv and ConvTranspose: checks the optional bias
+// (input 2), converts X and W to the compute type, pre-fills Y with the bias,
+// runs loop.template operator()<A>(x, w, y) and converts Y back.
+// Shape is ConvShape or ConvTranspose's equivalent (N, M, out_dims()).
+template <class Shape, class Loop>
+Tensor run_float_conv(const KernelContext& c, const Shape& s, int64_t out_plane, Loop&& loop, const char* what) {
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(1);
+  const Tensor* b = c.has_input(2) ? &c.in(2) : nullptr;
+  if (b)
+    TESSERA_CHECK(b->dtype() == x.dtype() && b->numel() == s.M, c.node.describe(), ": bias B must have ", s.M,
+                  " elements of X's type");
+  Tensor y(x.dtype(), s.out_dims());
+  dispatch_float(x.dtype(), [&]<class T>() {
+    using A = compute_t<T>;
+    std::vector<A> xa(static_cast<size_t>(x.numel())), wa(static_cast<size_t>(w.numel()));
+    for (size_t i = 0; i < xa.size(); ++i) xa[i] = static_cast<A>(x.data<T>()[i]);
+    for (size_t i = 0; i < wa.size(); ++i) wa[i] = static_cast<A>(w.data<T>()[i]);
+    std::vector<A> ya(static_cast<size_t>(y.numel()), A(0));
+    if (b)
+      for (int64_t n = 0; n < s.N; ++n)
+        for (int64_t m = 0; m < s.M; ++m)
+          std::fill_n(ya.begin() + (n * s.M + m) * out_plane, out_plane, static_cast<A>(b->data<T>()[m]));
+    loop.template operator()<A>(xa.data(), wa.data(), ya.data());
+    T* o = y.data<T>();
+    for (size_t i = 0; i < ya.size(); ++i) o[i] = to_storage<T>(ya[i]);
+  }, what);
+  return y;
+}
+
 }  // namespace tessera

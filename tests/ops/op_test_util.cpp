@@ -54,6 +54,20 @@ std::vector<TensorType> infer_op(const OpCase& c) {
   return t;
 }
 
+std::vector<TensorType> infer_types(const std::string& op, const std::vector<TensorType>& ins, AttrMap attrs,
+                                    int outputs) {
+  Graph g;
+  std::vector<Value*> vs;
+  for (size_t i = 0; i < ins.size(); ++i) vs.push_back(g.add_input("in" + std::to_string(i), ins[i]));
+  std::vector<std::string> names;
+  for (int i = 0; i < outputs; ++i) names.push_back("y" + std::to_string(i));
+  Node* n = g.add_node(op, vs, names, std::move(attrs), "node");
+  infer_graph(g);
+  std::vector<TensorType> t;
+  for (Value* v : n->outputs) t.push_back(v->type);
+  return t;
+}
+
 void expect_near(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
   ASSERT_EQ(dtype_name(actual.dtype()), dtype_name(expected.dtype()));
   ASSERT_EQ(dims_to_string(actual.dims()), dims_to_string(expected.dims()));

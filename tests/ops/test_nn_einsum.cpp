@@ -51,23 +51,6 @@ TEST(NnEinsum, RejectsBadEquations) {
   EXPECT_THROW(einsum("i$->i", {a}), Error);
 }
 
-namespace {
-// Output types of a one-node graph whose inputs have the given (possibly unknown) types.
-std::vector<TensorType> infer_types(const std::string& op, const std::vector<TensorType>& ins, AttrMap attrs,
-                                    int outputs = 1) {
-  Graph g;
-  std::vector<Value*> vs;
-  for (size_t i = 0; i < ins.size(); ++i) vs.push_back(g.add_input("in" + std::to_string(i), ins[i]));
-  std::vector<std::string> names;
-  for (int i = 0; i < outputs; ++i) names.push_back("y" + std::to_string(i));
-  Node* n = g.add_node(op, vs, names, std::move(attrs), "node");
-  infer_graph(g);
-  std::vector<TensorType> t;
-  for (Value* v : n->outputs) t.push_back(v->type);
-  return t;
-}
-}  // namespace
-
 TEST(NnEinsum, InferenceKeepsUnknownDims) {
   auto t = infer_types("Einsum", {{DType::F32, {-1, 4, 3}}, {DType::F32, {-1, 3, -1}}},
                        {{"equation", Attribute::of_string("bij,bjk->bki")}});

@@ -87,23 +87,6 @@ TEST(NnNorm, RejectsIntegerInput) {
                Error);
 }
 
-namespace {
-// Output types of a one-node graph whose inputs have the given (possibly unknown) types.
-std::vector<TensorType> infer_types(const std::string& op, const std::vector<TensorType>& ins, AttrMap attrs,
-                                    int outputs = 1) {
-  Graph g;
-  std::vector<Value*> vs;
-  for (size_t i = 0; i < ins.size(); ++i) vs.push_back(g.add_input("in" + std::to_string(i), ins[i]));
-  std::vector<std::string> names;
-  for (int i = 0; i < outputs; ++i) names.push_back("y" + std::to_string(i));
-  Node* n = g.add_node(op, vs, names, std::move(attrs), "node");
-  infer_graph(g);
-  std::vector<TensorType> t;
-  for (Value* v : n->outputs) t.push_back(v->type);
-  return t;
-}
-}  // namespace
-
 TEST(NnNorm, LayerNormInfersStatisticShapes) {
   auto t = infer_types("LayerNormalization", {{DType::F16, {-1, 5, 6}}, {DType::F16, {6}}},
                        {{"axis", Attribute::of_int(-1)}}, 3);

@@ -2,12 +2,16 @@
 // kind of malformed input producing a clear Error (never a crash).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <random>
 
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
 #include "interp/interpreter.h"
 #include "support/error.h"
+#include "support/file_util.h"
 #include "unit/onnx_builder.h"
 
 namespace tessera {
@@ -196,6 +200,43 @@ TEST(OnnxImport, EveryTruncationIsHandled) {
   }
   // Nearly every prefix is malformed; none may crash (reaching here proves it).
   EXPECT_GT(errors, static_cast<int>(full.size()) * 9 / 10);
+}
+
+TEST(OnnxImport, ExternalDataIsReadRelativeToTheModel) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tessera_ext_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // w = [1, 2, 3] stored at offset 8 of weights.bin.
+  std::string blob(8, 'x');
+  float w[3] = {1, 2, 3};
+  blob.append(reinterpret_cast<const char*>(w), sizeof w);
+  write_file((dir / "weights.bin").string(), blob);
+  auto m = add_relu_model();
+  auto* init = m.mutable_graph()->mutable_initializer(0);
+  init->clear_float_data();
+  init->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto kv = [&](const char* k, const std::string& v) {
+    auto* e = init->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  kv("location", "weights.bin");
+  kv("offset", "8");
+  kv("length", "12");
+  write_file((dir / "m.onnx").string(), bytes_of(m));
+  auto g = import_onnx_file((dir / "m.onnx").string());
+  const Tensor& t = *g->find_value("w")->constant;
+  EXPECT_EQ(t.data<float>()[0], 1.0f);
+  EXPECT_EQ(t.data<float>()[2], 3.0f);
+  // A range past the end of the file, and a path escaping the folder, are errors.
+  init->mutable_external_data(1)->set_value("16");
+  write_file((dir / "m.onnx").string(), bytes_of(m));
+  EXPECT_THROW(import_onnx_file((dir / "m.onnx").string()), Error);
+  init->mutable_external_data(1)->set_value("8");
+  init->mutable_external_data(0)->set_value("../weights.bin");
+  write_file((dir / "m.onnx").string(), bytes_of(m));
+  EXPECT_THROW(import_onnx_file((dir / "m.onnx").string()), Error);
+  fs::remove_all(dir);
 }
 
 TEST(OnnxImport, MissingFileIsAnError) {
