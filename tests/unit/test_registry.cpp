@@ -62,6 +62,9 @@ const std::map<std::string, M> kMapping = {
     {"SoftmaxCrossEntropyLoss", M2M}, {"GridSample", M2M}, {"RoiAlign", M2M}, {"Col2Im", M2M},
     {"DeformConv", M2M}, {"DFT", M2M}, {"STFT", M2M},
     {"HannWindow", O2O}, {"HammingWindow", O2O}, {"BlackmanWindow", O2O}, {"MelWeightMatrix", O2O},
+    // newest opsets: SwiGLU reads A and B at the output's own index (two same-shape inputs)
+    {"BitCast", O2O}, {"SwiGLU", O2O}, {"TensorScatter", M2M}, {"CausalConvWithState", M2M},
+    {"LinearAttention", M2M}, {"FlexAttention", M2M},
 };
 
 TEST(Registry, EveryOpHasAPinnedMappingType) {
