@@ -2,16 +2,26 @@
 // represents. Float -> integer truncates toward zero and saturates (NaN -> 0);
 // float8/int4/string targets are not supported. `saturate` and `round_mode`
 // only affect float8 / e8m0 targets, so they are accepted and have no effect.
+// Cast before opset 6 names the target type by string ("FLOAT", "INT64" ...).
 #include "ops/elementwise_common.h"
 
 namespace tessera {
 
 namespace {
 
-DType cast_target(const Node& n) {
+// Before opset 6 `to` was a string naming the TensorProto data type ("FLOAT").
+int64_t legacy_type_code(const Node& n, const std::string& name) {
+  for (int32_t code = 1; code < 64; ++code)
+    if (onnx_type_name(code) == name) return code;
+  TESSERA_FAIL(n.describe(), ": unknown element type name '", name, "' in attribute 'to'");
+}
+
+DType cast_target(const Node& n, int64_t opset) {
   const Attribute* a = n.attr("to");
   TESSERA_CHECK(a, n.describe(), ": missing required attribute 'to'");
-  int64_t code = a->i;
+  TESSERA_CHECK(a->kind == Attribute::Kind::Int || (opset < 6 && a->kind == Attribute::Kind::String), n.describe(),
+                ": attribute 'to' must be an int", opset < 6 ? " or a type name" : "");
+  int64_t code = a->kind == Attribute::Kind::String ? legacy_type_code(n, a->s) : a->i;
   TESSERA_CHECK(code >= 0 && code <= 0x7fffffff && dtype_supported(static_cast<int32_t>(code)) &&
                     code != static_cast<int64_t>(DType::String),
                 n.describe(), ": cast to ONNX element type ", code, " is not supported");
@@ -37,12 +47,12 @@ std::vector<Tensor> convert(const Node& n, const Tensor& x, DType to) {
 }  // namespace
 
 void register_cast_ops(OpRegistry& r) {
-  r.add({.name = "Cast", .min_opset = 6, .mapping = MappingType::OneToOne,
+  r.add({.name = "Cast", .min_opset = 1, .mapping = MappingType::OneToOne,
          .infer = [](InferContext& c) {
            check_source(c.node, c.in(0).dtype);
-           c.out(0) = with_dtype(c.in(0), cast_target(c.node));
+           c.out(0) = with_dtype(c.in(0), cast_target(c.node, c.opset));
          },
-         .reference = [](const KernelContext& c) { return convert(c.node, c.in(0), cast_target(c.node)); },
+         .reference = [](const KernelContext& c) { return convert(c.node, c.in(0), cast_target(c.node, c.opset)); },
          .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
            return 0.0;
          },

@@ -1,6 +1,8 @@
 // Activation functions: Relu LeakyRelu Elu Selu Celu ThresholdedRelu
 // HardSigmoid HardSwish Softplus Softsign Mish Gelu Shrink Swish, plus the
-// two-input PRelu and the bounded Clip. All one-to-one.
+// two-input PRelu and the bounded Clip. All one-to-one. Before opset 6 most
+// took `consumed_inputs` (no effect); before opset 7 PRelu's slope is shared
+// or per channel.
 #include "ops/elementwise_common.h"
 
 namespace tessera {
@@ -25,21 +27,41 @@ double softplus(double v) {
 
 // A float activation whose function depends on the node's attributes: make(node)
 // returns the double -> double function.
+// min_opset 6: the op exists since opset 1, where it also took `consumed_inputs`
+// (Relu LeakyRelu Elu Selu HardSigmoid).
 template <unsigned Mask = kFloat, class Make>
 void add_act(OpRegistry& r, const char* name, int64_t min_opset, std::vector<std::string> attrs, Make make) {
-  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .infer = infer_unary<Mask>,
-         .reference = [make](const KernelContext& c) { return map_unary<Mask>(c, make(c.node)); },
-         .attributes = std::move(attrs)});
+  OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .infer = infer_unary<Mask>,
+          .reference = [make](const KernelContext& c) { return map_unary<Mask>(c, make(c.node)); },
+          .attributes = std::move(attrs)};
+  r.add(min_opset == 6 ? with_consumed_inputs(std::move(d)) : std::move(d));
 }
 
 // ---------------------------------------------------------------- PRelu
 
+// Before opset 7 the slope holds either one value shared by all elements or
+// one value per channel (axis 1 of X), whatever its shape. Returns the dims
+// the slope takes for broadcasting against X ({} or {C, 1, ..., 1}).
+Dims legacy_slope_dims(const Node& n, const Dims& x, const Dims& s) {
+  int64_t count = numel_of(s);
+  if (count == 1) return {};
+  TESSERA_CHECK(x.size() >= 2 && count == x[1], n.describe(), ": before opset 7 the slope ", dims_to_string(s),
+                " must have 1 element or one per channel (axis 1) of the input ", dims_to_string(x));
+  Dims d(x.size() - 1, 1);
+  d[0] = count;
+  return d;
+}
+
 void infer_prelu(InferContext& c) {
+  check_removed_attr(c.node, c.opset, "consumed_inputs", 6);
   require_type(c.node, c.in(0).dtype, kNumeric);
   check_same_dtype(c.node, c.input_types);
   const TensorType& x = c.in(0);
   const TensorType& s = c.in(1);
-  if (x.rank_known && s.rank_known) {
+  if (c.opset < 7) {
+    if (x.rank_known && s.fully_known() && (numel_of(s.dims) == 1 || x.rank() < 2 || x.dims[1] >= 0))
+      legacy_slope_dims(c.node, x.dims, s.dims);
+  } else if (x.rank_known && s.rank_known) {
     TESSERA_CHECK(s.rank() <= x.rank(), c.node.describe(), ": slope ", s.to_string(),
                   " has a higher rank than the input ", x.to_string());
     Dims b = broadcast_dims(c.node, x.dims, s.dims);
@@ -51,8 +73,9 @@ void infer_prelu(InferContext& c) {
 }
 
 std::vector<Tensor> prelu(const KernelContext& c) {
+  check_removed_attr(c.node, c.opset, "consumed_inputs", 6);
   const Tensor& x = c.in(0);
-  const Tensor& s = c.in(1);
+  const Tensor s = c.opset < 7 ? c.in(1).reshaped(legacy_slope_dims(c.node, x.dims(), c.in(1).dims())) : c.in(1);
   TESSERA_CHECK(x.dtype() == s.dtype(), c.node.describe(), ": input and slope have different element types");
   TESSERA_CHECK(s.rank() <= x.rank() && broadcast_dims(c.node, x.dims(), s.dims()) == x.dims(), c.node.describe(),
                 ": slope ", dims_to_string(s.dims()), " does not broadcast to the input ", dims_to_string(x.dims()));
@@ -144,7 +167,8 @@ void register_ew_activation_ops(OpRegistry& r) {
     TESSERA_CHECK(a != 0, n.describe(), ": alpha must be non-zero");
     return [a](double v) { return std::max(0.0, v) + std::min(0.0, a * std::expm1(v / a)); };
   });
-  add_act(r, "ThresholdedRelu", 10, {"alpha"}, [](const Node& n) {
+  // Opsets 1-9 had the same op as an experimental one.
+  add_act(r, "ThresholdedRelu", 1, {"alpha"}, [](const Node& n) {
     double a = n.attr_float("alpha", 1.0f);
     return [a](double v) { return v > a ? v : 0.0; };
   });
@@ -180,10 +204,10 @@ void register_ew_activation_ops(OpRegistry& r) {
     return [a](double v) { return v / (1.0 + std::exp(-a * v)); };
   });
 
-  r.add({.name = "PRelu", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_prelu,
-         .reference = prelu});
-  r.add({.name = "Clip", .min_opset = 6, .mapping = MappingType::OneToOne, .infer = infer_clip,
-         .reference = clip, .attributes = {"min", "max"}});
+  r.add({.name = "PRelu", .min_opset = 1, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_prelu,
+         .reference = prelu, .attributes = {"consumed_inputs"}});
+  r.add(with_consumed_inputs({.name = "Clip", .min_opset = 6, .mapping = MappingType::OneToOne, .infer = infer_clip,
+                              .reference = clip, .attributes = {"min", "max"}}));
 }
 
 }  // namespace tessera

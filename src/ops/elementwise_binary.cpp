@@ -1,4 +1,5 @@
-// Binary arithmetic with numpy broadcasting: Add Sub Mul Div Pow Mod BitShift.
+// Binary arithmetic with numpy broadcasting: Add Sub Mul Div Pow Mod BitShift
+// (legacy `broadcast`/`axis` broadcasting for Add..Pow before opset 7).
 // Integer arithmetic is exact and wraps around on overflow like numpy; integer
 // Div truncates toward zero (C semantics, as ONNX specifies); division by zero
 // on integers is an error.
@@ -16,12 +17,15 @@ bool is_negative(W v) {
   else return v < W(0);
 }
 
+// Add Sub Mul Div (and Pow) exist since opset 1 with legacy broadcasting
+// before opset 7; min_opset >= 7 registers the op as is.
 template <class F>
 void add_binary(OpRegistry& r, const char* name, int64_t min_opset, std::vector<int> linear,
                 std::vector<std::string> attrs, F kernel) {
-  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
-         .linear_inputs = std::move(linear), .infer = infer_binary<kNumeric>, .reference = kernel,
-         .attributes = std::move(attrs)});
+  OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
+          .linear_inputs = std::move(linear), .infer = infer_binary<kNumeric>, .reference = kernel,
+          .attributes = std::move(attrs)};
+  r.add(min_opset < 7 ? with_legacy_broadcast(std::move(d)) : std::move(d));
 }
 
 // ---------------------------------------------------------------- Div / Mod
@@ -134,28 +138,28 @@ std::vector<Tensor> bitshift_kernel(const KernelContext& c) {
 }  // namespace
 
 void register_ew_binary_ops(OpRegistry& r) {
-  add_binary(r, "Add", 7, {}, {}, [](const KernelContext& c) {
+  add_binary(r, "Add", 1, {}, {}, [](const KernelContext& c) {
     return map_binary<kNumeric>(c, [](auto a, auto b) {
       if constexpr (std::is_integral_v<decltype(a)>) return wrap_add(a, b);
       else return a + b;
     });
   });
-  add_binary(r, "Sub", 7, {}, {}, [](const KernelContext& c) {
+  add_binary(r, "Sub", 1, {}, {}, [](const KernelContext& c) {
     return map_binary<kNumeric>(c, [](auto a, auto b) {
       if constexpr (std::is_integral_v<decltype(a)>) return wrap_sub(a, b);
       else return a - b;
     });
   });
-  add_binary(r, "Mul", 7, {0, 1}, {}, [](const KernelContext& c) {
+  add_binary(r, "Mul", 1, {0, 1}, {}, [](const KernelContext& c) {
     return map_binary<kNumeric>(c, [](auto a, auto b) {
       if constexpr (std::is_integral_v<decltype(a)>) return wrap_mul(a, b);
       else return a * b;
     });
   });
-  add_binary(r, "Div", 7, {0}, {}, div_kernel);
+  add_binary(r, "Div", 1, {0}, {}, div_kernel);
   add_binary(r, "Mod", 10, {}, {"fmod"}, mod_kernel);
-  r.add({.name = "Pow", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_pow,
-         .reference = pow_kernel});
+  r.add(with_legacy_broadcast({.name = "Pow", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true,
+                               .infer = infer_pow, .reference = pow_kernel}));
   r.add({.name = "BitShift", .min_opset = 11, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_binary<kUnsigned>,
          .reference = bitshift_kernel, .attributes = {"direction"}});
 }

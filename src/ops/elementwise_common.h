@@ -27,6 +27,27 @@ void register_quantize_ops(OpRegistry& r);       // quantize.cpp
 
 namespace ew {
 
+// ---------------------------------------------------------------- old opsets
+// (elementwise_legacy.cpp) Each wrapper lowers the def's min_opset to 1, adds
+// the legacy attributes to its list and keeps the newer semantics unchanged.
+
+// Throws naming the node when it carries `attr` at an opset >= `removed_in`.
+void check_removed_attr(const Node& n, int64_t opset, const char* attr, int64_t removed_in);
+// Legacy (opset < 7) broadcasting of B to A: with broadcast=0 the shapes must
+// be equal; with broadcast=1 B's dims are matched to A's starting at `axis`
+// (default: suffix matching), each equal to A's or 1. Returns B's dims padded
+// with 1s to A's rank (-1 dims are accepted for inference).
+Dims legacy_broadcast_b_dims(const Node& n, const Dims& a, const Dims& b);
+// Binary ops (Add Sub Mul Div Pow And Or Xor Equal Greater Less): before
+// opset 7 `broadcast`/`axis` (legacy broadcasting, output = A's shape), before
+// opset 6 also `consumed_inputs`.
+OpDef with_legacy_broadcast(OpDef d);
+// Variadic ops (Max Min Sum Mean): before `numpy_opset` all inputs must have
+// equal shapes; `consumed_inputs` before opset 6.
+OpDef with_equal_shapes_before(OpDef d, int64_t numpy_opset);
+// Ops whose only change at opset 6 was dropping `consumed_inputs`.
+OpDef with_consumed_inputs(OpDef d);
+
 // Element-type classes, combined as bit masks.
 enum : unsigned {
   kFloat = 1,     // f16, bf16, f32, f64

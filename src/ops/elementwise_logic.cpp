@@ -1,5 +1,6 @@
 // Comparisons (bool output), boolean logic, bitwise integer ops and Where,
-// all with numpy broadcasting.
+// all with numpy broadcasting (legacy `broadcast`/`axis` broadcasting for
+// Equal Less Greater And Or Xor before opset 7).
 #include "ops/elementwise_common.h"
 
 namespace tessera {
@@ -8,11 +9,13 @@ namespace {
 
 using namespace ew;
 
+// min_opset < 7: the op exists since opset 1 with legacy broadcasting.
 template <unsigned Mask, class F>
 void add_compare(OpRegistry& r, const char* name, int64_t min_opset, F f) {
-  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
-         .infer = infer_binary<Mask, DType::Bool>,
-         .reference = [f](const KernelContext& c) { return map_binary<Mask>(c, f, DType::Bool); }});
+  OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
+          .infer = infer_binary<Mask, DType::Bool>,
+          .reference = [f](const KernelContext& c) { return map_binary<Mask>(c, f, DType::Bool); }};
+  r.add(min_opset < 7 ? with_legacy_broadcast(std::move(d)) : std::move(d));
 }
 
 template <unsigned Mask, class F>
@@ -78,15 +81,15 @@ std::vector<Tensor> where_kernel(const KernelContext& c) {
 }  // namespace
 
 void register_ew_logic_ops(OpRegistry& r) {
-  r.add({.name = "Equal", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_equal,
-         .reference = equal_kernel});
-  add_compare<kNumeric>(r, "Less", 7, [](auto a, auto b) { return a < b; });
-  add_compare<kNumeric>(r, "Greater", 7, [](auto a, auto b) { return a > b; });
+  r.add(with_legacy_broadcast({.name = "Equal", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true,
+                               .infer = infer_equal, .reference = equal_kernel}));
+  add_compare<kNumeric>(r, "Less", 1, [](auto a, auto b) { return a < b; });
+  add_compare<kNumeric>(r, "Greater", 1, [](auto a, auto b) { return a > b; });
   add_compare<kNumeric>(r, "LessOrEqual", 12, [](auto a, auto b) { return a <= b; });
   add_compare<kNumeric>(r, "GreaterOrEqual", 12, [](auto a, auto b) { return a >= b; });
-  add_compare<kBool>(r, "And", 7, [](bool a, bool b) { return a && b; });
-  add_compare<kBool>(r, "Or", 7, [](bool a, bool b) { return a || b; });
-  add_compare<kBool>(r, "Xor", 7, [](bool a, bool b) { return a != b; });
+  add_compare<kBool>(r, "And", 1, [](bool a, bool b) { return a && b; });
+  add_compare<kBool>(r, "Or", 1, [](bool a, bool b) { return a || b; });
+  add_compare<kBool>(r, "Xor", 1, [](bool a, bool b) { return a != b; });
   add_bitwise<kInt>(r, "BitwiseAnd", 18, [](auto a, auto b) { return static_cast<decltype(a)>(a & b); });
   add_bitwise<kInt>(r, "BitwiseOr", 18, [](auto a, auto b) { return static_cast<decltype(a)>(a | b); });
   add_bitwise<kInt>(r, "BitwiseXor", 18, [](auto a, auto b) { return static_cast<decltype(a)>(a ^ b); });

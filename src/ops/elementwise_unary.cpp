@@ -10,11 +10,14 @@ namespace {
 
 using namespace ew;
 
+// min_opset 6: the op exists since opset 1, where it also took `consumed_inputs`
+// (true of every unary op whose current semantics date from opset 6).
 template <unsigned Mask, class F>
 void add_unary(OpRegistry& r, const char* name, int64_t min_opset, F f, std::vector<int> linear = {}) {
-  r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne,
-         .linear_inputs = std::move(linear), .infer = infer_unary<Mask>,
-         .reference = [f](const KernelContext& c) { return map_unary<Mask>(c, f); }});
+  OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne,
+          .linear_inputs = std::move(linear), .infer = infer_unary<Mask>,
+          .reference = [f](const KernelContext& c) { return map_unary<Mask>(c, f); }};
+  r.add(min_opset == 6 ? with_consumed_inputs(std::move(d)) : std::move(d));
 }
 
 // Float-only unary math function of a double.

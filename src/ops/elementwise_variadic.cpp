@@ -1,5 +1,6 @@
 // Variadic elementwise ops with numpy broadcasting across all inputs:
 // Sum Mean Max Min. Max/Min propagate NaN like numpy's maximum/minimum.
+// Before opset 8 the inputs must have equal shapes (no broadcasting).
 #include "ops/elementwise_common.h"
 
 namespace tessera {
@@ -63,9 +64,12 @@ FlopsFn fold_flops(int extra) {
 
 template <unsigned Mask, class F>
 void add_variadic(OpRegistry& r, const char* name, F f, bool mean = false) {
-  r.add({.name = name, .min_opset = 8, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_variadic<Mask>,
-         .reference = [f, mean](const KernelContext& c) { return fold_inputs<Mask>(c, f, mean); },
-         .flops = fold_flops(mean ? 1 : 0)});
+  r.add(with_equal_shapes_before(
+      {.name = name, .min_opset = 8, .mapping = MappingType::OneToOne, .broadcasts = true,
+       .infer = infer_variadic<Mask>,
+       .reference = [f, mean](const KernelContext& c) { return fold_inputs<Mask>(c, f, mean); },
+       .flops = fold_flops(mean ? 1 : 0)},
+      8));
 }
 
 }  // namespace

@@ -10,12 +10,15 @@ namespace {
 
 // ---------------------------------------------------------------- Concat
 
+// `axis` is required since opset 4; before, it defaulted to 1.
+int64_t concat_axis(const Node& n, int64_t opset) { return opset < 4 ? n.attr_int("axis", 1) : n.req_int("axis"); }
+
 void infer_concat(InferContext& c) {
   TESSERA_CHECK(c.num_inputs() >= 1, c.node.describe(), ": needs at least one input");
   check_same_dtype(c.node, c.input_types);
   const TensorType& first = c.in(0);
   TESSERA_CHECK(first.rank() >= 1, c.node.describe(), ": inputs must have rank >= 1");
-  int64_t axis = normalize_axis(c.node, c.node.req_int("axis"), first.rank());
+  int64_t axis = normalize_axis(c.node, concat_axis(c.node, c.opset), first.rank());
   Dims d = first.dims;
   for (int i = 1; i < c.num_inputs(); ++i) {
     const TensorType& t = c.in(i);
@@ -35,7 +38,7 @@ std::vector<Tensor> run_concat(const KernelContext& c) {
   TESSERA_CHECK(c.num_inputs() >= 1, c.node.describe(), ": needs at least one input");
   const Tensor& first = c.in(0);
   TESSERA_CHECK(first.rank() >= 1, c.node.describe(), ": inputs must have rank >= 1");
-  int64_t axis = normalize_axis(c.node, c.node.req_int("axis"), first.rank());
+  int64_t axis = normalize_axis(c.node, concat_axis(c.node, c.opset), first.rank());
   Dims d = first.dims();
   d[static_cast<size_t>(axis)] = 0;
   for (int i = 0; i < c.num_inputs(); ++i) {
@@ -68,6 +71,10 @@ std::vector<Tensor> run_concat(const KernelContext& c) {
 }
 
 // ---------------------------------------------------------------- Split
+
+// The sizes come from input 1 from opset 13 on, and in opset 1 (where either
+// input 1 or the `split` attribute could give them).
+bool split_from_input(int64_t opset) { return opset >= 13 || opset < 2; }
 
 // Sizes of the pieces along the axis (dim may be -1 at inference, giving
 // -1 sizes unless the split is explicit). `split_known` false: the split
@@ -122,7 +129,7 @@ void infer_split(InferContext& c) {
   if (c.opset < 13 && c.node.has_attr("split")) {
     split = c.node.attr_ints("split");
     sp = &split;
-  } else if (c.opset >= 13 && c.has_input(1)) {
+  } else if (split_from_input(c.opset) && c.has_input(1)) {
     if (constant_ints(c, 1, split))
       sp = &split;
     else
@@ -146,7 +153,7 @@ std::vector<Tensor> run_split(const KernelContext& c) {
   if (c.opset < 13 && c.node.has_attr("split")) {
     split = c.node.attr_ints("split");
     sp = &split;
-  } else if (c.opset >= 13 && c.has_input(1)) {
+  } else if (split_from_input(c.opset) && c.has_input(1)) {
     split = input_ints(c, 1);
     sp = &split;
   }
@@ -274,9 +281,9 @@ std::vector<Tensor> run_slice(const KernelContext& c) {
 }  // namespace
 
 void register_tensor_concat_ops(OpRegistry& r) {
-  r.add({.name = "Concat", .min_opset = 4, .mapping = MappingType::OneToOne, .linear_inputs = {},
+  r.add({.name = "Concat", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {},
          .infer = infer_concat, .reference = run_concat, .flops = zero_flops, .attributes = {"axis"}});
-  r.add({.name = "Split", .min_opset = 2, .mapping = MappingType::OneToOne, .linear_inputs = {0},
+  r.add({.name = "Split", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {0},
          .infer = infer_split, .reference = run_split, .flops = zero_flops,
          .attributes = {"axis", "split", "num_outputs"}});
   r.add({.name = "Slice", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {0},

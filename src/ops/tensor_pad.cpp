@@ -1,6 +1,8 @@
 // Ops whose output element maps to one input element (or a fill value) per
-// axis independently: Pad, CenterCropPad, Expand and Tile.
+// axis independently: Pad, CenterCropPad, Expand and Tile. Opset 1 Pad names
+// its pads `paddings`; Tile before opset 6 repeats along one axis.
 #include <algorithm>
+#include <cmath>
 
 #include "ops/tensor_common.h"
 
@@ -78,13 +80,21 @@ Dims padded_dims(const Node& n, const Dims& in, const std::vector<std::pair<int6
   return d;
 }
 
+// Pads before opset 11: the `pads` attribute, called `paddings` in opset 1.
+std::vector<int64_t> pad_attr(const Node& n, int64_t opset) {
+  const char* name = opset < 2 ? "paddings" : "pads";
+  TESSERA_CHECK(!n.has_attr(opset < 2 ? "pads" : "paddings"), n.describe(), ": opset ", opset, " names the pads '",
+                name, "'");
+  return n.req_ints(name);
+}
+
 void infer_pad(InferContext& c) {
   const TensorType& x = c.in(0);
   pad_mode(c.node, c.opset);
   std::vector<int64_t> pads, axes;
   bool known = true, has_axes = false;
   if (c.opset < 11) {
-    pads = c.node.req_ints("pads");
+    pads = pad_attr(c.node, c.opset);
   } else {
     TESSERA_CHECK(c.in(1).dtype == DType::I64 || c.in(1).dtype == DType::Undefined, c.node.describe(),
                   ": pads must be int64");
@@ -110,7 +120,7 @@ std::vector<Tensor> run_pad(const KernelContext& c) {
   bool has_axes = false;
   Tensor fill;
   if (c.opset < 11) {
-    pads = c.node.req_ints("pads");
+    pads = pad_attr(c.node, c.opset);
     fill = x.dtype() == DType::String ? Tensor(DType::String, {1})
                                       : Tensor::scalar<float>(c.node.attr_float("value", 0.f)).cast(x.dtype());
   } else {
@@ -245,8 +255,46 @@ std::vector<Tensor> run_expand(const KernelContext& c) {
   return {y};
 }
 
+// Tile before opset 6: inputs (input, tiles, axis) with scalar tiles and axis;
+// the input is repeated `tiles` times along `axis`. Returns false when either
+// is not known (inference only).
+bool legacy_tile_repeats(const Node& n, const Tensor* tiles, const Tensor* axis, int64_t rank,
+                         std::vector<int64_t>& rep) {
+  TESSERA_CHECK(n.inputs.size() == 3, n.describe(), ": before opset 6 Tile takes inputs (input, tiles, axis)");
+  if (!tiles || !axis) return false;
+  TESSERA_CHECK(tiles->numel() == 1 && axis->numel() == 1 && tiles->dtype() != DType::String &&
+                    axis->dtype() != DType::String,
+                n.describe(), ": tiles and axis must be numeric scalars");
+  // Opset 1 typed them like the data (float); they must hold whole numbers.
+  auto whole = [&n](const Tensor& t, const char* what) {
+    double v = t.get_double(0);
+    TESSERA_CHECK(std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9e15, n.describe(), ": ", what,
+                  " must be a whole number, got ", v);
+    return static_cast<int64_t>(v);
+  };
+  int64_t a = normalize_axis(n, whole(*axis, "axis"), rank);
+  rep.assign(static_cast<size_t>(rank), 1);
+  rep[static_cast<size_t>(a)] = whole(*tiles, "tiles");
+  return true;
+}
+
 void infer_tile(InferContext& c) {
   const TensorType& x = c.in(0);
+  if (c.opset < 6) {
+    std::vector<int64_t> rep;
+    TensorType t = x;
+    bool known = legacy_tile_repeats(c.node, c.value(1), c.value(2), x.rank(), rep);
+    for (size_t k = 0; k < t.dims.size(); ++k) {
+      if (!known) {
+        t.dims[k] = -1;
+        continue;
+      }
+      TESSERA_CHECK(rep[k] >= 0, c.node.describe(), ": negative repeat ", rep[k]);
+      if (t.dims[k] >= 0) t.dims[k] *= rep[k];
+    }
+    c.out(0) = t;
+    return;
+  }
   TESSERA_CHECK(c.in(1).dtype == DType::I64 || c.in(1).dtype == DType::Undefined, c.node.describe(),
                 ": repeats must be int64");
   std::vector<int64_t> rep;
@@ -267,7 +315,11 @@ void infer_tile(InferContext& c) {
 
 std::vector<Tensor> run_tile(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  std::vector<int64_t> rep = input_ints(c, 1);
+  std::vector<int64_t> rep;
+  if (c.opset < 6)
+    legacy_tile_repeats(c.node, &c.in(1), &c.in(2), x.rank(), rep);
+  else
+    rep = input_ints(c, 1);
   TESSERA_CHECK(static_cast<int64_t>(rep.size()) == x.rank(), c.node.describe(), ": repeats has ", rep.size(),
                 " entries but the input has rank ", x.rank());
   Dims out = x.dims();
@@ -290,14 +342,15 @@ void register_tensor_pad_ops(OpRegistry& r) {
   // Pad copies each input element to one output position (plus fill values),
   // like Slice: one-to-one. It is linear in the data only when the fill value
   // is 0, so no linear inputs are claimed.
-  r.add({.name = "Pad", .min_opset = 2, .mapping = MappingType::OneToOne, .linear_inputs = {},
-         .infer = infer_pad, .reference = run_pad, .flops = zero_flops, .attributes = {"mode", "pads", "value"}});
+  r.add({.name = "Pad", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {},
+         .infer = infer_pad, .reference = run_pad, .flops = zero_flops,
+         .attributes = {"mode", "pads", "value", "paddings"}});
   r.add({.name = "CenterCropPad", .min_opset = 18, .mapping = MappingType::OneToOne, .linear_inputs = {0},
          .infer = infer_center_crop_pad, .reference = run_center_crop_pad, .flops = zero_flops,
          .attributes = {"axes"}});
   r.add({.name = "Expand", .min_opset = 8, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_expand, .reference = run_expand, .flops = zero_flops});
-  r.add({.name = "Tile", .min_opset = 6, .mapping = MappingType::OneToMany, .linear_inputs = {0},
+  r.add({.name = "Tile", .min_opset = 1, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_tile, .reference = run_tile, .flops = zero_flops});
 }
 

@@ -53,8 +53,25 @@ Dims reshape_dims(const Node& n, const Dims& in, const std::vector<int64_t>& sha
   return out;
 }
 
+// Before opset 5 the shape is the `shape` attribute and the node has one input
+// (plus the no-op hint `consumed_inputs`).
+bool legacy_reshape(const Node& n, int64_t opset) {
+  if (opset >= 5) {
+    TESSERA_CHECK(!n.has_attr("shape") && !n.has_attr("consumed_inputs"), n.describe(),
+                  ": attributes 'shape' and 'consumed_inputs' exist only before opset 5");
+    return false;
+  }
+  TESSERA_CHECK(n.inputs.size() == 1, n.describe(),
+                ": before opset 5 Reshape takes one input and the 'shape' attribute");
+  return true;
+}
+
 void infer_reshape(InferContext& c) {
   const TensorType& x = c.in(0);
+  if (legacy_reshape(c.node, c.opset)) {
+    c.out(0) = {x.dtype, reshape_dims(c.node, x.dims, c.node.req_ints("shape"), false), true};
+    return;
+  }
   const TensorType& s = c.in(1);
   TESSERA_CHECK(s.dtype == DType::I64 || s.dtype == DType::Undefined, c.node.describe(),
                 ": the shape input must be int64, got ", dtype_name(s.dtype));
@@ -70,6 +87,8 @@ void infer_reshape(InferContext& c) {
 
 std::vector<Tensor> run_reshape(const KernelContext& c) {
   const Tensor& x = c.in(0);
+  if (legacy_reshape(c.node, c.opset))
+    return {copy_reshaped(x, reshape_dims(c.node, x.dims(), c.node.req_ints("shape"), false))};
   Dims d = reshape_dims(c.node, x.dims(), input_ints(c, 1), c.node.attr_int("allowzero", 0) != 0);
   return {copy_reshaped(x, d)};
 }
@@ -223,8 +242,9 @@ std::vector<Tensor> run_shape(const KernelContext& c) {
 }  // namespace
 
 void register_tensor_shape_ops(OpRegistry& r) {
-  r.add({.name = "Reshape", .min_opset = 5, .mapping = MappingType::Reorganize, .linear_inputs = {0},
-         .infer = infer_reshape, .reference = run_reshape, .flops = zero_flops, .attributes = {"allowzero"}});
+  r.add({.name = "Reshape", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {0},
+         .infer = infer_reshape, .reference = run_reshape, .flops = zero_flops,
+         .attributes = {"allowzero", "shape", "consumed_inputs"}});
   r.add({.name = "Flatten", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {0},
          .infer = infer_flatten, .reference = run_flatten, .flops = zero_flops, .attributes = {"axis"}});
   r.add({.name = "Squeeze", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {0},
