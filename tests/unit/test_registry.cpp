@@ -65,6 +65,10 @@ const std::map<std::string, M> kMapping = {
     // newest opsets: SwiGLU reads A and B at the output's own index (two same-shape inputs)
     {"BitCast", O2O}, {"SwiGLU", O2O}, {"TensorScatter", M2M}, {"CausalConvWithState", M2M},
     {"LinearAttention", M2M}, {"FlexAttention", M2M},
+    // strings and ai.onnx.ml
+    {"StringNormalizer", O2O}, {"StringConcat", O2O}, {"StringSplit", O2M}, {"RegexFullMatch", O2O},
+    {"TfIdfVectorizer", M2M}, {"Binarizer", O2O}, {"ArrayFeatureExtractor", O2M}, {"LabelEncoder", O2O},
+    {"TreeEnsemble", M2M},
 };
 
 TEST(Registry, EveryOpHasAPinnedMappingType) {
@@ -109,10 +113,19 @@ TEST(Registry, UnknownOpIsAClearError) {
 
 TEST(Registry, OpsetOlderThanTheKernelIsRejected) {
   Node n;
-  n.op_type = "Add";
-  n.name = "a";
-  EXPECT_THROW(OpRegistry::global().get(n, 6), Error);  // opset 6 Add had the legacy broadcast attribute
-  EXPECT_NO_THROW(OpRegistry::global().get(n, 7));
+  n.op_type = "Gelu";  // introduced in opset 20
+  n.name = "g";
+  try {
+    OpRegistry::global().get(n, 17);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("opset 17 is older than the oldest supported (20)"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(OpRegistry::global().get(n, 20));
+  n.op_type = "LabelEncoder";  // other domains version independently
+  n.domain = "ai.onnx.ml";
+  EXPECT_NO_THROW(OpRegistry::global().get(n, 0));
 }
 
 TEST(Registry, MultiLinearInputsForPet) {
