@@ -169,7 +169,9 @@ void infer_reverse_sequence(InferContext& c) {
 
 std::vector<Tensor> run_reverse_sequence(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  auto [ta, ba] = time_batch_axes(c.node);
+  // Plain variables, not a structured binding: clang 14 cannot capture those.
+  const auto axes = time_batch_axes(c.node);
+  const int64_t ta = axes.first, ba = axes.second;
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": input must have rank >= 2, got ", dims_to_string(x.dims()));
   std::vector<int64_t> lens = input_ints(c, 1);
   int64_t tmax = x.dim(ta), batch = x.dim(ba);
