@@ -68,7 +68,9 @@ TEST(RoundTrip, ConformanceModelsSurviveExport) {
     }
   }
   std::printf("round trip: %d of %d models imported, %d compared on their data\n", imported, total, compared);
-  EXPECT_GT(imported, 0);
+  // A floor, so that a regression making many models unimportable shows here
+  // too (1718 import today; the conformance expectation file lists the rest).
+  EXPECT_GE(imported, 1700);
 }
 
 }  // namespace
