@@ -9,16 +9,6 @@ namespace tessera {
 
 namespace {
 
-std::vector<double> as_double(const Tensor& x) { return nn_to_doubles(x); }
-
-Tensor from_double(DType t, const Dims& d, const std::vector<double>& v) {
-  Tensor y(t, d);
-  dispatch_float(t, [&]<class T>() {
-    T* p = y.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) p[i] = to_storage<T>(static_cast<compute_t<T>>(v[i]));
-  }, "normalization");
-  return y;
-}
 
 void check_float(const Node& n, DType t) {
   TESSERA_CHECK(is_float(t), n.describe(), ": needs a float input, got ", dtype_name(t));
@@ -56,8 +46,8 @@ std::vector<Tensor> run_bn(const KernelContext& c) {
   const int64_t plane = N * C == 0 ? 0 : x.numel() / (N * C);
   const double eps = c.node.attr_float("epsilon", 1e-5f);
   const double momentum = c.node.attr_float("momentum", 0.9f);
-  std::vector<double> scale = as_double(c.in(1)), bias = as_double(c.in(2)), mean = as_double(c.in(3)),
-                      var = as_double(c.in(4));
+  std::vector<double> scale = nn_to_doubles(c.in(1)), bias = nn_to_doubles(c.in(2)), mean = nn_to_doubles(c.in(3)),
+                      var = nn_to_doubles(c.in(4));
   // Per channel, or (spatial=0, opsets 7-8) per element of one sample.
   const int64_t per = static_cast<int64_t>(scale.size());
   TESSERA_CHECK(per == C || per == C * plane, c.node.describe(), ": scale has ", per, " values, expected ", C);
@@ -65,7 +55,7 @@ std::vector<Tensor> run_bn(const KernelContext& c) {
     TESSERA_CHECK(c.in(i).numel() == per, c.node.describe(), ": input ", i, " has ", c.in(i).numel(),
                   " values, expected ", per);
   const bool training = bn_training(c.node, c.opset, c.num_outputs());
-  std::vector<double> xv = as_double(x);
+  std::vector<double> xv = nn_to_doubles(x);
   std::vector<double> bmean(static_cast<size_t>(C), 0.0), bvar(static_cast<size_t>(C), 0.0);
   if (training) {
     TESSERA_CHECK(per == C, c.node.describe(), ": training mode needs per-channel parameters");
@@ -92,7 +82,7 @@ std::vector<Tensor> run_bn(const KernelContext& c) {
         const size_t e = static_cast<size_t>((n * C + ch) * plane + i);
         yv[e] = (xv[e] - um[k]) / std::sqrt(uv[k] + eps) * scale[k] + bias[k];
       }
-  std::vector<Tensor> out{from_double(x.dtype(), x.dims(), yv)};
+  std::vector<Tensor> out{nn_from_doubles(x.dtype(), x.dims(), yv)};
   if (c.num_outputs() > 1) {
     std::vector<double> rm = mean, rv = var;
     if (training)
@@ -100,11 +90,11 @@ std::vector<Tensor> run_bn(const KernelContext& c) {
         rm[k] = mean[k] * momentum + bmean[k] * (1 - momentum);
         rv[k] = var[k] * momentum + bvar[k] * (1 - momentum);
       }
-    out.push_back(from_double(c.in(3).dtype(), {per}, rm));
-    out.push_back(from_double(c.in(4).dtype(), {per}, rv));
+    out.push_back(nn_from_doubles(c.in(3).dtype(), {per}, rm));
+    out.push_back(nn_from_doubles(c.in(4).dtype(), {per}, rv));
     // Opsets before 14 also have saved_mean / saved_var: the batch statistics.
-    if (c.num_outputs() > 3) out.push_back(from_double(c.in(3).dtype(), {per}, training ? bmean : mean));
-    if (c.num_outputs() > 4) out.push_back(from_double(c.in(4).dtype(), {per}, training ? bvar : var));
+    if (c.num_outputs() > 3) out.push_back(nn_from_doubles(c.in(3).dtype(), {per}, training ? bmean : mean));
+    if (c.num_outputs() > 4) out.push_back(nn_from_doubles(c.in(4).dtype(), {per}, training ? bvar : var));
   }
   return out;
 }
@@ -155,9 +145,9 @@ std::vector<Tensor> run_instance_norm(const KernelContext& c) {
   const int64_t plane = N * C == 0 ? 0 : x.numel() / (N * C);
   TESSERA_CHECK(c.in(1).numel() == C && c.in(2).numel() == C, c.node.describe(), ": scale and B must have ", C,
                 " values");
-  std::vector<double> y = group_normalize(as_double(x), N, C, plane, C, c.node.attr_float("epsilon", 1e-5f),
-                                          as_double(c.in(1)), as_double(c.in(2)), true);
-  return {from_double(x.dtype(), x.dims(), y)};
+  std::vector<double> y = group_normalize(nn_to_doubles(x), N, C, plane, C, c.node.attr_float("epsilon", 1e-5f),
+                                          nn_to_doubles(c.in(1)), nn_to_doubles(c.in(2)), true);
+  return {nn_from_doubles(x.dtype(), x.dims(), y)};
 }
 
 void infer_group_norm(InferContext& c) {
@@ -182,9 +172,9 @@ std::vector<Tensor> run_group_norm(const KernelContext& c) {
   // Opset 21 has per-channel scale/bias; opset 18 had one per group.
   TESSERA_CHECK((ns == C || ns == G) && c.in(2).numel() == ns, c.node.describe(), ": scale and bias must have ", C,
                 " (or ", G, ") values");
-  std::vector<double> y = group_normalize(as_double(x), N, C, plane, G, c.node.attr_float("epsilon", 1e-5f),
-                                          as_double(c.in(1)), as_double(c.in(2)), ns != C);
-  return {from_double(x.dtype(), x.dims(), y)};
+  std::vector<double> y = group_normalize(nn_to_doubles(x), N, C, plane, G, c.node.attr_float("epsilon", 1e-5f),
+                                          nn_to_doubles(c.in(1)), nn_to_doubles(c.in(2)), ns != C);
+  return {nn_from_doubles(x.dtype(), x.dims(), y)};
 }
 
 }  // namespace

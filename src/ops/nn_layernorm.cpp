@@ -47,15 +47,6 @@ void infer_norm(InferContext& c, bool layer) {
   for (int i = 1; i < c.num_outputs() && layer; ++i) c.out(i) = TensorType{st, stat_dims(x.dims, axis)};
 }
 
-Tensor to_tensor(DType t, const Dims& d, const std::vector<double>& v) {
-  Tensor y(t, d);
-  dispatch_float(t, [&]<class T>() {
-    T* p = y.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) p[i] = to_storage<T>(static_cast<compute_t<T>>(v[i]));
-  }, "normalization");
-  return y;
-}
-
 std::vector<Tensor> run_norm(const KernelContext& c, bool layer) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype()), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype()));
@@ -100,9 +91,9 @@ std::vector<Tensor> run_norm(const KernelContext& c, bool layer) {
       y[static_cast<size_t>(e)] = v;
     }
   }
-  std::vector<Tensor> out{to_tensor(x.dtype(), x.dims(), y)};
-  if (layer && c.num_outputs() > 1) out.push_back(to_tensor(st, stat_dims(x.dims(), axis), means));
-  if (layer && c.num_outputs() > 2) out.push_back(to_tensor(st, stat_dims(x.dims(), axis), invs));
+  std::vector<Tensor> out{nn_from_doubles(x.dtype(), x.dims(), y)};
+  if (layer && c.num_outputs() > 1) out.push_back(nn_from_doubles(st, stat_dims(x.dims(), axis), means));
+  if (layer && c.num_outputs() > 2) out.push_back(nn_from_doubles(st, stat_dims(x.dims(), axis), invs));
   return out;
 }
 

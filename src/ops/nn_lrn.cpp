@@ -14,15 +14,6 @@ void infer_float_same(InferContext& c) {
   c.out(0) = x;
 }
 
-Tensor to_tensor(DType t, const Dims& d, const std::vector<double>& v) {
-  Tensor y(t, d);
-  dispatch_float(t, [&]<class T>() {
-    T* p = y.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) p[i] = to_storage<T>(static_cast<compute_t<T>>(v[i]));
-  }, "normalization");
-  return y;
-}
-
 std::vector<Tensor> run_lrn(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype()) && x.rank() >= 2, c.node.describe(), ": X must be a float tensor of rank >= 2");
@@ -45,7 +36,7 @@ std::vector<Tensor> run_lrn(const KernelContext& c) {
         const size_t e = static_cast<size_t>((n * C + ch) * plane + i);
         y[e] = xv[e] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta);
       }
-  return {to_tensor(x.dtype(), x.dims(), y)};
+  return {nn_from_doubles(x.dtype(), x.dims(), y)};
 }
 
 // Index of each element's reduction group when the dims in `axes` are reduced.
@@ -91,7 +82,7 @@ std::vector<Tensor> run_mvn(const KernelContext& c) {
     const double var = std::max(0.0, sq[k] / cnt[k] - mean * mean);
     y[e] = (xv[e] - mean) / (std::sqrt(var) + 1e-9);
   }
-  return {to_tensor(x.dtype(), x.dims(), y)};
+  return {nn_from_doubles(x.dtype(), x.dims(), y)};
 }
 
 std::vector<Tensor> run_lp_norm(const KernelContext& c) {
@@ -117,7 +108,7 @@ std::vector<Tensor> run_lp_norm(const KernelContext& c) {
         y[e] = norm == 0 ? 0.0 : xv[e] / norm;  // an all-zero vector stays zero
       }
     }
-  return {to_tensor(x.dtype(), x.dims(), y)};
+  return {nn_from_doubles(x.dtype(), x.dims(), y)};
 }
 
 }  // namespace

@@ -64,6 +64,8 @@ void valid_range(int64_t out, int64_t s, int64_t off, int64_t in, int64_t& lo, i
 
 // All elements of a small tensor as doubles.
 std::vector<double> nn_to_doubles(const Tensor& t);
+// A float tensor of type t and dims d from computed double values.
+Tensor nn_from_doubles(DType t, const Dims& d, const std::vector<double>& v);
 
 // Flops shared by the matrix ops: product of known dims, or 0.
 inline double prod_dims(const Dims& d) {

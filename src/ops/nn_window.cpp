@@ -125,4 +125,13 @@ std::vector<double> nn_to_doubles(const Tensor& t) {
   return v;
 }
 
+Tensor nn_from_doubles(DType t, const Dims& d, const std::vector<double>& v) {
+  Tensor y(t, d);
+  dispatch_float(t, [&]<class T>() {
+    T* p = y.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) p[i] = to_storage<T>(static_cast<compute_t<T>>(v[i]));
+  }, "normalization");
+  return y;
+}
+
 }  // namespace tessera
