@@ -10,6 +10,7 @@ PACKAGES=(
   libcli11-dev                               # the CLI's argument parsing
   libgtest-dev googletest                    # unit tests
   clang libclang-rt-14-dev                   # libFuzzer for the importer fuzz target
+  llvm-14-dev                                # the JIT backend (ORC LLJIT, x86 codegen)
 )
 
 missing=()

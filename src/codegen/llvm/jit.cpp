@@ -1,0 +1,315 @@
+// The LLVM JIT: target selection, the O3 pipeline, ORC LLJIT, assembly text
+// and the process-wide kernel cache.
+#include "codegen/llvm/jit.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <cctype>
+#include <future>
+#include <iostream>
+#include <mutex>
+#include <unordered_map>
+
+#include "codegen/llvm/codegen.h"
+#include "loop/printer.h"
+#include "support/error.h"
+#include "support/hash.h"
+
+namespace tessera::codegen {
+
+using loop::Buffer;
+
+namespace {
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+template <class T>
+T unwrap(llvm::Expected<T> v, std::string_view what) {
+  if (!v) TESSERA_FAIL("LLVM JIT: ", what, ": ", llvm::toString(v.takeError()));
+  return std::move(*v);
+}
+
+// The target machine description for an ISA: the host's own CPU and features
+// for Host, a fixed CPU otherwise (so forcing AVX2 on an AVX-512 host gives
+// code without zmm registers).
+llvm::orc::JITTargetMachineBuilder target_builder(Isa isa) {
+  init_llvm();
+  llvm::orc::JITTargetMachineBuilder jtmb =
+      isa == Isa::Host ? unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host")
+                       : llvm::orc::JITTargetMachineBuilder(llvm::Triple(llvm::sys::getProcessTriple()));
+  Isa tune = isa;
+  // A host CPU LLVM 14 does not know is "generic": keep the host's features
+  // but tune for the model of its ISA.
+  if (isa == Isa::Host && (jtmb.getCPU().empty() || jtmb.getCPU() == "generic")) tune = host_isa();
+  if (tune == Isa::AVX512) jtmb.setCPU("skylake-avx512");
+  else if (tune == Isa::AVX2) jtmb.setCPU("haswell");
+  else if (tune == Isa::Generic) jtmb.setCPU("x86-64");
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  return jtmb;
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+std::string module_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  os.flush();
+  return s;
+}
+
+std::string symbol_name(const std::string& kernel) {
+  std::string s = "tessera_";
+  for (char c : kernel) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s;
+}
+
+}  // namespace
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Host: return "host";
+    case Isa::Generic: return "x86-64";
+    case Isa::AVX2: return "avx2";
+    case Isa::AVX512: return "avx512";
+  }
+  return "?";
+}
+
+Isa host_isa() {
+  static const Isa isa = [] {
+    llvm::StringMap<bool> f;
+    if (!llvm::sys::getHostCPUFeatures(f)) return Isa::Generic;
+    if (f.lookup("avx512f")) return Isa::AVX512;
+    if (f.lookup("avx2")) return Isa::AVX2;
+    return Isa::Generic;
+  }();
+  return isa;
+}
+
+bool host_supports(Isa isa) {
+  switch (isa) {
+    case Isa::Host: case Isa::Generic: return true;
+    case Isa::AVX2: return host_isa() == Isa::AVX2 || host_isa() == Isa::AVX512;
+    case Isa::AVX512: return host_isa() == Isa::AVX512;
+  }
+  return false;
+}
+
+// --- JitKernel ----------------------------------------------------------------
+
+struct JitKernel::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  Entry entry = nullptr;
+  std::string name, loop_ir, llvm_ir, cpu;
+  Isa requested = Isa::Host, isa = Isa::Generic;
+  std::vector<Buffer> params;
+  mutable std::mutex asm_mu;
+  mutable std::string asm_text;
+};
+
+JitKernel::JitKernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+JitKernel::~JitKernel() = default;
+
+JitKernel::Entry JitKernel::entry() const { return impl_->entry; }
+const std::string& JitKernel::name() const { return impl_->name; }
+Isa JitKernel::isa() const { return impl_->isa; }
+const std::string& JitKernel::cpu() const { return impl_->cpu; }
+const std::string& JitKernel::loop_ir() const { return impl_->loop_ir; }
+const std::string& JitKernel::llvm_ir() const { return impl_->llvm_ir; }
+
+void JitKernel::run(const std::vector<void*>& buffers) const {
+  TESSERA_CHECK(buffers.size() == impl_->params.size(), "JIT kernel ", impl_->name, " takes ",
+                impl_->params.size(), " buffers, got ", buffers.size());
+  impl_->entry(const_cast<void**>(buffers.data()));
+}
+
+void JitKernel::run(const std::vector<Tensor>& tensors) const {
+  const auto& params = impl_->params;
+  TESSERA_CHECK(tensors.size() == params.size(), "JIT kernel ", impl_->name, " takes ", params.size(),
+                " buffers, got ", tensors.size());
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Buffer& p = params[i];
+    const Tensor& t = tensors[i];
+    TESSERA_CHECK(t.dtype() == p.dtype(), "JIT kernel ", impl_->name, ": buffer '", p.name(), "' is ",
+                  dtype_name(p.dtype()), ", got a ", dtype_name(t.dtype()), " tensor");
+    if (!p.dims().empty())
+      TESSERA_CHECK(t.numel() == numel_of(p.dims()), "JIT kernel ", impl_->name, ": buffer '", p.name(), "' has ",
+                    numel_of(p.dims()), " elements, got a tensor of ", t.numel());
+    ptrs.push_back(const_cast<void*>(t.raw()));
+  }
+  run(ptrs);
+}
+
+std::string JitKernel::assembly() const {
+  std::lock_guard<std::mutex> lock(impl_->asm_mu);
+  if (!impl_->asm_text.empty()) return impl_->asm_text;
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic diag;
+  std::unique_ptr<llvm::Module> m = llvm::parseIR(llvm::MemoryBufferRef(impl_->llvm_ir, impl_->name), diag, ctx);
+  TESSERA_CHECK(m, "LLVM JIT: cannot re-read the IR of kernel ", impl_->name, ": ", diag.getMessage().str());
+  std::unique_ptr<llvm::TargetMachine> tm =
+      unwrap(target_builder(impl_->requested).createTargetMachine(), "creating the target machine");
+  llvm::SmallString<0> text;
+  llvm::raw_svector_ostream os(text);
+  llvm::legacy::PassManager pm;
+  TESSERA_CHECK(!tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile),
+                "LLVM JIT: the target cannot emit assembly");
+  pm.run(*m);
+  impl_->asm_text = std::string(text.str());
+  return impl_->asm_text;
+}
+
+// --- compilation ----------------------------------------------------------------
+
+namespace {
+
+std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string& loop_ir, Isa requested,
+                                   bool fast_math) {
+  llvm::orc::JITTargetMachineBuilder jtmb = target_builder(requested);
+  std::unique_ptr<llvm::TargetMachine> tm = unwrap(jtmb.createTargetMachine(), "creating the target machine");
+
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  CodegenOptions cg;
+  cg.function_name = symbol_name(kernel.name);
+  cg.cpu = jtmb.getCPU();
+  cg.features = jtmb.getFeatures().getString();
+  cg.fast_math = fast_math;
+  std::unique_ptr<llvm::Module> m = emit_kernel_module(kernel, *ctx, cg);
+  m->setDataLayout(tm->createDataLayout());
+  m->setTargetTriple(tm->getTargetTriple().str());
+  std::string broken;
+  llvm::raw_string_ostream err(broken);
+  if (llvm::verifyModule(*m, &err))
+    TESSERA_FAIL("LLVM JIT: invalid LLVM IR for kernel ", kernel.name, ": ", err.str(), "\n", module_text(*m));
+  optimize(*m, *tm);
+
+  auto impl = std::make_unique<JitKernel::Impl>();
+  impl->name = kernel.name;
+  impl->loop_ir = loop_ir;
+  impl->llvm_ir = module_text(*m);
+  impl->cpu = jtmb.getCPU();
+  impl->requested = requested;
+  impl->isa = requested == Isa::Host ? host_isa() : requested;
+  impl->params = kernel.params();
+
+  impl->jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(),
+                     "creating the JIT");
+  llvm::orc::LLJIT& jit = *impl->jit;
+  jit.getMainJITDylib().addGenerator(
+      unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit.getDataLayout().getGlobalPrefix()),
+             "resolving symbols from the process"));
+  if (auto e = jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    TESSERA_FAIL("LLVM JIT: adding kernel ", kernel.name, ": ", llvm::toString(std::move(e)));
+  llvm::JITEvaluatedSymbol sym = unwrap(jit.lookup(cg.function_name), "compiling kernel " + kernel.name);
+  impl->entry = reinterpret_cast<JitKernel::Entry>(static_cast<uintptr_t>(sym.getAddress()));
+  return std::make_shared<JitKernel>(std::move(impl));
+}
+
+// Kernels by hash of (loop-IR text, ISA, fast math); the full text is
+// compared on a hit. A kernel being compiled is a pending future, so two
+// threads asking for the same kernel compile it once.
+struct CacheEntry {
+  std::string text;
+  Isa isa;
+  bool fast_math;
+  std::shared_future<std::shared_ptr<JitKernel>> kernel;
+};
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<uint64_t, std::vector<CacheEntry>> entries;
+};
+Cache& cache() {
+  static Cache* c = new Cache;  // never destroyed: kernels may outlive static destructors
+  return *c;
+}
+
+}  // namespace
+
+std::shared_ptr<JitKernel> jit_compile(const loop::Kernel& kernel, const JitOptions& options) {
+  Isa isa = options.isa;
+  TESSERA_CHECK(host_supports(isa), "LLVM JIT: cannot compile kernel ", kernel.name, " for ", isa_name(isa),
+                ": the host supports at most ", isa_name(host_isa()));
+  std::string text = loop::to_string(kernel);
+  uint64_t key = hash_combine(hash_bytes(text.data(), text.size()),
+                              static_cast<uint64_t>(isa) * 2 + (options.fast_math ? 1 : 0));
+  Cache& c = cache();
+  std::shared_future<std::shared_ptr<JitKernel>> pending;
+  std::promise<std::shared_ptr<JitKernel>> promise;
+  bool mine = false;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (const CacheEntry& e : c.entries[key])
+      if (e.isa == isa && e.fast_math == options.fast_math && e.text == text) pending = e.kernel;
+    if (!pending.valid()) {
+      pending = promise.get_future().share();
+      c.entries[key].push_back({text, isa, options.fast_math, pending});
+      mine = true;
+    }
+  }
+  if (mine) {
+    try {
+      promise.set_value(compile(kernel, text, isa, options.fast_math));
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+      std::lock_guard<std::mutex> lock(c.mu);
+      auto& v = c.entries[key];
+      std::erase_if(v, [&](const CacheEntry& e) { return e.kernel.valid() && e.text == text && e.isa == isa &&
+                                                         e.fast_math == options.fast_math; });
+    }
+  }
+  std::shared_ptr<JitKernel> k = pending.get();  // rethrows a failed compile
+  if (options.dump_ir) std::cerr << k->loop_ir();
+  if (options.dump_llvm) std::cerr << k->llvm_ir();
+  if (options.dump_asm) std::cerr << k->assembly();
+  return k;
+}
+
+size_t jit_cache_size() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  size_t n = 0;
+  for (const auto& [key, v] : c.entries) n += v.size();
+  return n;
+}
+
+void jit_cache_clear() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.entries.clear();
+}
+
+}  // namespace tessera::codegen

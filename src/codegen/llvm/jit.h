@@ -1,0 +1,84 @@
+// The LLVM JIT backend: compiles a loop-IR Kernel to native x86-64 code with
+// LLVM 14's ORC LLJIT and runs it on raw buffers. No LLVM type appears here;
+// only src/codegen/ is compiled against LLVM's headers.
+//
+// A compiled kernel has the C signature `void name(void** args)`, args[i]
+// pointing at the first element of Kernel::params()[i]. It computes exactly
+// what loop::run_kernel computes (expr.h's semantics), except that math
+// intrinsics may differ by an ulp or so (the evaluator rounds a double result,
+// the JIT calls the float libm/LLVM routine), and without the evaluator's
+// bounds checks.
+//
+// Fast math (JitOptions::fast_math, off by default) only allows reassociation
+// and contraction (FMA formation) on float arithmetic: results may change in
+// the last bits, NaN and infinity still behave as without it (no nnan/ninf).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loop/stmt.h"
+#include "tessera/tensor.h"
+
+namespace tessera::codegen {
+
+// Instruction set to compile for. Host resolves to host_isa() (and tunes for
+// the host CPU); the others force that baseline, which the host must support.
+// AVX2 is Haswell (no zmm registers); AVX512 is Skylake-AVX512; Generic is
+// baseline x86-64 (SSE2).
+enum class Isa { Host, Generic, AVX2, AVX512 };
+std::string_view isa_name(Isa isa);  // "host", "x86-64", "avx2", "avx512"
+
+// The best Isa the host supports (from LLVM's sys::getHostCPUFeatures):
+// AVX512 when AVX-512F is present, else AVX2, else Generic.
+Isa host_isa();
+// True when code for `isa` runs on this host.
+bool host_supports(Isa isa);
+
+struct JitOptions {
+  Isa isa = Isa::Host;
+  bool fast_math = false;  // reassociation and contraction only
+  // Print to stderr at compile time: the loop IR, the optimized LLVM IR, the assembly.
+  bool dump_ir = false, dump_llvm = false, dump_asm = false;
+};
+
+class JitKernel {
+ public:
+  using Entry = void (*)(void**);
+  struct Impl;
+  explicit JitKernel(std::unique_ptr<Impl> impl);
+  ~JitKernel();
+  JitKernel(const JitKernel&) = delete;
+  JitKernel& operator=(const JitKernel&) = delete;
+
+  // Runs the kernel; buffers[i] is the data of Kernel::params()[i] (unchecked).
+  void run(const std::vector<void*>& buffers) const;
+  // Runs on tensors, checking their count, dtypes and element counts against
+  // the parameters (outputs are written in place).
+  void run(const std::vector<Tensor>& tensors) const;
+
+  Entry entry() const;
+  const std::string& name() const;     // the kernel's name
+  Isa isa() const;                     // the resolved ISA (never Host)
+  const std::string& cpu() const;      // the LLVM CPU name compiled for
+  const std::string& loop_ir() const;  // the kernel's loop-IR text
+  const std::string& llvm_ir() const;  // the optimized LLVM IR module
+  // The assembly of the optimized module (made on first request).
+  std::string assembly() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Compiles a kernel, or returns the one compiled before for the same kernel
+// text and options (a process-wide, thread-safe cache). Throws tessera::Error
+// on IR the backend does not support and when the host lacks the forced ISA.
+std::shared_ptr<JitKernel> jit_compile(const loop::Kernel& kernel, const JitOptions& options = {});
+
+// Number of kernels in the cache; drops them all (kernels in use stay alive).
+size_t jit_cache_size();
+void jit_cache_clear();
+
+}  // namespace tessera::codegen
