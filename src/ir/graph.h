@@ -48,6 +48,7 @@ struct Attribute {
   static Attribute of_string(std::string v);
   static Attribute of_ints(std::vector<int64_t> v);
   static Attribute of_floats(std::vector<float> v);
+  static Attribute of_strings(std::vector<std::string> v);
   static Attribute of_tensor(Tensor v);
   static Attribute of_graph(std::shared_ptr<Graph> v);
 };

@@ -250,6 +250,19 @@ std::vector<Tensor> loop_kernel(const KernelContext& c) {
 
 // ---------------------------------------------------------------- Scan
 
+// Checks a Scan body against the node's state and scan-input counts (both
+// opset 8 and 9+ forms); returns the number of scan outputs.
+size_t check_scan_body(const Node& node, const Graph& body, size_t n_state, size_t n_in) {
+  TESSERA_CHECK(body.inputs().size() == n_state + n_in, node.describe(), ": the body takes ",
+                body.inputs().size(), " inputs but must take ", n_state, " state + ", n_in, " scan inputs");
+  TESSERA_CHECK(body.outputs().size() >= n_state, node.describe(), ": the body has ", body.outputs().size(),
+                " outputs, fewer than the ", n_state, " state values");
+  const size_t n_out = body.outputs().size() - n_state;
+  TESSERA_CHECK(node.outputs.size() == n_state + n_out, node.describe(), ": the node has ", node.outputs.size(),
+                " outputs but the body yields ", n_state, " state and ", n_out, " scan outputs");
+  return n_out;
+}
+
 struct ScanShape {
   size_t n_state = 0, n_in = 0, n_out = 0;
   std::vector<int64_t> in_axes, in_dirs, out_axes, out_dirs;
@@ -262,13 +275,7 @@ ScanShape scan_shape(const Node& node, const Graph& body, int num_inputs) {
                 num_inputs, " inputs");
   s.n_in = static_cast<size_t>(m);
   s.n_state = static_cast<size_t>(num_inputs) - s.n_in;
-  TESSERA_CHECK(body.inputs().size() == s.n_state + s.n_in, node.describe(), ": the body takes ",
-                body.inputs().size(), " inputs but must take ", s.n_state, " state + ", s.n_in, " scan inputs");
-  TESSERA_CHECK(body.outputs().size() >= s.n_state, node.describe(), ": the body has ", body.outputs().size(),
-                " outputs, fewer than the ", s.n_state, " state values");
-  s.n_out = body.outputs().size() - s.n_state;
-  TESSERA_CHECK(node.outputs.size() == s.n_state + s.n_out, node.describe(), ": the node has ", node.outputs.size(),
-                " outputs but the body yields ", s.n_state, " state and ", s.n_out, " scan outputs");
+  s.n_out = check_scan_body(node, body, s.n_state, s.n_in);
   auto list = [&](const char* key, size_t count) {
     std::vector<int64_t> v = node.attr_ints(key, std::vector<int64_t>(count, 0));
     TESSERA_CHECK(v.size() == count, node.describe(), ": attribute '", key, "' has ", v.size(),
@@ -382,13 +389,7 @@ Scan8Shape scan8_shape(const Node& node, const Graph& body, int num_inputs) {
                 num_inputs - 1, " state and scan inputs");
   s.n_in = static_cast<size_t>(m);
   s.n_state = static_cast<size_t>(num_inputs - 1) - s.n_in;
-  TESSERA_CHECK(body.inputs().size() == s.n_state + s.n_in, node.describe(), ": the body takes ",
-                body.inputs().size(), " inputs but must take ", s.n_state, " state + ", s.n_in, " scan inputs");
-  TESSERA_CHECK(body.outputs().size() >= s.n_state, node.describe(), ": the body has ", body.outputs().size(),
-                " outputs, fewer than the ", s.n_state, " state values");
-  s.n_out = body.outputs().size() - s.n_state;
-  TESSERA_CHECK(node.outputs.size() == s.n_state + s.n_out, node.describe(), ": the node has ", node.outputs.size(),
-                " outputs but the body yields ", s.n_state, " state and ", s.n_out, " scan outputs");
+  s.n_out = check_scan_body(node, body, s.n_state, s.n_in);
   s.dirs = node.attr_ints("directions", std::vector<int64_t>(s.n_in, 0));
   TESSERA_CHECK(s.dirs.size() == s.n_in, node.describe(), ": attribute 'directions' has ", s.dirs.size(),
                 " entries but there are ", s.n_in, " scan inputs");

@@ -21,12 +21,7 @@ Attribute ai(int64_t v) { return Attribute::of_int(v); }
 Attribute as(std::string v) { return Attribute::of_string(std::move(v)); }
 Attribute ais(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
 Attribute afs(std::vector<float> v) { return Attribute::of_floats(std::move(v)); }
-Attribute astrs(std::vector<std::string> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Strings;
-  a.strings = std::move(v);
-  return a;
-}
+Attribute astrs(std::vector<std::string> v) { return Attribute::of_strings(std::move(v)); }
 }  // namespace
 
 // ---------------------------------------------------------------- StringNormalizer
