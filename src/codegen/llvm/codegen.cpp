@@ -120,11 +120,6 @@ void CodeGen::emit_for(const ForNode* op) {
   }
 }
 
-void CodeGen::emit_parallel_for(const ForNode* op) {
-  // TODO(runtime): outline the body into a closure and hand it to the thread pool.
-  emit_serial_for(op);
-}
-
 void CodeGen::emit_serial_for(const ForNode* op) {
   Value* lo = emit(op->min);
   Value* end = b_.CreateAdd(lo, emit(op->extent), op->var.name() + ".end");

@@ -1,6 +1,6 @@
 // The loop-IR -> LLVM IR emitter shared by codegen.cpp (kernel, statements,
-// memory) and codegen_expr.cpp (expressions, casts, math). Internal to
-// src/codegen/llvm.
+// memory), codegen_expr.cpp (expressions, casts, math) and
+// codegen_parallel.cpp (parallel loops). Internal to src/codegen/llvm.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -56,8 +56,8 @@ class CodeGen {
   void emit_for(const loop::ForNode* op);
   void emit_serial_for(const loop::ForNode* op);
   void emit_unrolled_for(const loop::ForNode* op, int64_t extent);
-  // Hook for the runtime thread pool (a later issue outlines the body and
-  // dispatches it); today a Parallel loop runs serially.
+  // Outlines the body into `void body(i64 i, i8* closure)` and calls the
+  // runtime's tessera_parallel_for (codegen_parallel.cpp).
   void emit_parallel_for(const loop::ForNode* op);
   void emit_if(const loop::IfThenElseNode* op);
   void emit_allocate(const loop::AllocateNode* op);

@@ -24,6 +24,7 @@
 
 #include "codegen/llvm/codegen.h"
 #include "loop/printer.h"
+#include "runtime/thread_pool.h"
 #include "support/error.h"
 #include "support/hash.h"
 
@@ -232,6 +233,13 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   jit.getMainJITDylib().addGenerator(
       unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit.getDataLayout().getGlobalPrefix()),
              "resolving symbols from the process"));
+  // The runtime entry points live in this binary, whose symbols the process
+  // search above only finds when it exports them (-rdynamic): define them.
+  llvm::orc::SymbolMap runtime;
+  runtime[jit.mangleAndIntern("tessera_parallel_for")] =
+      llvm::JITEvaluatedSymbol::fromPointer(&tessera_parallel_for, llvm::JITSymbolFlags::Exported);
+  if (auto e = jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))))
+    TESSERA_FAIL("LLVM JIT: defining the runtime symbols: ", llvm::toString(std::move(e)));
   if (auto e = jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
     TESSERA_FAIL("LLVM JIT: adding kernel ", kernel.name, ": ", llvm::toString(std::move(e)));
   llvm::JITEvaluatedSymbol sym = unwrap(jit.lookup(cg.function_name), "compiling kernel " + kernel.name);

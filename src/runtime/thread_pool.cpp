@@ -1,0 +1,158 @@
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+
+#include "support/error.h"
+
+namespace tessera::runtime {
+
+namespace {
+// More chunks than threads, so uneven chunks still balance.
+constexpr int64_t kChunksPerThread = 4;
+
+thread_local bool t_in_region = false;
+
+// Marks the current thread as running chunks for the guard's lifetime.
+class RegionGuard {
+ public:
+  RegionGuard() : saved_(t_in_region) { t_in_region = true; }
+  ~RegionGuard() { t_in_region = saved_; }
+
+ private:
+  bool saved_;
+};
+}  // namespace
+
+// One parallel_for: chunks are claimed from `next` by every participant.
+// Shared with the workers through a shared_ptr, so a worker that wakes late
+// only finds no chunk left.
+struct ThreadPool::Job {
+  const Body* body = nullptr;
+  int64_t n = 0, chunks = 0;
+  std::atomic<int64_t> next{0}, finished{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;  // guards error; with done for the caller's wait
+  std::condition_variable done;
+  std::exception_ptr error;
+
+  // Chunk c covers [c * q + min(c, r), ...) with q, r = divmod(n, chunks).
+  int64_t chunk_begin(int64_t c) const { return c * (n / chunks) + std::min(c, n % chunks); }
+
+  void run_chunks() {
+    RegionGuard region;
+    for (int64_t c; (c = next.fetch_add(1)) < chunks;) {
+      if (!failed.load(std::memory_order_relaxed)) {
+        try {
+          (*body)(chunk_begin(c), chunk_begin(c + 1));
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!error) error = std::current_exception();
+          failed = true;
+        }
+      }
+      if (finished.fetch_add(1) + 1 == chunks) {
+        std::lock_guard<std::mutex> lock(mu);
+        done.notify_all();
+      }
+    }
+  }
+};
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool* pool = new ThreadPool();
+  return *pool;
+}
+
+int ThreadPool::default_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+bool ThreadPool::in_parallel_region() { return t_in_region; }
+
+ThreadPool::ThreadPool(int threads) { start_workers(threads); }
+
+ThreadPool::~ThreadPool() {
+  std::lock_guard<std::mutex> lock(dispatch_mu_);
+  stop_workers();
+}
+
+int ThreadPool::threads() const { return threads_; }
+
+void ThreadPool::set_threads(int threads) {
+  TESSERA_CHECK(!t_in_region, "ThreadPool::set_threads: called from inside a parallel loop");
+  std::lock_guard<std::mutex> lock(dispatch_mu_);
+  stop_workers();
+  start_workers(threads);
+}
+
+void ThreadPool::start_workers(int threads) {
+  threads_ = threads > 0 ? threads : default_threads();
+  stop_ = false;
+  workers_.reserve(static_cast<size_t>(threads_ - 1));
+  for (int t = 1; t < threads_; ++t) workers_.emplace_back([this] { worker_main(); });
+}
+
+void ThreadPool::stop_workers() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& w : workers_) w.join();
+  workers_.clear();
+}
+
+void ThreadPool::worker_main() {
+  uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    std::shared_ptr<Job> job = job_;
+    lock.unlock();
+    if (job) job->run_chunks();
+    lock.lock();
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, const Body& body) {
+  if (n <= 0) return;
+  if (t_in_region || n == 1 || threads_ <= 1) {  // nested, trivial or single-threaded: run here
+    body(0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> dispatch(dispatch_mu_);
+  if (threads_ <= 1) {  // resized while we waited
+    body(0, n);
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->body = &body;
+  job->n = n;
+  job->chunks = std::min<int64_t>(n, kChunksPerThread * threads_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = job;
+    ++generation_;
+  }
+  wake_.notify_all();
+  job->run_chunks();
+  {
+    std::unique_lock<std::mutex> lock(job->mu);
+    job->done.wait(lock, [&] { return job->finished.load() == job->chunks; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_.reset();
+  }
+  if (job->error) std::rethrow_exception(job->error);
+}
+
+}  // namespace tessera::runtime
+
+extern "C" void tessera_parallel_for(int64_t n, void (*body)(int64_t i, void* closure), void* closure) noexcept {
+  tessera::runtime::ThreadPool::global().parallel_for(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) body(i, closure);
+  });
+}

@@ -1,0 +1,141 @@
+// The runtime thread pool: coverage of [0, n), chunk shape, exceptions,
+// nesting, resizing and the C entry point used by JIT code.
+#include "runtime/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "support/error.h"
+
+namespace tessera::runtime {
+namespace {
+
+// Runs parallel_for and checks every index is visited exactly once by
+// contiguous, disjoint, non-empty chunks.
+void expect_covers(ThreadPool& pool, int64_t n) {
+  std::vector<std::atomic<int>> hits(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  std::mutex mu;
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  pool.parallel_for(n, [&](int64_t begin, int64_t end) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      chunks.emplace_back(begin, end);
+    }
+    for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+  });
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n=" << n << " i=" << i;
+  std::sort(chunks.begin(), chunks.end());
+  int64_t next = 0;
+  for (auto [begin, end] : chunks) {
+    EXPECT_EQ(begin, next) << "n=" << n;
+    EXPECT_LT(begin, end) << "n=" << n;
+    next = end;
+  }
+  EXPECT_EQ(next, std::max<int64_t>(n, 0));
+}
+
+TEST(ThreadPool, VisitsEveryIndexOnce) {
+  ThreadPool pool(4);
+  EXPECT_EQ(pool.threads(), 4);
+  for (int64_t n : {-3, 0, 1, 2, 3, 4, 5, 7, 16, 17, 100, 1001, 65537}) expect_covers(pool, n);
+}
+
+TEST(ThreadPool, ManyLoopsInARow) {
+  ThreadPool pool(3);
+  for (int64_t n = 0; n < 300; ++n) expect_covers(pool, n);
+}
+
+TEST(ThreadPool, SetThreads) {
+  ThreadPool pool(1);
+  for (int t : {1, 2, 1, 5}) {
+    pool.set_threads(t);
+    EXPECT_EQ(pool.threads(), t);
+    for (int64_t n : {0, 1, 2, 9, 1000}) expect_covers(pool, n);
+  }
+  pool.set_threads(0);
+  EXPECT_EQ(pool.threads(), ThreadPool::default_threads());
+  expect_covers(pool, 123);
+}
+
+TEST(ThreadPool, UsesSeveralThreads) {
+  ThreadPool pool(2);
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  // Each chunk waits until a second thread has shown up (or gives up).
+  std::atomic<int> arrived{0};
+  pool.parallel_for(2, [&](int64_t, int64_t) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+    }
+    arrived.fetch_add(1);
+    for (int spin = 0; spin < 2000 && arrived.load() < 2; ++spin)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  EXPECT_EQ(ids.size(), 2u);
+}
+
+TEST(ThreadPool, ExceptionsReachTheCaller) {
+  for (int t : {1, 2, 4}) {
+    ThreadPool pool(t);
+    std::atomic<int64_t> ran{0};
+    EXPECT_THROW(pool.parallel_for(1000,
+                                   [&](int64_t begin, int64_t end) {
+                                     ran += end - begin;
+                                     if (begin <= 500 && 500 < end) TESSERA_FAIL("chunk holding 500 failed");
+                                   }),
+                 Error);
+    EXPECT_GT(ran.load(), 0);
+    expect_covers(pool, 100);  // still usable afterwards
+  }
+}
+
+TEST(ThreadPool, NestedCallsRunSerially) {
+  ThreadPool pool(4);
+  constexpr int64_t kOuter = 13, kInner = 29;
+  std::vector<std::atomic<int>> hits(kOuter * kInner);
+  pool.parallel_for(kOuter, [&](int64_t ob, int64_t oe) {
+    EXPECT_TRUE(ThreadPool::in_parallel_region());
+    for (int64_t o = ob; o < oe; ++o)
+      pool.parallel_for(kInner, [&](int64_t ib, int64_t ie) {
+        for (int64_t i = ib; i < ie; ++i) hits[static_cast<size_t>(o * kInner + i)].fetch_add(1);
+      });
+  });
+  EXPECT_FALSE(ThreadPool::in_parallel_region());
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+}
+
+TEST(ThreadPool, CallersOnSeveralThreads) {
+  ThreadPool pool(3);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back([&] {
+      for (int64_t n = 0; n < 50; ++n) expect_covers(pool, n * 7);
+    });
+  for (std::thread& t : callers) t.join();
+}
+
+TEST(ThreadPool, CEntryPoint) {
+  ThreadPool& global = ThreadPool::global();
+  const int saved = global.threads();
+  for (int t : {1, 2, 4}) {
+    global.set_threads(t);
+    std::vector<std::atomic<int>> hits(777);
+    tessera_parallel_for(
+        777, [](int64_t i, void* closure) { (*static_cast<std::vector<std::atomic<int>>*>(closure))[i] += 1; },
+        &hits);
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+    tessera_parallel_for(0, [](int64_t, void*) { ADD_FAILURE() << "ran for n = 0"; }, nullptr);
+  }
+  global.set_threads(saved);
+}
+
+}  // namespace
+}  // namespace tessera::runtime
