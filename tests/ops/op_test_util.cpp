@@ -55,8 +55,9 @@ std::vector<TensorType> infer_op(const OpCase& c) {
 }
 
 std::vector<TensorType> infer_types(const std::string& op, const std::vector<TensorType>& ins, AttrMap attrs,
-                                    int outputs) {
+                                    int outputs, int64_t opset) {
   Graph g;
+  g.opset = opset;
   std::vector<Value*> vs;
   for (size_t i = 0; i < ins.size(); ++i) vs.push_back(g.add_input("in" + std::to_string(i), ins[i]));
   std::vector<std::string> names;

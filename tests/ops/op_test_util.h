@@ -32,7 +32,7 @@ std::vector<TensorType> infer_op(const OpCase& c);
 // Output types of a one-node graph whose inputs have the given (possibly
 // unknown) static types: for inference tests with -1 dims.
 std::vector<TensorType> infer_types(const std::string& op, const std::vector<TensorType>& ins, AttrMap attrs = {},
-                                    int outputs = 1);
+                                    int outputs = 1, int64_t opset = 17);
 
 // EXPECTs equal dtype, dims, and values within atol + rtol*|expected|.
 void expect_near(const Tensor& actual, const Tensor& expected, double rtol = 1e-5, double atol = 1e-6);

@@ -25,13 +25,7 @@ std::vector<float> iota(int n) {
 
 // Output type of one node at `opset` with inputs of the given static types.
 TensorType infer_at(int64_t opset, const std::string& op, const std::vector<TensorType>& ins, AttrMap attrs) {
-  Graph g;
-  g.opset = opset;
-  std::vector<Value*> vs;
-  for (size_t i = 0; i < ins.size(); ++i) vs.push_back(g.add_input("in" + std::to_string(i), ins[i]));
-  Node* n = g.add_node(op, vs, {"y"}, std::move(attrs), "node");
-  infer_graph(g);
-  return n->outputs[0]->type;
+  return infer_types(op, ins, std::move(attrs), 1, opset)[0];
 }
 }  // namespace
 

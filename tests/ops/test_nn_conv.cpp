@@ -16,12 +16,7 @@ Tensor ones_f32(Dims d) { return f32(d, std::vector<float>(static_cast<size_t>(n
 
 // Output type of a one-node graph whose inputs have the given (possibly unknown) types.
 TensorType infer_with(const std::string& op, const std::vector<TensorType>& ins, AttrMap attrs) {
-  Graph g;
-  std::vector<Value*> vs;
-  for (size_t i = 0; i < ins.size(); ++i) vs.push_back(g.add_input("in" + std::to_string(i), ins[i]));
-  Node* n = g.add_node(op, vs, {"y"}, std::move(attrs), "node");
-  infer_graph(g);
-  return n->outputs[0]->type;
+  return infer_types(op, ins, std::move(attrs))[0];
 }
 }  // namespace
 
