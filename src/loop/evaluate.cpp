@@ -257,6 +257,9 @@ EvalValue Evaluator::eval(const Expr& e) {
       else vars_.erase(op->var.node());
       return r;
     }
+    case ExprKind::ProducerLoad:
+    case ExprKind::Reduce:
+      TESSERA_FAIL("loop evaluator: ", expr_kind_name(e.kind()), " must be lowered first: ", to_string(e));
     default: {
       auto* op = e.as<BinaryNode>();
       return eval_binary(op->kind, eval(op->a), eval(op->b));

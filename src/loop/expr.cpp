@@ -22,7 +22,7 @@ std::string_view expr_kind_name(ExprKind k) {
   static constexpr std::string_view kNames[] = {
       "IntImm", "FloatImm", "Var", "Cast", "Add", "Sub", "Mul", "Div", "Mod", "Min", "Max",
       "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not",
-      "Select", "Load", "Ramp", "Broadcast", "Call", "Let"};
+      "Select", "Load", "Ramp", "Broadcast", "Call", "Let", "ProducerLoad", "Reduce"};
   return kNames[static_cast<size_t>(k)];
 }
 
@@ -229,6 +229,77 @@ Expr let(Var var, Expr value, Expr body) {
   return make<LetNode>(t, std::move(var), std::move(value), std::move(body));
 }
 
+std::string_view reduce_op_name(ReduceOp op) {
+  static constexpr std::string_view kNames[] = {"sum", "prod", "min", "max"};
+  return kNames[static_cast<size_t>(op)];
+}
+
+Expr producer_load(std::shared_ptr<const Producer> p, int value_index, Type t, std::vector<Expr> indices) {
+  TESSERA_CHECK(p != nullptr, "loop IR: producer load of a null producer");
+  TESSERA_CHECK(t.is_scalar(), "loop IR: producer load of ", p->producer_name(), " must be scalar");
+  for (auto& i : indices) {
+    check_defined(i, "producer load index");
+    TESSERA_CHECK(i.type().is_scalar() && i.type().is_int(), "loop IR: index of ", p->producer_name(),
+                  " must be a scalar integer, got ", i.type().to_string());
+    if (i.type() != index_type()) i = cast(index_type(), i);
+  }
+  return make<ProducerLoadNode>(t, std::move(p), value_index, std::move(indices));
+}
+
+Expr reduce_identity(ReduceOp op, Type t) {
+  switch (op) {
+    case ReduceOp::Sum: return make_zero(t);
+    case ReduceOp::Prod: return make_one(t);
+    case ReduceOp::Min:
+    case ReduceOp::Max: {
+      bool is_min = op == ReduceOp::Min;
+      if (t.is_float()) return make_const(t, is_min ? INFINITY : -INFINITY);
+      if (t.dtype == DType::U64) return make_int_const(t, is_min ? -1 : 0);  // all ones = UINT64_MAX
+      if (t.is_bool()) return make_int_const(t, is_min ? 1 : 0);
+      int64_t lo = 0, hi = 0;
+      switch (t.dtype) {
+        case DType::I8: lo = INT8_MIN; hi = INT8_MAX; break;
+        case DType::I16: lo = INT16_MIN; hi = INT16_MAX; break;
+        case DType::I32: lo = INT32_MIN; hi = INT32_MAX; break;
+        case DType::I64: lo = INT64_MIN; hi = INT64_MAX; break;
+        case DType::U8: hi = UINT8_MAX; break;
+        case DType::U16: hi = UINT16_MAX; break;
+        case DType::U32: hi = UINT32_MAX; break;
+        default: TESSERA_FAIL("loop IR: no ", reduce_op_name(op), " identity for ", t.to_string());
+      }
+      return make_int_const(t, is_min ? hi : lo);
+    }
+  }
+  return {};
+}
+
+Expr reduce_combine(ReduceOp op, Expr acc, Expr value) {
+  switch (op) {
+    case ReduceOp::Sum: return std::move(acc) + std::move(value);
+    case ReduceOp::Prod: return std::move(acc) * std::move(value);
+    case ReduceOp::Min: return min(std::move(acc), std::move(value));
+    case ReduceOp::Max: return max(std::move(acc), std::move(value));
+  }
+  return {};
+}
+
+Expr reduce(ReduceOp op, Expr source, std::vector<ReduceAxis> axes, Expr condition, Expr init) {
+  check_defined(source, "reduce source");
+  Type t = source.type();
+  TESSERA_CHECK(t.is_scalar(), "loop IR: reduce source must be scalar, got ", t.to_string());
+  for (auto& a : axes) {
+    TESSERA_CHECK(a.var.defined() && a.min.defined() && a.extent.defined(), "loop IR: incomplete reduce axis");
+    if (a.min.type() != index_type()) a.min = cast(index_type(), a.min);
+    if (a.extent.type() != index_type()) a.extent = cast(index_type(), a.extent);
+  }
+  if (condition.defined())
+    TESSERA_CHECK(condition.type() == bool_type(), "loop IR: reduce condition must be a scalar bool");
+  if (!init.defined()) init = reduce_identity(op, t);
+  TESSERA_CHECK(init.type() == t, "loop IR: reduce init ", init.type().to_string(), " differs from source ",
+                t.to_string());
+  return make<ReduceNode>(t, op, std::move(source), std::move(axes), std::move(condition), std::move(init));
+}
+
 Expr operator+(Expr a, Expr b) { return binary(ExprKind::Add, std::move(a), std::move(b)); }
 Expr operator-(Expr a, Expr b) { return binary(ExprKind::Sub, std::move(a), std::move(b)); }
 Expr operator*(Expr a, Expr b) { return binary(ExprKind::Mul, std::move(a), std::move(b)); }
@@ -306,6 +377,24 @@ bool equal(const Expr& a, const Expr& b) {
     case ExprKind::Let: {
       auto *x = a.as<LetNode>(), *y = b.as<LetNode>();
       return x->var.same_as(y->var) && equal(x->value, y->value) && equal(x->body, y->body);
+    }
+    case ExprKind::ProducerLoad: {
+      auto *x = a.as<ProducerLoadNode>(), *y = b.as<ProducerLoadNode>();
+      if (x->producer != y->producer || x->value_index != y->value_index) return false;
+      for (size_t i = 0; i < x->indices.size(); ++i)
+        if (!equal(x->indices[i], y->indices[i])) return false;
+      return x->indices.size() == y->indices.size();
+    }
+    case ExprKind::Reduce: {
+      auto *x = a.as<ReduceNode>(), *y = b.as<ReduceNode>();
+      if (x->op != y->op || x->axes.size() != y->axes.size()) return false;
+      for (size_t i = 0; i < x->axes.size(); ++i)
+        if (!x->axes[i].var.same_as(y->axes[i].var) || !equal(x->axes[i].min, y->axes[i].min) ||
+            !equal(x->axes[i].extent, y->axes[i].extent))
+          return false;
+      return equal(x->source, y->source) && equal(x->init, y->init) &&
+             x->condition.defined() == y->condition.defined() &&
+             (!x->condition.defined() || equal(x->condition, y->condition));
     }
     default: {
       auto *x = a.as<BinaryNode>(), *y = b.as<BinaryNode>();

@@ -45,6 +45,7 @@ enum class ExprKind : uint8_t {
   Add, Sub, Mul, Div, Mod, Min, Max,
   EQ, NE, LT, LE, GT, GE, And, Or, Not,
   Select, Load, Ramp, Broadcast, Call, Let,
+  ProducerLoad, Reduce,  // tensor-expression nodes: removed by lowering (src/schedule/lower.h)
 };
 std::string_view expr_kind_name(ExprKind k);
 bool is_binary(ExprKind k);      // Add .. Or (two operands, BinaryNode)
@@ -187,6 +188,48 @@ struct LetNode : ExprNode {
   const Expr value, body;
 };
 
+// --- tensor-expression nodes ---------------------------------------------------
+// Tensor expressions (src/te) reuse these expressions and add two nodes that
+// only exist before lowering: a multi-dimensional read of another stage, and a
+// reduction. The evaluator and code generators reject them.
+
+// A stage of a tensor-expression program, as seen from the loop IR (src/te
+// defines the stages; this interface only names them).
+struct Producer {
+  virtual ~Producer() = default;
+  virtual const std::string& producer_name() const = 0;
+};
+
+struct ProducerLoadNode : ExprNode {  // producer's output `value_index` at `indices`
+  ProducerLoadNode(Type t, std::shared_ptr<const Producer> p, int vi, std::vector<Expr> idx)
+      : ExprNode(ExprKind::ProducerLoad, t), producer(std::move(p)), value_index(vi), indices(std::move(idx)) {}
+  static bool classof(ExprKind k) { return k == ExprKind::ProducerLoad; }
+  const std::shared_ptr<const Producer> producer;
+  const int value_index;
+  const std::vector<Expr> indices;  // scalar i64, one per dimension
+};
+
+// An axis of a reduction: var runs over [min, min + extent).
+struct ReduceAxis {
+  Var var;
+  Expr min, extent;
+};
+enum class ReduceOp : uint8_t { Sum, Prod, Min, Max };
+std::string_view reduce_op_name(ReduceOp op);  // "sum", "prod", "min", "max"
+
+// combine(init, source over every point of the axes where condition holds).
+struct ReduceNode : ExprNode {
+  ReduceNode(Type t, ReduceOp o, Expr s, std::vector<ReduceAxis> a, Expr c, Expr i)
+      : ExprNode(ExprKind::Reduce, t), op(o), source(std::move(s)), axes(std::move(a)),
+        condition(std::move(c)), init(std::move(i)) {}
+  static bool classof(ExprKind k) { return k == ExprKind::Reduce; }
+  const ReduceOp op;
+  const Expr source;
+  const std::vector<ReduceAxis> axes;
+  const Expr condition;  // undefined: every point
+  const Expr init;       // the combiner's identity unless given
+};
+
 // --- construction (every constructor checks its operand types) ---------------
 
 Expr int_imm(int64_t v, Type t = index_type());  // wraps v to t
@@ -216,6 +259,15 @@ Expr call(std::string name, std::vector<Expr> args);
 // Any call with an explicit result type (runtime intrinsics).
 Expr call(Type t, std::string name, std::vector<Expr> args);
 Expr let(Var var, Expr value, Expr body);
+// A read of a producer's output (scalar; indices are converted to i64).
+Expr producer_load(std::shared_ptr<const Producer> p, int value_index, Type t, std::vector<Expr> indices);
+// A reduction of a scalar source; init defaults to the combiner's identity
+// (0, 1, the type's largest / lowest value, +inf / -inf for floats).
+Expr reduce(ReduceOp op, Expr source, std::vector<ReduceAxis> axes, Expr condition = {}, Expr init = {});
+// The combiner applied to an accumulator and a new value.
+Expr reduce_combine(ReduceOp op, Expr acc, Expr value);
+// The combiner's identity for type t.
+Expr reduce_identity(ReduceOp op, Type t);
 
 Expr operator+(Expr a, Expr b);
 Expr operator-(Expr a, Expr b);

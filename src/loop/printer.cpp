@@ -146,6 +146,42 @@ class ExprPrinter {
         os << ")";
         return;
       }
+      case ExprKind::ProducerLoad: {
+        auto* op = e.as<ProducerLoadNode>();
+        os << op->producer->producer_name();
+        if (op->value_index) os << "#" << op->value_index;
+        os << "[";
+        for (size_t i = 0; i < op->indices.size(); ++i) {
+          if (i) os << ", ";
+          print(op->indices[i]);
+        }
+        os << "]";
+        return;
+      }
+      case ExprKind::Reduce: {
+        auto* op = e.as<ReduceNode>();
+        os << reduce_op_name(op->op) << "(";
+        print(op->source);
+        os << " over ";
+        for (size_t i = 0; i < op->axes.size(); ++i) {
+          if (i) os << ", ";
+          os << op->axes[i].var.name() << " in [";
+          print(op->axes[i].min);
+          os << ", +";
+          print(op->axes[i].extent);
+          os << ")";
+        }
+        if (op->condition.defined()) {
+          os << " where ";
+          print(op->condition);
+        }
+        if (!equal(op->init, reduce_identity(op->op, op->type))) {
+          os << " init ";
+          print(op->init);
+        }
+        os << ")";
+        return;
+      }
       case ExprKind::Min:
       case ExprKind::Max: {
         auto* op = e.as<BinaryNode>();

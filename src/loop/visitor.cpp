@@ -21,6 +21,8 @@ void IRVisitor::visit(const Expr& e) {
     case ExprKind::Broadcast: return visit(e.as<BroadcastNode>());
     case ExprKind::Call: return visit(e.as<CallNode>());
     case ExprKind::Let: return visit(e.as<LetNode>());
+    case ExprKind::ProducerLoad: return visit(e.as<ProducerLoadNode>());
+    case ExprKind::Reduce: return visit(e.as<ReduceNode>());
     default: return visit(e.as<BinaryNode>());
   }
 }
@@ -53,6 +55,15 @@ void IRVisitor::visit(const CallNode* op) {
   for (const Expr& a : op->args) visit(a);
 }
 void IRVisitor::visit(const LetNode* op) { visit(op->value); visit(op->body); }
+void IRVisitor::visit(const ProducerLoadNode* op) {
+  for (const Expr& i : op->indices) visit(i);
+}
+void IRVisitor::visit(const ReduceNode* op) {
+  for (const ReduceAxis& a : op->axes) { visit(a.min); visit(a.extent); }
+  visit(op->source);
+  visit(op->condition);
+  visit(op->init);
+}
 void IRVisitor::visit(const ForNode* op) {
   visit(op->min);
   visit(op->extent);
@@ -91,6 +102,8 @@ Expr IRMutator::mutate(const Expr& e) {
     case ExprKind::Broadcast: return visit(e.as<BroadcastNode>(), e);
     case ExprKind::Call: return visit(e.as<CallNode>(), e);
     case ExprKind::Let: return visit(e.as<LetNode>(), e);
+    case ExprKind::ProducerLoad: return visit(e.as<ProducerLoadNode>(), e);
+    case ExprKind::Reduce: return visit(e.as<ReduceNode>(), e);
     default: return visit(e.as<BinaryNode>(), e);
   }
 }
@@ -129,6 +142,26 @@ Expr IRMutator::visit(const SelectNode* op, const Expr& e) {
 Expr IRMutator::visit(const LoadNode* op, const Expr& e) {
   Expr i = mutate(op->index), p = mutate(op->predicate);
   return i.same_as(op->index) && p.same_as(op->predicate) ? e : load(op->buffer, i, p);
+}
+Expr IRMutator::visit(const ProducerLoadNode* op, const Expr& e) {
+  std::vector<Expr> idx;
+  bool changed = false;
+  for (const Expr& i : op->indices) {
+    idx.push_back(mutate(i));
+    changed |= !idx.back().same_as(i);
+  }
+  return changed ? producer_load(op->producer, op->value_index, op->type, std::move(idx)) : e;
+}
+Expr IRMutator::visit(const ReduceNode* op, const Expr& e) {
+  std::vector<ReduceAxis> axes;
+  bool changed = false;
+  for (const ReduceAxis& a : op->axes) {
+    axes.push_back({a.var, mutate(a.min), mutate(a.extent)});
+    changed |= !axes.back().min.same_as(a.min) || !axes.back().extent.same_as(a.extent);
+  }
+  Expr s = mutate(op->source), c = mutate(op->condition), i = mutate(op->init);
+  changed |= !s.same_as(op->source) || !c.same_as(op->condition) || !i.same_as(op->init);
+  return changed ? reduce(op->op, s, std::move(axes), c, i) : e;
 }
 Expr IRMutator::visit(const RampNode* op, const Expr& e) {
   Expr b = mutate(op->base), s = mutate(op->stride);

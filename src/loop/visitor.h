@@ -30,6 +30,8 @@ class IRVisitor {
   virtual void visit(const BroadcastNode* op);
   virtual void visit(const CallNode* op);
   virtual void visit(const LetNode* op);
+  virtual void visit(const ProducerLoadNode* op);
+  virtual void visit(const ReduceNode* op);
   virtual void visit(const ForNode* op);
   virtual void visit(const StoreNode* op);
   virtual void visit(const LetStmtNode* op);
@@ -61,6 +63,8 @@ class IRMutator {
   virtual Expr visit(const BroadcastNode* op, const Expr& e);
   virtual Expr visit(const CallNode* op, const Expr& e);
   virtual Expr visit(const LetNode* op, const Expr& e);
+  virtual Expr visit(const ProducerLoadNode* op, const Expr& e);
+  virtual Expr visit(const ReduceNode* op, const Expr& e);
   virtual Stmt visit(const ForNode* op, const Stmt& s);
   virtual Stmt visit(const StoreNode* op, const Stmt& s);
   virtual Stmt visit(const LetStmtNode* op, const Stmt& s);

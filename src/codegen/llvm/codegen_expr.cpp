@@ -130,6 +130,9 @@ Value* CodeGen::emit(const Expr& e) {
       unbind(op->var.node(), saved);
       return r;
     }
+    case ExprKind::ProducerLoad:
+    case ExprKind::Reduce:
+      TESSERA_FAIL("LLVM codegen: ", expr_kind_name(e.kind()), " must be lowered first");
     default: return emit_binary(e.as<BinaryNode>());
   }
 }

@@ -1,0 +1,274 @@
+// A stage's loops under split / fuse / reorder / annotations, and building
+// them into a loop nest.
+#include "schedule/loop_nest.h"
+
+#include <algorithm>
+
+#include "loop/printer.h"
+#include "loop/simplify.h"
+#include "loop/visitor.h"
+#include "support/error.h"
+
+namespace tessera::schedule {
+
+using loop::Expr;
+using loop::ForKind;
+using loop::Stmt;
+using loop::Var;
+
+LoopNest::LoopNest(const te::Stage& stage, const std::vector<Expr>& mins, const std::vector<Expr>& extents)
+    : stage_(stage) {
+  TESSERA_CHECK(stage.kind == te::StageKind::Compute, "schedule: ", stage.name, " is not a compute stage");
+  TESSERA_CHECK(mins.size() == stage.axes.size() && extents.size() == stage.axes.size(),
+                "schedule: domain of ", stage.name, " has the wrong rank");
+  auto add = [&](const std::string& name, const Expr& extent, bool reduce) -> Var {
+    TESSERA_CHECK(!find(name), "schedule: stage ", stage.name, " has two axes named '", name, "'");
+    Var v(stage.name + "." + name);
+    leaves_.push_back({name, v, loop::simplify(extent), ForKind::Serial, reduce});
+    return v;
+  };
+  for (size_t i = 0; i < stage.axes.size(); ++i)
+    spatial_.push_back(loop::simplify(mins[i] + add(stage.axes[i].name(), extents[i], false)));
+  if (te::is_top_reduce(stage))
+    for (const auto& a : stage.body.as<loop::ReduceNode>()->axes)
+      reduce_.push_back(loop::simplify(a.min + add(a.var.name(), a.extent, true)));
+}
+
+const Leaf* LoopNest::find(const std::string& name) const {
+  for (const Leaf& l : leaves_)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+Leaf& LoopNest::leaf(const std::string& name) {
+  for (Leaf& l : leaves_)
+    if (l.name == name) return l;
+  std::string have;
+  for (const Leaf& l : leaves_) have += (have.empty() ? "" : ", ") + l.name;
+  TESSERA_FAIL("schedule: stage ", stage_.name, " has no loop '", name, "' (loops: ", have, ")");
+}
+
+void LoopNest::substitute_all(const Var& v, const Expr& value) {
+  for (Expr& e : spatial_) e = loop::simplify(loop::substitute(e, v, value));
+  for (Expr& e : reduce_) e = loop::simplify(loop::substitute(e, v, value));
+  for (Expr& e : guards_) e = loop::simplify(loop::substitute(e, v, value));
+}
+
+void LoopNest::apply(const Step& step) {
+  const std::string& s = stage_.name;
+  switch (step.kind) {
+    case StepKind::Split: {
+      int64_t f = step.ints.at(0);
+      TESSERA_CHECK(f >= 1, "schedule: split ", s, " ", step.names[0], " by ", f, ": the factor must be >= 1");
+      Leaf old = leaf(step.names[0]);
+      auto pos = std::find_if(leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return l.name == old.name; });
+      Leaf outer{outer_name(old.name), Var(s + "." + outer_name(old.name)), {}, ForKind::Serial, old.reduce};
+      Leaf inner{inner_name(old.name), Var(s + "." + inner_name(old.name)), loop::int_imm(f), ForKind::Serial,
+                 old.reduce};
+      TESSERA_CHECK(!find(outer.name) && !find(inner.name), "schedule: split ", s, " ", old.name,
+                    ": loop already split");
+      outer.extent = loop::simplify((old.extent + (f - 1)) / f);
+      const int64_t* e = loop::as_const_int(old.extent);
+      Expr value = outer.var * f + inner.var;
+      if (!(e && *e % f == 0)) guards_.push_back(value < old.extent);
+      *pos = outer;
+      leaves_.insert(pos + 1, inner);
+      substitute_all(old.var, value);
+      return;
+    }
+    case StepKind::Fuse: {
+      Leaf a = leaf(step.names[0]), b = leaf(step.names[1]);
+      auto ia = std::find_if(leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return l.name == a.name; });
+      TESSERA_CHECK(ia + 1 != leaves_.end() && (ia + 1)->name == b.name, "schedule: fuse ", s, " ", a.name, " ",
+                    b.name, ": ", a.name, " must be directly outside ", b.name);
+      TESSERA_CHECK(a.reduce == b.reduce, "schedule: fuse ", s, ": cannot fuse a reduction loop with a spatial one");
+      Leaf f{fused_name(a.name, b.name), Var(s + "." + fused_name(a.name, b.name)),
+             loop::simplify(a.extent * b.extent), ForKind::Serial, a.reduce};
+      *ia = f;
+      leaves_.erase(ia + 1);
+      substitute_all(a.var, f.var / b.extent);
+      substitute_all(b.var, f.var % b.extent);
+      return;
+    }
+    case StepKind::Reorder: {
+      std::vector<size_t> positions;
+      std::vector<Leaf> picked;
+      for (const auto& n : step.names) {
+        const Leaf& l = leaf(n);
+        size_t p = static_cast<size_t>(&l - leaves_.data());
+        TESSERA_CHECK(std::find(positions.begin(), positions.end(), p) == positions.end(), "schedule: reorder ", s,
+                      ": loop ", n, " named twice");
+        positions.push_back(p);
+        picked.push_back(l);
+      }
+      std::sort(positions.begin(), positions.end());
+      for (size_t i = 0; i < positions.size(); ++i) leaves_[positions[i]] = picked[i];
+      return;
+    }
+    case StepKind::Vectorize:
+    case StepKind::Unroll:
+    case StepKind::Parallel: {
+      Leaf& l = leaf(step.names[0]);
+      if (step.kind == StepKind::Parallel) {
+        TESSERA_CHECK(!l.reduce, "schedule: parallel ", s, " ", l.name,
+                      ": a reduction loop cannot run in parallel (iterations update the same element)");
+        l.kind = ForKind::Parallel;
+      } else {
+        TESSERA_CHECK(loop::as_const_int(l.extent), "schedule: ", step_kind_name(step.kind), " ", s, " ", l.name,
+                      ": the loop's extent must be a constant, it is ", loop::to_string(l.extent));
+        l.kind = step.kind == StepKind::Vectorize ? ForKind::Vectorized : ForKind::Unrolled;
+      }
+      return;
+    }
+    default:
+      TESSERA_FAIL("schedule: ", step_kind_name(step.kind), " is not a loop step");
+  }
+}
+
+namespace {
+
+// Wraps `body` in the given leaves (outermost first).
+Stmt wrap(const std::vector<Leaf>& leaves, size_t from, size_t to, Stmt body) {
+  for (size_t i = to; i-- > from;)
+    body = loop::for_loop(leaves[i].var, loop::int_imm(0), leaves[i].extent, leaves[i].kind, body);
+  return body;
+}
+
+Stmt guarded(const std::vector<Expr>& conds, Stmt body) {
+  Expr all;
+  for (const Expr& c : conds) all = all.defined() ? (all && c) : c;
+  return all.defined() ? loop::if_then_else(all, body) : body;
+}
+
+}  // namespace
+
+Stmt LoopNest::build(const std::function<Stmt(const std::vector<Expr>&, Expr)>& store,
+                     const std::function<Expr(const std::vector<Expr>&)>& load_self) const {
+  loop::VarMap axis_map;
+  for (size_t i = 0; i < stage_.axes.size(); ++i) axis_map[stage_.axes[i].node()] = spatial_[i];
+  if (!te::is_top_reduce(stage_)) {
+    Expr value = loop::substitute(stage_.body, axis_map);
+    return wrap(leaves_, 0, leaves_.size(), guarded(guards_, store(spatial_, value)));
+  }
+  auto* red = stage_.body.as<loop::ReduceNode>();
+  for (size_t i = 0; i < red->axes.size(); ++i) axis_map[red->axes[i].var.node()] = reduce_[i];
+  Expr source = loop::substitute(red->source, axis_map);
+  Expr init = loop::substitute(red->init, axis_map);
+  Expr update = loop::reduce_combine(red->op, load_self(spatial_), source);
+  std::vector<Expr> conds = guards_;
+  if (red->condition.defined()) conds.push_back(loop::substitute(red->condition, axis_map));
+  // The init runs where the first reduction loop starts, over the spatial loops inside it.
+  size_t first_reduce = leaves_.size();
+  for (size_t i = 0; i < leaves_.size(); ++i)
+    if (leaves_[i].reduce) {
+      first_reduce = i;
+      break;
+    }
+  std::vector<Leaf> init_leaves;
+  for (size_t i = first_reduce; i < leaves_.size(); ++i)
+    if (!leaves_[i].reduce) init_leaves.push_back(leaves_[i]);
+  std::vector<Expr> init_guards;
+  for (const Expr& g : guards_) {
+    bool spatial_only = true;
+    for (const Leaf& l : leaves_)
+      if (l.reduce && loop::uses_var(g, l.var)) spatial_only = false;
+    if (spatial_only) init_guards.push_back(g);
+  }
+  // The init nest gets its own copies of the spatial loops it needs.
+  loop::VarMap fresh;
+  std::vector<Leaf> init_copy = init_leaves;
+  for (Leaf& l : init_copy) {
+    Var v(l.var.name());
+    fresh[l.var.node()] = v;
+    l.var = v;
+  }
+  std::vector<Expr> init_idx;
+  for (const Expr& e : spatial_) init_idx.push_back(loop::substitute(e, fresh));
+  std::vector<Expr> ig;
+  for (const Expr& g : init_guards) ig.push_back(loop::substitute(g, fresh));
+  Stmt init_nest = wrap(init_copy, 0, init_copy.size(), guarded(ig, store(init_idx, loop::substitute(init, fresh))));
+  Stmt update_nest = wrap(leaves_, first_reduce, leaves_.size(), guarded(conds, store(spatial_, update)));
+  return wrap(leaves_, 0, first_reduce, loop::block({init_nest, update_nest}));
+}
+
+// --- reductions inside formulas ----------------------------------------------------
+
+namespace {
+
+struct Hoisted {
+  loop::Buffer acc;
+  const loop::ReduceNode* reduce;
+  std::vector<Expr> conds;  // select conditions on the path to the reduction
+};
+
+// Replaces the outermost Reduce nodes of an expression by reads of accumulators.
+class ReduceExtractor : public loop::IRMutator {
+ public:
+  std::vector<Hoisted> hoisted;
+  using IRMutator::mutate;
+
+ protected:
+  using IRMutator::visit;
+  Expr visit(const loop::SelectNode* op, const Expr& e) override {
+    Expr c = mutate(op->cond);
+    conds_.push_back(op->cond);
+    Expr t = mutate(op->true_value);
+    conds_.back() = loop::logical_not(op->cond);
+    Expr f = mutate(op->false_value);
+    conds_.pop_back();
+    if (c.same_as(op->cond) && t.same_as(op->true_value) && f.same_as(op->false_value)) return e;
+    return loop::select(c, t, f);
+  }
+  Expr visit(const loop::ReduceNode* op, const Expr& e) override {
+    loop::Buffer acc("acc" + std::to_string(counter_++), op->type.dtype, {1});
+    hoisted.push_back({acc, op, conds_});
+    return loop::load(acc, loop::int_imm(0));
+  }
+
+ private:
+  std::vector<Expr> conds_;
+  int counter_ = 0;
+};
+
+class InnerReductionLowerer : public loop::IRMutator {
+ public:
+  using IRMutator::mutate;
+
+ protected:
+  using IRMutator::visit;
+  Stmt visit(const loop::StoreNode* op, const Stmt& s) override {
+    if (!te::has_reduce(op->value)) return s;
+    ReduceExtractor ex;
+    Expr value = ex.mutate(op->value);
+    Stmt result = loop::store(op->buffer, value, op->index, op->predicate);
+    for (auto it = ex.hoisted.rbegin(); it != ex.hoisted.rend(); ++it) {
+      const loop::ReduceNode* r = it->reduce;
+      Expr zero = loop::int_imm(0);
+      loop::VarMap fresh;
+      std::vector<Var> vars;
+      for (const auto& a : r->axes) {
+        vars.emplace_back(a.var.name());
+        fresh[a.var.node()] = vars.back();
+      }
+      Expr source = loop::substitute(r->source, fresh);
+      Stmt update = loop::store(it->acc, loop::reduce_combine(r->op, loop::load(it->acc, zero), source), zero);
+      if (r->condition.defined()) update = loop::if_then_else(loop::substitute(r->condition, fresh), update);
+      for (size_t i = r->axes.size(); i-- > 0;)
+        update = loop::for_loop(vars[i], r->axes[i].min, r->axes[i].extent, loop::ForKind::Serial, update);
+      update = mutate(update);  // reductions inside the source
+      Stmt compute = loop::block({loop::store(it->acc, r->init, zero), update});
+      compute = guarded(it->conds, compute);
+      result = loop::allocate(it->acc, loop::int_imm(1), loop::block({compute, result}));
+    }
+    return result;
+  }
+};
+
+}  // namespace
+
+Stmt lower_inner_reductions(const Stmt& s) {
+  InnerReductionLowerer l;
+  return l.mutate(s);
+}
+
+}  // namespace tessera::schedule

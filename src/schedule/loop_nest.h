@@ -1,0 +1,64 @@
+// The loops of one stage under a schedule: the stage's axes (one loop per
+// output dimension, then one per axis of a top-level reduction) transformed
+// by split / fuse / reorder and annotated (vectorize / unroll / parallel),
+// then built into a loop-IR nest. Loops run from 0; each original axis is an
+// expression of the leaf loop variables, and splits whose factor does not
+// divide the extent add guards.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "schedule/schedule.h"
+#include "te/tensor_expr.h"
+
+namespace tessera::schedule {
+
+struct Leaf {
+  std::string name;  // stage-local loop name
+  loop::Var var;     // named "<stage>.<name>"
+  loop::Expr extent;
+  loop::ForKind kind = loop::ForKind::Serial;
+  bool reduce = false;
+};
+
+class LoopNest {
+ public:
+  // Axes of `stage` over the given domain (per output dim: first index and
+  // extent; expressions may use enclosing loop variables).
+  LoopNest(const te::Stage& stage, const std::vector<loop::Expr>& mins, const std::vector<loop::Expr>& extents);
+
+  // Applies a loop step (split, fuse, reorder, vectorize, unroll, parallel).
+  void apply(const Step& step);
+
+  const std::vector<Leaf>& leaves() const { return leaves_; }
+  const Leaf* find(const std::string& name) const;
+  // Values of the spatial axes and of the top reduction's axes in leaf variables.
+  const std::vector<loop::Expr>& spatial_values() const { return spatial_; }
+  const std::vector<loop::Expr>& reduce_values() const { return reduce_; }
+
+  // Builds the nest. `store(indices, value)` makes the store of one element
+  // (indices are the spatial values). Bodies without a top-level reduction
+  // store their formula; a top-level reduction stores its init in the loops
+  // that enclose no reduce loop, then updates with the combiner.
+  loop::Stmt build(const std::function<loop::Stmt(const std::vector<loop::Expr>&, loop::Expr)>& store,
+                   const std::function<loop::Expr(const std::vector<loop::Expr>&)>& load_self) const;
+
+ private:
+  Leaf& leaf(const std::string& name);
+  void substitute_all(const loop::Var& v, const loop::Expr& value);
+
+  const te::Stage& stage_;
+  std::vector<Leaf> leaves_;
+  std::vector<loop::Expr> spatial_, reduce_;
+  std::vector<loop::Expr> guards_;  // conditions from non-dividing splits
+};
+
+// Rewrites every Reduce inside a statement's expressions into explicit
+// accumulation: a one-element temporary, its init, and loops over the
+// reduction's axes (for formulas that use a reduction inside a larger
+// expression). Reads under a select branch stay guarded by its condition.
+loop::Stmt lower_inner_reductions(const loop::Stmt& s);
+
+}  // namespace tessera::schedule

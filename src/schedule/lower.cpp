@@ -1,0 +1,494 @@
+// Lowering a scheduled tensor-expression program to a loop-IR kernel (the
+// steps are listed in lower.h).
+#include "schedule/lower.h"
+
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loop/bounds.h"
+#include "loop/printer.h"
+#include "loop/simplify.h"
+#include "loop/visitor.h"
+#include "schedule/loop_nest.h"
+#include "schedule/region.h"
+#include "schedule/stage_graph.h"
+#include "support/error.h"
+
+namespace tessera::schedule {
+
+using loop::Buffer;
+using loop::Expr;
+using loop::Stmt;
+using loop::Var;
+using te::Stage;
+using te::StageKind;
+using te::StagePtr;
+using te::Tensor;
+
+namespace {
+
+enum class Place { Inline, Root, At };
+
+struct Placement {
+  Place place = Place::Inline;
+  bool explicit_ = false;
+  std::string target, loop;  // Place::At
+};
+
+// Where and how one output of a stage is stored: element at logical index i
+// lives at flat(i - lo) in `buffer` whose logical dims are `dims`, with
+// layout splits (dim, factor) moving the inner part of a dim last.
+struct Storage {
+  Buffer buffer;
+  std::vector<Expr> lo;  // empty: all zero
+  Dims dims;
+  std::vector<std::pair<int64_t, int64_t>> layout;
+
+  Dims physical_dims() const {
+    Dims p = dims;
+    for (auto [d, f] : layout) {
+      p[static_cast<size_t>(d)] = (p[static_cast<size_t>(d)] + f - 1) / f;
+      p.push_back(f);
+    }
+    return p;
+  }
+  Expr flat(const std::vector<Expr>& idx) const {
+    std::vector<Expr> p;
+    for (size_t d = 0; d < idx.size(); ++d) p.push_back(lo.empty() ? idx[d] : idx[d] - lo[d]);
+    for (auto [d, f] : layout) {
+      Expr i = p[static_cast<size_t>(d)];
+      p[static_cast<size_t>(d)] = i / f;
+      p.push_back(i % f);
+    }
+    Dims pd = physical_dims();
+    Expr flat = loop::int_imm(0);
+    int64_t stride = 1;
+    for (size_t d = p.size(); d-- > 0;) {
+      flat = p[d] * stride + flat;
+      stride *= pd[d];
+    }
+    return flat;
+  }
+};
+
+struct StageKey {
+  const Stage* stage;
+  int index;
+  bool operator==(const StageKey&) const = default;
+};
+struct StageKeyHash {
+  size_t operator()(const StageKey& k) const { return std::hash<const void*>()(k.stage) * 31 + static_cast<size_t>(k.index); }
+};
+
+// Multi-dimensional reads become flat loads; reads inside a select branch are
+// predicated on the branch condition (so padding reads never touch memory).
+class Flattener : public loop::IRMutator {
+ public:
+  explicit Flattener(const std::unordered_map<StageKey, Storage, StageKeyHash>& s) : storage_(s) {}
+  using IRMutator::mutate;
+
+ protected:
+  using IRMutator::visit;
+  Expr visit(const loop::SelectNode* op, const Expr& e) override {
+    Expr c = mutate(op->cond);
+    conds_.push_back(c);
+    Expr t = mutate(op->true_value);
+    conds_.back() = loop::logical_not(c);
+    Expr f = mutate(op->false_value);
+    conds_.pop_back();
+    return loop::select(c, t, f);
+  }
+  Expr visit(const loop::ProducerLoadNode* op, const Expr& e) override {
+    std::vector<Expr> idx;
+    for (const Expr& i : op->indices) idx.push_back(mutate(i));
+    auto it = storage_.find({static_cast<const Stage*>(op->producer.get()), op->value_index});
+    TESSERA_CHECK(it != storage_.end(), "lower: stage ", op->producer->producer_name(), " has no storage");
+    Expr pred;
+    for (const Expr& c : conds_) pred = pred.defined() ? (pred && c) : c;
+    return loop::load(it->second.buffer, it->second.flat(idx), pred);
+  }
+  Stmt visit(const loop::ForNode* op, const Stmt& s) override {
+    // Conditions do not cross statements: a select's branch is an expression.
+    std::vector<Expr> saved;
+    saved.swap(conds_);
+    Stmt r = IRMutator::visit(op, s);
+    conds_.swap(saved);
+    return r;
+  }
+
+ private:
+  const std::unordered_map<StageKey, Storage, StageKeyHash>& storage_;
+  std::vector<Expr> conds_;
+};
+
+// Inserts a producer's nest at the start of the body of the loop over `target`.
+class AtInserter : public loop::IRMutator {
+ public:
+  AtInserter(const Var& target, std::function<Stmt(const Stmt& body, const loop::VarBounds& outer)> insert)
+      : target_(target), insert_(std::move(insert)) {}
+  bool done = false;
+  using IRMutator::mutate;
+
+ protected:
+  using IRMutator::visit;
+  Stmt visit(const loop::ForNode* op, const Stmt& s) override {
+    loop::Interval lo = loop::bounds_of(op->min, outer_);
+    loop::Interval hi = loop::bounds_of(loop::simplify(op->min + op->extent - 1), outer_);
+    outer_[op->var.node()] = {lo.min, hi.max};
+    Stmt r;
+    if (op->var.same_as(target_)) {
+      done = true;
+      r = loop::for_loop(op->var, op->min, op->extent, op->for_kind, insert_(op->body, outer_));
+    } else {
+      r = IRMutator::visit(op, s);
+    }
+    outer_.erase(op->var.node());
+    return r;
+  }
+
+ private:
+  Var target_;
+  std::function<Stmt(const Stmt&, const loop::VarBounds&)> insert_;
+  loop::VarBounds outer_;
+};
+
+class Lowering {
+ public:
+  Lowering(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+           const Schedule& sched)
+      : name_(name), inputs_(inputs), program_(outputs), sched_(sched) {}
+
+  loop::Kernel run(const LowerOptions& options) {
+    program_steps();
+    decide_placement();
+    inline_stages();
+    stages_ = te::stages_of(program_);
+    check_steps_refer_to_stages();
+    make_param_storage();
+    std::vector<Stmt> root;
+    std::vector<Buffer> root_temps;
+    for (const StagePtr& s : stages_) {
+      if (s->kind == StageKind::Placeholder) continue;
+      const Placement& p = placement_[s->name];
+      if (p.place != Place::Root) continue;
+      if (!storage_.count({s.get(), 0})) {
+        storage_[{s.get(), 0}] = root_storage(*s);
+        root_temps.push_back(storage_[{s.get(), 0}].buffer);
+      }
+      root.push_back(build_root(*s));
+    }
+    Stmt body = loop::block(root);
+    // compute_at stages, consumers first.
+    for (size_t i = stages_.size(); i-- > 0;) {
+      const Stage& s = *stages_[i];
+      if (s.kind != StageKind::Compute || placement_[s.name].place != Place::At) continue;
+      body = insert_at(s, body);
+    }
+    body = lower_inner_reductions(body);
+    Flattener f(storage_);
+    body = f.mutate(body);
+    for (auto it = root_temps.rbegin(); it != root_temps.rend(); ++it)
+      body = loop::allocate(*it, loop::int_imm(numel_of(it->dims())), body);
+    loop::Kernel k;
+    k.name = name_;
+    for (const Tensor& t : inputs_) k.inputs.push_back(storage_.at({&t.stage(), 0}).buffer);
+    for (const Tensor& t : program_) k.outputs.push_back(storage_.at({&t.stage(), t.index()}).buffer);
+    k.body = body;
+    if (options.simplify) k = loop::simplify(k);
+    return k;
+  }
+
+ private:
+  void program_steps() {
+    for (const Step& st : sched_.steps) {
+      switch (st.kind) {
+        case StepKind::CacheWrite:
+          program_ = cache_write(program_, st.stage);
+          created_.insert(st.stage + ".local");
+          break;
+        case StepKind::CacheRead:
+          program_ = cache_read(program_, st.stage, st.names.at(0));
+          created_.insert(st.stage + "." + st.names.at(0));
+          break;
+        case StepKind::ComputeInline: set_place(st, Place::Inline); break;
+        case StepKind::ComputeRoot: set_place(st, Place::Root); break;
+        case StepKind::ComputeAt: set_place(st, Place::At); break;
+        case StepKind::Layout:
+        case StepKind::Pad: storage_steps_[st.stage].push_back(st); break;
+        default: loop_steps_[st.stage].push_back(st); break;
+      }
+    }
+  }
+
+  void set_place(const Step& st, Place p) {
+    Placement& pl = placement_[st.stage];
+    pl.place = p;
+    pl.explicit_ = true;
+    if (p == Place::At) {
+      pl.target = st.names.at(0);
+      pl.loop = st.names.at(1);
+    }
+  }
+
+  bool is_output(const Stage* s) const {
+    for (const Tensor& t : program_)
+      if (&t.stage() == s) return true;
+    return false;
+  }
+
+  void decide_placement() {
+    auto stages = te::stages_of(program_);
+    std::unordered_set<const Stage*> read_by_extern;
+    std::unordered_set<std::string> names;
+    for (const StagePtr& s : stages) {
+      TESSERA_CHECK(names.insert(s->name).second, "lower ", name_, ": two stages are named '", s->name, "'");
+      if (s->kind == StageKind::Extern)
+        for (const Tensor& in : s->extern_inputs) read_by_extern.insert(&in.stage());
+    }
+    for (const StagePtr& s : stages) {
+      Placement& p = placement_[s->name];
+      if (s->kind != StageKind::Compute) {
+        TESSERA_CHECK(!p.explicit_ || p.place == Place::Root || s->kind == StageKind::Placeholder,
+                      "lower ", name_, ": ", s->name, " is an extern stage; it can only be computed at root");
+        TESSERA_CHECK(!p.explicit_ || s->kind != StageKind::Placeholder, "lower ", name_, ": ", s->name,
+                      " is an input; it cannot be placed");
+        p.place = Place::Root;
+        continue;
+      }
+      bool must = is_output(s.get()) || read_by_extern.count(s.get());
+      if (must) {
+        TESSERA_CHECK(!p.explicit_ || p.place == Place::Root, "lower ", name_, ": ", s->name, " is ",
+                      is_output(s.get()) ? "an output of the kernel" : "read by an extern stage",
+                      " and must be computed at root");
+        p.place = Place::Root;
+      } else if (!p.explicit_) {
+        p.place = (te::has_reduce(s->body) || created_.count(s->name)) ? Place::Root : Place::Inline;
+      }
+    }
+    for (const auto& [n, p] : placement_)
+      TESSERA_CHECK(names.count(n), "lower ", name_, ": schedule names stage '", n, "', which does not exist");
+  }
+
+  void inline_stages() {
+    for (const StagePtr& s : te::stages_of(program_))
+      if (s->kind == StageKind::Compute && placement_[s->name].place == Place::Inline)
+        program_ = inline_stage(program_, s->name);
+  }
+
+  void check_steps_refer_to_stages() {
+    std::unordered_map<std::string, const Stage*> by_name;
+    for (const StagePtr& s : stages_) by_name[s->name] = s.get();
+    for (const auto& m : {&loop_steps_, &storage_steps_})
+      for (const auto& [n, steps] : *m) {
+        auto it = by_name.find(n);
+        TESSERA_CHECK(it != by_name.end(), "lower ", name_, ": ", steps[0].to_text(), ": no stage '", n,
+                      "' (it may have been inlined)");
+        TESSERA_CHECK(it->second->kind == StageKind::Compute, "lower ", name_, ": ", steps[0].to_text(), ": ", n,
+                      " is not a compute stage");
+      }
+    for (const auto& [n, p] : placement_)
+      if (p.place == Place::At) {
+        auto it = by_name.find(p.target);
+        TESSERA_CHECK(it != by_name.end() && it->second->kind == StageKind::Compute, "lower ", name_,
+                      ": compute_at ", n, " ", p.target, ": no compute stage '", p.target, "'");
+      }
+  }
+
+  void make_param_storage() {
+    for (const Tensor& t : inputs_) {
+      TESSERA_CHECK(t.stage().kind == StageKind::Placeholder, "lower ", name_, ": input ", t.name(),
+                    " is not a placeholder");
+      storage_[{&t.stage(), 0}] = {Buffer(t.name(), t.dtype(), t.shape()), {}, t.shape(), {}};
+    }
+    for (const StagePtr& s : stages_)
+      if (s->kind == StageKind::Placeholder)
+        TESSERA_CHECK(storage_.count({s.get(), 0}), "lower ", name_, ": placeholder ", s->name,
+                      " is read but not an input of the kernel");
+    std::unordered_set<std::string> names;
+    for (const Tensor& t : program_) {
+      TESSERA_CHECK(t.stage().kind != StageKind::Placeholder, "lower ", name_, ": output ", t.name(),
+                    " is an input; copy it with a compute stage");
+      std::string n = t.stage().num_outputs() > 1 ? t.name() + "." + std::to_string(t.index()) : t.name();
+      TESSERA_CHECK(names.insert(n).second, "lower ", name_, ": output ", n, " listed twice");
+      TESSERA_CHECK(!storage_steps_.count(t.name()), "lower ", name_, ": output ", t.name(),
+                    " keeps the graph's layout (layout and pad apply to intermediate stages)");
+      storage_[{&t.stage(), t.index()}] = {Buffer(n, t.dtype(), t.shape()), {}, t.shape(), {}};
+    }
+    // Extern stages with several outputs that are not kernel outputs get temporaries in root_storage.
+  }
+
+  Storage root_storage(const Stage& s) {
+    TESSERA_CHECK(s.num_outputs() == 1, "lower ", name_, ": intermediate extern stage ", s.name,
+                  " with several outputs: make them kernel outputs");
+    Storage st{{}, {}, s.shapes[0], {}};
+    apply_storage_steps(s, st);
+    st.buffer = Buffer(s.name, s.dtypes[0], st.physical_dims());
+    return st;
+  }
+
+  void apply_storage_steps(const Stage& s, Storage& st) {
+    auto it = storage_steps_.find(s.name);
+    if (it == storage_steps_.end()) return;
+    for (const Step& step : it->second) {
+      int64_t d = step.ints.at(0), f = step.ints.at(1);
+      TESSERA_CHECK(d >= 0 && d < static_cast<int64_t>(st.dims.size()) && f >= 1, "lower ", name_, ": ",
+                    step.to_text(), ": bad dim or factor for rank ", st.dims.size());
+      if (step.kind == StepKind::Pad) st.dims[static_cast<size_t>(d)] = (st.dims[static_cast<size_t>(d)] + f - 1) / f * f;
+      else st.layout.emplace_back(d, f);
+    }
+  }
+
+  // The stage as computed over its (possibly padded) storage domain.
+  StagePtr padded(const Stage& s, const Storage& st) {
+    if (st.dims == s.shapes[0]) return nullptr;
+    auto copy = std::make_shared<Stage>(s);
+    Expr inside;
+    for (size_t d = 0; d < st.dims.size(); ++d)
+      if (st.dims[d] != s.shapes[0][d]) {
+        Expr c = s.axes[d] < s.shapes[0][d];
+        inside = inside.defined() ? (inside && c) : c;
+      }
+    copy->body = loop::select(inside, s.body, loop::make_zero(s.body.type()));
+    return copy;
+  }
+
+  LoopNest make_nest(const Stage& s, const std::vector<Expr>& mins, const std::vector<Expr>& extents) {
+    LoopNest nest(s, mins, extents);
+    auto it = loop_steps_.find(s.name);
+    if (it != loop_steps_.end())
+      for (const Step& step : it->second) nest.apply(step);
+    return nest;
+  }
+
+  Stmt build_nest(const Stage& s, const LoopNest& nest, const Storage& st) {
+    auto store = [&](const std::vector<Expr>& idx, Expr v) { return loop::store(st.buffer, v, st.flat(idx)); };
+    auto load = [&](const std::vector<Expr>& idx) { return loop::load(st.buffer, st.flat(idx)); };
+    return nest.build(store, load);
+  }
+
+  Stmt build_root(const Stage& s) {
+    if (s.kind == StageKind::Extern) {
+      std::vector<Buffer> ins, outs;
+      for (const Tensor& t : s.extern_inputs) {
+        auto it = storage_.find({&t.stage(), t.index()});
+        TESSERA_CHECK(it != storage_.end(), "lower ", name_, ": extern ", s.name, " reads ", t.name(),
+                      ", which is not materialized");
+        TESSERA_CHECK(it->second.layout.empty() && it->second.dims == t.shape(), "lower ", name_, ": extern ", s.name,
+                      " reads ", t.name(), " in a non-default layout");
+        ins.push_back(it->second.buffer);
+      }
+      for (int i = 0; i < s.num_outputs(); ++i) outs.push_back(storage_.at({&s, i}).buffer);
+      return s.build(ins, outs);
+    }
+    const Storage& st = storage_.at({&s, 0});
+    StagePtr pad = padded(s, st);
+    if (pad) keep_.push_back(pad);
+    const Stage& src = pad ? *pad : s;
+    std::vector<Expr> mins, extents;
+    for (int64_t d : st.dims) {
+      mins.push_back(loop::int_imm(0));
+      extents.push_back(loop::int_imm(d));
+    }
+    LoopNest nest = make_nest(src, mins, extents);
+    nests_.emplace(s.name, std::make_unique<LoopNest>(nest));
+    return build_nest(src, nest, st);
+  }
+
+  Stmt insert_at(const Stage& s, const Stmt& body) {
+    const Placement& p = placement_[s.name];
+    auto nest_it = nests_.find(p.target);
+    TESSERA_CHECK(nest_it != nests_.end(), "lower ", name_, ": compute_at ", s.name, " ", p.target, " ", p.loop,
+                  ": ", p.target, " is not computed (it must be at root or computed at a loop itself)");
+    const Leaf* target = nest_it->second->find(p.loop);
+    TESSERA_CHECK(target, "lower ", name_, ": compute_at ", s.name, " ", p.target, ": ", p.target, " has no loop '",
+                  p.loop, "'");
+    // Every read of s must be inside the target loop.
+    size_t reads_total = count_reads(body, &s);
+    AtInserter ins(target->var, [&](const Stmt& loop_body, const loop::VarBounds& outer) {
+      TESSERA_CHECK(count_reads(loop_body, &s) == reads_total, "lower ", name_, ": compute_at ", s.name, " ",
+                    p.target, " ", p.loop, ": ", s.name, " is also read outside that loop");
+      return place_inside(s, loop_body, outer);
+    });
+    Stmt r = ins.mutate(body);
+    TESSERA_CHECK(ins.done, "lower ", name_, ": compute_at ", s.name, " ", p.target, " ", p.loop,
+                  ": the loop is not in the kernel");
+    return r;
+  }
+
+  static size_t count_reads(const Stmt& s, const Stage* stage) {
+    struct Counter : loop::IRVisitor {
+      const Stage* st;
+      size_t n = 0;
+      using IRVisitor::visit;
+      void visit(const loop::ProducerLoadNode* op) override {
+        if (op->producer.get() == st) ++n;
+        IRVisitor::visit(op);
+      }
+    } c;
+    c.st = stage;
+    c.visit(s);
+    return c.n;
+  }
+
+  Stmt place_inside(const Stage& s, const Stmt& loop_body, const loop::VarBounds& outer) {
+    const Dims& shape = s.shapes[0];
+    auto region = region_read(loop_body, &s, 0);
+    std::vector<Expr> lo, extent;
+    Dims alloc;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      Expr l = loop::int_imm(0), e = loop::int_imm(shape[d]);
+      int64_t size = shape[d];
+      if (region && !region->empty()) {
+        // Clamped to the stage's domain: [max(lo, 0), min(hi, D - 1)]. The
+        // allocation bound uses min(a, b) - max(c, d) = min(a - c, a - d, b - c, b - d),
+        // which keeps the correlation between the two ends.
+        Expr rl = (*region)[d].lo, rh = (*region)[d].hi, top = loop::int_imm(shape[d] - 1);
+        int64_t bound = shape[d];
+        for (const Expr& diff : {rh - rl, rh, top - rl, top}) {
+          loop::Interval b = loop::bounds_of(loop::simplify(diff, outer), outer);
+          if (b.has_max()) bound = std::min(bound, b.max + 1);
+        }
+        if (bound < shape[d]) {
+          l = loop::simplify(loop::max(rl, 0), outer);
+          e = loop::simplify(loop::max(loop::min(rh, top) - l + 1, 0), outer);
+          size = std::max<int64_t>(bound, 0);
+        }
+      }
+      lo.push_back(l);
+      extent.push_back(e);
+      alloc.push_back(size);
+    }
+    Storage st{{}, lo, alloc, {}};
+    apply_storage_steps(s, st);
+    TESSERA_CHECK(st.dims == alloc, "lower ", name_, ": pad ", s.name, ": padding applies to root stages only");
+    st.buffer = Buffer(s.name, s.dtypes[0], st.physical_dims());
+    storage_[{&s, 0}] = st;
+    LoopNest nest = make_nest(s, lo, extent);
+    Stmt produce = build_nest(s, nest, st);
+    nests_.emplace(s.name, std::make_unique<LoopNest>(nest));
+    return loop::allocate(st.buffer, loop::int_imm(numel_of(st.physical_dims())), loop::block({produce, loop_body}));
+  }
+
+  std::string name_;
+  std::vector<Tensor> inputs_;
+  std::vector<Tensor> program_;
+  const Schedule& sched_;
+  std::vector<StagePtr> stages_;
+  std::unordered_set<std::string> created_;
+  std::map<std::string, Placement> placement_;
+  std::map<std::string, std::vector<Step>> loop_steps_, storage_steps_;
+  std::unordered_map<StageKey, Storage, StageKeyHash> storage_;
+  std::map<std::string, std::unique_ptr<LoopNest>> nests_;
+  std::vector<StagePtr> keep_;  // padded copies the nests refer to
+};
+
+}  // namespace
+
+loop::Kernel lower(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                   const Schedule& schedule, const LowerOptions& options) {
+  Lowering l(name, inputs, outputs, schedule);
+  return l.run(options);
+}
+
+}  // namespace tessera::schedule

@@ -1,0 +1,152 @@
+// Schedule steps: builders and the text form.
+#include "schedule/schedule.h"
+
+#include <sstream>
+
+#include "support/error.h"
+
+namespace tessera::schedule {
+
+namespace {
+
+// Per kind: keyword, number of names, number of ints (-1 names: one or more).
+struct StepSyntax {
+  StepKind kind;
+  std::string_view keyword;
+  int names;
+  int ints;
+};
+constexpr StepSyntax kSyntax[] = {
+    {StepKind::Split, "split", 1, 1},           {StepKind::Fuse, "fuse", 2, 0},
+    {StepKind::Reorder, "reorder", -1, 0},      {StepKind::Vectorize, "vectorize", 1, 0},
+    {StepKind::Unroll, "unroll", 1, 0},         {StepKind::Parallel, "parallel", 1, 0},
+    {StepKind::ComputeAt, "compute_at", 2, 0},  {StepKind::ComputeInline, "compute_inline", 0, 0},
+    {StepKind::ComputeRoot, "compute_root", 0, 0}, {StepKind::CacheWrite, "cache_write", 0, 0},
+    {StepKind::CacheRead, "cache_read", 1, 0},  {StepKind::Layout, "layout", 0, 2},
+    {StepKind::Pad, "pad", 0, 2},
+};
+
+const StepSyntax& syntax_of(StepKind k) {
+  for (const auto& s : kSyntax)
+    if (s.kind == k) return s;
+  TESSERA_FAIL("schedule: unknown step kind ", static_cast<int>(k));
+}
+
+bool valid_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (c == ' ' || c == '\t' || c == '\n' || c == '#') return false;
+  return true;
+}
+
+Step make(StepKind k, std::string stage, std::vector<std::string> names, std::vector<int64_t> ints) {
+  return Step{k, std::move(stage), std::move(names), std::move(ints)};
+}
+
+}  // namespace
+
+std::string_view step_kind_name(StepKind k) { return syntax_of(k).keyword; }
+
+std::string Step::to_text() const {
+  std::string s(step_kind_name(kind));
+  s += ' ';
+  s += stage;
+  for (const auto& n : names) s += ' ' + n;
+  for (int64_t i : ints) s += ' ' + std::to_string(i);
+  return s;
+}
+
+Schedule& Schedule::split(std::string stage, std::string loop, int64_t factor) {
+  return add(make(StepKind::Split, std::move(stage), {std::move(loop)}, {factor}));
+}
+Schedule& Schedule::fuse(std::string stage, std::string outer, std::string inner) {
+  return add(make(StepKind::Fuse, std::move(stage), {std::move(outer), std::move(inner)}, {}));
+}
+Schedule& Schedule::reorder(std::string stage, std::vector<std::string> loops) {
+  return add(make(StepKind::Reorder, std::move(stage), std::move(loops), {}));
+}
+Schedule& Schedule::vectorize(std::string stage, std::string loop) {
+  return add(make(StepKind::Vectorize, std::move(stage), {std::move(loop)}, {}));
+}
+Schedule& Schedule::unroll(std::string stage, std::string loop) {
+  return add(make(StepKind::Unroll, std::move(stage), {std::move(loop)}, {}));
+}
+Schedule& Schedule::parallel(std::string stage, std::string loop) {
+  return add(make(StepKind::Parallel, std::move(stage), {std::move(loop)}, {}));
+}
+Schedule& Schedule::compute_at(std::string stage, std::string target, std::string loop) {
+  return add(make(StepKind::ComputeAt, std::move(stage), {std::move(target), std::move(loop)}, {}));
+}
+Schedule& Schedule::compute_inline(std::string stage) {
+  return add(make(StepKind::ComputeInline, std::move(stage), {}, {}));
+}
+Schedule& Schedule::compute_root(std::string stage) {
+  return add(make(StepKind::ComputeRoot, std::move(stage), {}, {}));
+}
+Schedule& Schedule::cache_write(std::string stage) {
+  return add(make(StepKind::CacheWrite, std::move(stage), {}, {}));
+}
+Schedule& Schedule::cache_read(std::string stage, std::string consumer) {
+  return add(make(StepKind::CacheRead, std::move(stage), {std::move(consumer)}, {}));
+}
+Schedule& Schedule::layout(std::string stage, int64_t dim, int64_t factor) {
+  return add(make(StepKind::Layout, std::move(stage), {}, {dim, factor}));
+}
+Schedule& Schedule::pad(std::string stage, int64_t dim, int64_t multiple) {
+  return add(make(StepKind::Pad, std::move(stage), {}, {dim, multiple}));
+}
+
+std::string to_text(const Schedule& s) {
+  std::string out;
+  for (const Step& st : s.steps) out += st.to_text() + "\n";
+  return out;
+}
+
+Schedule parse_schedule(const std::string& text) {
+  Schedule sched;
+  std::istringstream lines(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(lines, line)) {
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string x; words >> x;) w.push_back(x);
+    if (w.empty()) continue;
+    const StepSyntax* syn = nullptr;
+    for (const auto& s : kSyntax)
+      if (s.keyword == w[0]) syn = &s;
+    TESSERA_CHECK(syn, "schedule line ", line_no, ": unknown step '", w[0], "'");
+    TESSERA_CHECK(w.size() >= 2, "schedule line ", line_no, ": '", w[0], "' needs a stage name");
+    Step st;
+    st.kind = syn->kind;
+    st.stage = w[1];
+    size_t rest = w.size() - 2;
+    if (syn->names < 0) {
+      TESSERA_CHECK(rest >= 1, "schedule line ", line_no, ": '", w[0], "' needs at least one loop");
+      st.names.assign(w.begin() + 2, w.end());
+    } else {
+      TESSERA_CHECK(rest == static_cast<size_t>(syn->names + syn->ints), "schedule line ", line_no, ": '", w[0],
+                    "' takes ", syn->names + syn->ints, " arguments after the stage, got ", rest);
+      st.names.assign(w.begin() + 2, w.begin() + 2 + syn->names);
+      for (size_t i = 2 + static_cast<size_t>(syn->names); i < w.size(); ++i) {
+        const std::string& x = w[i];
+        size_t used = 0;
+        int64_t v = 0;
+        try {
+          v = std::stoll(x, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        TESSERA_CHECK(used == x.size() && !x.empty(), "schedule line ", line_no, ": '", x, "' is not an integer");
+        st.ints.push_back(v);
+      }
+    }
+    for (const auto& n : st.names) TESSERA_CHECK(valid_name(n), "schedule line ", line_no, ": bad name '", n, "'");
+    sched.steps.push_back(std::move(st));
+  }
+  return sched;
+}
+
+}  // namespace tessera::schedule

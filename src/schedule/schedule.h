@@ -1,0 +1,84 @@
+// Schedules: a serializable list of steps that say how a tensor-expression
+// program becomes loops. Steps name stages and their loops; loop names are
+// local to a stage: a compute stage starts with one loop per output axis and
+// one per reduce axis, named after the axis variables, and steps derive new
+// names (split "c" -> "c.o", "c.i"; fuse "n", "c" -> "n_c").
+//
+// Text form, one step per line ('#' starts a comment):
+//   split conv c 16          fuse conv n c             reorder conv n c.o h w c.i
+//   vectorize conv c.i       unroll conv r             parallel conv n_c
+//   compute_at pad conv h    compute_inline pad        compute_root pad
+//   cache_write conv         cache_read w conv         layout conv 1 16
+//   pad conv 1 16
+// `to_text` and `parse_schedule` round-trip exactly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::schedule {
+
+enum class StepKind : uint8_t {
+  Split,          // stage, loop, factor: loop -> loop.o (outer), loop.i (inner, extent factor)
+  Fuse,           // stage, outer, inner (adjacent, outer directly outside inner) -> "outer_inner"
+  Reorder,        // stage, loops...: those loops take the positions they occupy, in the given order
+  Vectorize,      // stage, loop (constant extent)
+  Unroll,         // stage, loop (constant extent)
+  Parallel,       // stage, loop
+  ComputeAt,      // stage, target stage, target loop: computed inside that loop, only the region it needs
+  ComputeInline,  // stage: its formula is substituted into its consumers
+  ComputeRoot,    // stage: materialized in full before its consumers
+  CacheWrite,     // stage: the stage is computed into a new stage "<stage>.local" and copied out
+  CacheRead,      // tensor stage, consumer stage: consumer reads a copy "<stage>.<consumer>" (packing)
+  Layout,         // stage, dim, factor: storage dim split by factor, inner part moved last (NCHW -> NCHWc)
+  Pad,            // stage, dim, multiple: storage and compute domain of dim rounded up (extra elements 0)
+};
+std::string_view step_kind_name(StepKind k);  // the text keyword: "split", "compute_at" ...
+
+struct Step {
+  StepKind kind = StepKind::Split;
+  std::string stage;
+  std::vector<std::string> names;  // loops, or (compute_at) target stage then loop, (cache_read) consumer
+  std::vector<int64_t> ints;       // factors, dims
+
+  bool operator==(const Step&) const = default;
+  std::string to_text() const;  // one line, no newline
+};
+
+struct Schedule {
+  std::vector<Step> steps;
+
+  bool empty() const { return steps.empty(); }
+  bool operator==(const Schedule&) const = default;
+  Schedule& add(Step s) {
+    steps.push_back(std::move(s));
+    return *this;
+  }
+  // Builders for each step.
+  Schedule& split(std::string stage, std::string loop, int64_t factor);
+  Schedule& fuse(std::string stage, std::string outer, std::string inner);
+  Schedule& reorder(std::string stage, std::vector<std::string> loops);
+  Schedule& vectorize(std::string stage, std::string loop);
+  Schedule& unroll(std::string stage, std::string loop);
+  Schedule& parallel(std::string stage, std::string loop);
+  Schedule& compute_at(std::string stage, std::string target, std::string loop);
+  Schedule& compute_inline(std::string stage);
+  Schedule& compute_root(std::string stage);
+  Schedule& cache_write(std::string stage);
+  Schedule& cache_read(std::string stage, std::string consumer);
+  Schedule& layout(std::string stage, int64_t dim, int64_t factor);
+  Schedule& pad(std::string stage, int64_t dim, int64_t multiple);
+};
+
+// The name split / fuse give their results.
+inline std::string outer_name(const std::string& loop) { return loop + ".o"; }
+inline std::string inner_name(const std::string& loop) { return loop + ".i"; }
+inline std::string fused_name(const std::string& outer, const std::string& inner) { return outer + "_" + inner; }
+
+// One step per line.
+std::string to_text(const Schedule& s);
+// Parses the text form; throws tessera::Error naming the line on bad input.
+Schedule parse_schedule(const std::string& text);
+
+}  // namespace tessera::schedule

@@ -1,0 +1,192 @@
+// Every schedule step: the loop IR before and after it, and the same numbers
+// from the evaluator (which bounds-checks every access) with and without it;
+// the text form round-trips.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "jit_test_util.h"
+#include "loop/evaluate.h"
+#include "loop/printer.h"
+#include "schedule/lower.h"
+#include "schedule/schedule.h"
+#include "support/error.h"
+#include "te/tensor_expr.h"
+
+namespace tessera {
+namespace {
+
+using loop::Expr;
+using schedule::Schedule;
+using te::Indices;
+using TE = te::Tensor;
+
+Tensor random_f32(Dims dims, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2, 2);
+  Tensor t(DType::F32, dims);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  return t;
+}
+
+// A 2-D convolution-like program: a padded input stage (inlined by default),
+// a weight, and a reduction; shapes chosen so that splits leave tails.
+struct Program {
+  int64_t h = 9, w = 10, k = 3;
+  TE x = te::placeholder({h, w}, DType::F32, "x");
+  TE f = te::placeholder({k, k}, DType::F32, "f");
+  TE pad = te::compute({h + 2, w + 2}, [&](const Indices& i) {
+    return te::if_then_else(i[0] >= 1 && i[0] <= h && i[1] >= 1 && i[1] <= w, x(i[0] - 1, i[1] - 1),
+                            te::constant(DType::F32, 0));
+  }, "pad", "pad", {"y", "x"});
+  TE out = te::compute({h, w}, [&](const Indices& i) {
+    auto ry = te::reduce_axis(k, "ry"), rx = te::reduce_axis(k, "rx");
+    return te::sum(pad(i[0] + ry.var, i[1] + rx.var) * f(ry.var, rx.var), {ry, rx});
+  }, "conv", "conv2d", {"y", "x"});
+  Tensor xv = random_f32({h, w}, 11), fv = random_f32({k, k}, 12);
+
+  loop::Kernel lower(const Schedule& s = {}) const { return schedule::lower("conv", {x, f}, {out}, s); }
+  Tensor run(const loop::Kernel& kern) const {
+    std::vector<Tensor> args{xv, fv, Tensor(DType::F32, {h, w})};
+    loop::run_kernel(kern, args);
+    return args[2];
+  }
+};
+
+void expect_same(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.numel(), b.numel());
+  for (int64_t i = 0; i < a.numel(); ++i)
+    ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-5) << "element " << i;
+}
+
+// Lowers with the schedule, checks the numbers against the unscheduled
+// program and returns the printed kernel.
+std::string check_step(const Schedule& s) {
+  Program p;
+  loop::Kernel before = p.lower();
+  loop::Kernel after = p.lower(s);
+  expect_same(p.run(after), p.run(before));
+  return loop::to_string(after);
+}
+
+bool has(const std::string& ir, const std::string& what) { return ir.find(what) != std::string::npos; }
+
+TEST(ScheduleSteps, Split) {
+  std::string ir = check_step(Schedule().split("conv", "x", 4));
+  EXPECT_TRUE(has(ir, "for (conv.x.o, 0, 3)") && has(ir, "for (conv.x.i, 0, 4)")) << ir;
+  EXPECT_TRUE(has(ir, "if (conv.x.o*4 + conv.x.i < 10)")) << "tail guard expected:\n" << ir;
+  std::string exact = check_step(Schedule().split("conv", "x", 5));
+  EXPECT_FALSE(has(exact, "if (conv.x.o*5")) << "no guard when the factor divides:\n" << exact;
+}
+
+TEST(ScheduleSteps, Fuse) {
+  std::string ir = check_step(Schedule().fuse("conv", "y", "x"));
+  EXPECT_TRUE(has(ir, "for (conv.y_x, 0, 90)")) << ir;
+  EXPECT_THROW(check_step(Schedule().fuse("conv", "x", "y")), Error);   // not outer-inner
+  EXPECT_THROW(check_step(Schedule().fuse("conv", "x", "ry")), Error);  // spatial with reduction
+}
+
+TEST(ScheduleSteps, Reorder) {
+  std::string ir = check_step(Schedule().reorder("conv", {"ry", "rx", "y", "x"}));
+  // The init gets its own spatial loops before the reduction loops.
+  EXPECT_LT(ir.find("for (conv.ry"), ir.find("for (conv.y, 0, 9) {\n      for (conv.x, 0, 10) {\n        conv[conv.y*10 + conv.x] = conv")) << ir;
+  EXPECT_THROW(check_step(Schedule().reorder("conv", {"y", "y"})), Error);
+}
+
+TEST(ScheduleSteps, VectorizeUnrollParallelAnnotate) {
+  Program p;
+  Schedule s = Schedule().split("conv", "x", 5).vectorize("conv", "x.i").unroll("conv", "rx").parallel("conv", "y");
+  schedule::LowerOptions keep;
+  keep.vectorize = keep.unroll = false;
+  loop::Kernel k = schedule::lower("conv", {p.x, p.f}, {p.out}, s, keep);
+  std::string ir = loop::to_string(k);
+  EXPECT_TRUE(has(ir, "for (conv.y, 0, 9) parallel") && has(ir, "for (conv.x.i, 0, 5) vectorized") &&
+              has(ir, "for (conv.rx, 0, 3) unrolled")) << ir;
+  expect_same(p.run(k), p.run(p.lower()));
+  EXPECT_THROW(check_step(Schedule().vectorize("conv", "nope")), Error);
+  EXPECT_THROW(check_step(Schedule().parallel("conv", "ry")), Error);  // reduction loop
+}
+
+TEST(ScheduleSteps, ComputeRootMaterializesPadding) {
+  std::string ir = check_step(Schedule().compute_root("pad"));
+  EXPECT_TRUE(has(ir, "allocate pad: f32[132]")) << ir;
+}
+
+TEST(ScheduleSteps, ComputeAtInfersTheRegion) {
+  // One output row needs rows y .. y+2 of the padded input: 3 x 12 elements.
+  std::string ir = check_step(Schedule().compute_at("pad", "conv", "y"));
+  EXPECT_TRUE(has(ir, "allocate pad: f32[36]")) << ir;
+  // With a 4-wide column tile inside the row, the region is 3 x 6.
+  std::string tiled = check_step(Schedule().split("conv", "x", 4).compute_at("pad", "conv", "x.o"));
+  EXPECT_TRUE(has(tiled, "allocate pad: f32[18]")) << tiled;
+  EXPECT_THROW(check_step(Schedule().compute_at("pad", "conv", "nope")), Error);
+}
+
+TEST(ScheduleSteps, ComputeInline) {
+  std::string ir = check_step(Schedule().compute_root("pad").compute_inline("pad"));
+  EXPECT_FALSE(has(ir, "allocate pad")) << ir;
+}
+
+TEST(ScheduleSteps, CacheWriteAccumulatesLocally) {
+  std::string ir = check_step(
+      Schedule().cache_write("conv").split("conv", "x", 5).compute_at("conv.local", "conv", "x.o"));
+  EXPECT_TRUE(has(ir, "allocate conv.local: f32[5]")) << ir;
+}
+
+TEST(ScheduleSteps, CacheReadAndLayoutPack) {
+  // The filter is copied into a packed layout [3][2][2] (dim 1 split by 2, padded).
+  std::string ir = check_step(Schedule().cache_read("f", "conv").layout("f.conv", 1, 2));
+  EXPECT_TRUE(has(ir, "allocate f.conv: f32[12]")) << ir;
+}
+
+TEST(ScheduleSteps, PadRoundsUpTheDomain) {
+  std::string ir = check_step(Schedule().compute_root("pad").pad("pad", 1, 8));
+  EXPECT_TRUE(has(ir, "allocate pad: f32[176]")) << ir;  // 11 x 16
+  EXPECT_THROW(check_step(Schedule().pad("conv", 1, 8)), Error);  // kernel output keeps its layout
+}
+
+TEST(ScheduleText, RoundTrips) {
+  Schedule s = Schedule()
+                   .split("conv", "x", 16)
+                   .fuse("conv", "y", "x.o")
+                   .reorder("conv", {"y_x.o", "ry", "rx", "x.i"})
+                   .vectorize("conv", "x.i")
+                   .unroll("conv", "rx")
+                   .parallel("conv", "y_x.o")
+                   .compute_at("pad", "conv", "y_x.o")
+                   .compute_inline("a")
+                   .compute_root("b")
+                   .cache_write("conv")
+                   .cache_read("f", "conv")
+                   .layout("f.conv", 1, 16)
+                   .pad("pad", 1, 8);
+  std::string text = schedule::to_text(s);
+  EXPECT_EQ(schedule::parse_schedule(text), s);
+  EXPECT_NE(text.find("compute_at pad conv y_x.o\n"), std::string::npos) << text;
+  EXPECT_EQ(schedule::parse_schedule("# comment\n\nsplit a b 4  # tail\n"), Schedule().split("a", "b", 4));
+  EXPECT_THROW(schedule::parse_schedule("splat a b 4"), Error);
+  EXPECT_THROW(schedule::parse_schedule("split a b"), Error);
+  EXPECT_THROW(schedule::parse_schedule("split a b four"), Error);
+  EXPECT_THROW(schedule::parse_schedule("reorder a"), Error);
+}
+
+class ScheduleJit : public codegen::testing::JitIsaTest {};
+
+TEST_P(ScheduleJit, TiledConvMatchesEvaluator) {
+  Program p;
+  Schedule s = Schedule()
+                   .cache_write("conv")
+                   .split("conv", "x", 4)
+                   .parallel("conv", "y")
+                   .compute_at("conv.local", "conv", "x.o")
+                   .compute_at("pad", "conv", "y");
+  loop::Kernel k = p.lower(s);
+  codegen::testing::expect_jit_matches(k, {p.xv, p.fv, Tensor(DType::F32, {p.h, p.w})}, options());
+  expect_same(p.run(k), p.run(p.lower()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Jit, ScheduleJit, ::testing::Values(codegen::Isa::AVX512, codegen::Isa::AVX2),
+                         codegen::testing::isa_param_name);
+
+}  // namespace
+}  // namespace tessera
