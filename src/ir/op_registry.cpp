@@ -19,6 +19,25 @@ std::string_view mapping_type_name(MappingType t) {
   return "?";
 }
 
+const te::Tensor& ExprContext::in(int i) const {
+  TESSERA_CHECK(has_input(i), node.describe(), ": required input ", i, " is missing");
+  return inputs[static_cast<size_t>(i)];
+}
+
+const Tensor& ExprContext::value(int i) {
+  TESSERA_CHECK(i < num_inputs(), node.describe(), ": required input ", i, " is missing");
+  TESSERA_CHECK(values[static_cast<size_t>(i)], node.describe(), ": compiling needs the value of input ", i,
+                " ('", node.inputs[static_cast<size_t>(i)] ? node.inputs[static_cast<size_t>(i)]->name : "", "')");
+  if (value_used.size() < values.size()) value_used.resize(values.size());
+  value_used[static_cast<size_t>(i)] = true;
+  return *values[static_cast<size_t>(i)];
+}
+
+std::string ExprContext::stage_name(const std::string& suffix) const {
+  std::string base = node.name.empty() ? node.op_type : node.name;
+  return suffix.empty() ? base : base + "." + suffix;
+}
+
 const TensorType& InferContext::in(int i) const {
   TESSERA_CHECK(has_input(i), node.describe(), ": required input ", i, " is missing");
   return *input_types[static_cast<size_t>(i)];
@@ -47,6 +66,7 @@ const OpRegistry& OpRegistry::global() {
     register_misc_ops(r);
     register_string_ops(r);
     register_ml_ops(r);
+    register_op_exprs(r);
     return r;
   }();
   return reg;
@@ -74,6 +94,19 @@ const OpDef& OpRegistry::get(const Node& n, int64_t opset) const {
   TESSERA_CHECK(!n.domain.empty() || opset >= d->min_opset, n.describe(), ": opset ", opset, " is older than the oldest supported (",
                 d->min_opset, ") for ", n.op_type);
   return *d;
+}
+
+void OpRegistry::set_expr(const std::string& op, const std::string& domain, ExprFn fn) {
+  auto it = ops_.find(domain + "::" + op);
+  TESSERA_CHECK(it != ops_.end(), "expression for unregistered op '", op, "'");
+  TESSERA_CHECK(!it->second.expr, "op '", op, "' has two expression definitions");
+  it->second.expr = std::move(fn);
+}
+
+void OpRegistry::set_opaque(const std::string& op, const std::string& domain, std::string reason) {
+  auto it = ops_.find(domain + "::" + op);
+  TESSERA_CHECK(it != ops_.end(), "opaque reason for unregistered op '", op, "'");
+  it->second.opaque_reason = std::move(reason);
 }
 
 std::vector<const OpDef*> OpRegistry::all() const {

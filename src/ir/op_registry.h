@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "te/tensor_expr.h"
 
 namespace tessera {
 
@@ -48,8 +49,34 @@ struct KernelContext {
   int num_outputs() const { return static_cast<int>(node.outputs.size()); }
 };
 
+// Inputs to an op's tensor-expression definition: one placeholder per present
+// input (static types), and the values of inputs whose values shape the
+// result (Reshape's shape, Slice's starts ...). Reading a value records that
+// the compiled kernel depends on it.
+struct ExprContext {
+  const Node& node;
+  int64_t opset;
+  std::vector<te::Tensor> inputs;           // undefined for absent optional inputs
+  std::vector<const Tensor*> values;        // null when the value is not known
+  std::vector<TensorType> output_types;     // inferred, fully known
+  std::vector<bool> value_used;             // filled as value() is called
+
+  int num_inputs() const { return static_cast<int>(inputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs[static_cast<size_t>(i)].defined(); }
+  const te::Tensor& in(int i) const;        // throws naming the node if absent
+  // The value of input i; throws naming the node when it is not known.
+  const Tensor& value(int i);
+  bool has_value(int i) const { return i < num_inputs() && values[static_cast<size_t>(i)]; }
+  int num_outputs() const { return static_cast<int>(output_types.size()); }
+  const TensorType& out(int i) const { return output_types.at(static_cast<size_t>(i)); }
+  // A stage name unique to this node: "<node name or op>.<suffix>".
+  std::string stage_name(const std::string& suffix) const;
+};
+
 using InferFn = std::function<void(InferContext&)>;
 using KernelFn = std::function<std::vector<Tensor>(const KernelContext&)>;
+// The op's outputs as tensor expressions of its inputs (for code generation).
+using ExprFn = std::function<std::vector<te::Tensor>(ExprContext&)>;
 // FLOPs of one execution, from the node and its fully-known input/output types.
 using FlopsFn = std::function<double(const Node&, const std::vector<const TensorType*>& ins,
                                      const std::vector<TensorType>& outs)>;
@@ -66,6 +93,10 @@ struct OpDef {
   FlopsFn flops;                    // null: one FLOP per output element
   std::vector<std::string> attributes;  // every attribute the op understands; any other is an error
   bool deterministic = true;        // false for random ops: never folded, outputs not reproducible
+  // Tensor-expression definition; null for ops the compiled runtime runs
+  // through the reference kernel (listed with the reason in opaque_reason).
+  ExprFn expr;
+  std::string opaque_reason;
 };
 
 class OpRegistry {
@@ -78,6 +109,10 @@ class OpRegistry {
   // Like find, but throws an Error naming the node, op and opset when unknown.
   const OpDef& get(const Node& n, int64_t opset) const;
   std::vector<const OpDef*> all() const;
+  // Sets the tensor-expression definition of a registered op (expression
+  // files register after the op families).
+  void set_expr(const std::string& op, const std::string& domain, ExprFn fn);
+  void set_opaque(const std::string& op, const std::string& domain, std::string reason);
 
  private:
   std::map<std::string, OpDef> ops_;  // key: domain + "::" + name
@@ -92,6 +127,7 @@ void register_reduce_ops(OpRegistry& r);
 void register_misc_ops(OpRegistry& r);
 void register_string_ops(OpRegistry& r);    // string tensors: normalize, concat, split, regex, tf-idf
 void register_ml_ops(OpRegistry& r);        // the ai.onnx.ml domain
+void register_op_exprs(OpRegistry& r);      // tensor expressions of every family (src/ops/expr_*.cpp)
 
 // Runs the op's inference for `n` given its input values' current types;
 // fills (and checks against) the output values' types. Throws naming the node.

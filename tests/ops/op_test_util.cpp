@@ -6,8 +6,7 @@
 
 namespace tessera::testing {
 
-namespace {
-std::unique_ptr<Graph> build(const OpCase& c) {
+std::unique_ptr<Graph> build_op_graph(const OpCase& c) {
   auto g = std::make_unique<Graph>();
   g->opset = c.opset;
   std::vector<Value*> ins;
@@ -30,6 +29,9 @@ std::unique_ptr<Graph> build(const OpCase& c) {
   infer_graph(*g);
   return g;
 }
+
+namespace {
+std::unique_ptr<Graph> build(const OpCase& c) { return build_op_graph(c); }
 
 std::vector<Tensor> feeds(const OpCase& c) {
   std::vector<Tensor> f;

@@ -23,6 +23,8 @@ struct OpCase {
   std::vector<int> constant_inputs;  // these inputs become constants (seen by inference)
 };
 
+// The one-node graph of a case ("node" with inputs in0.., outputs out0..), types inferred.
+std::unique_ptr<Graph> build_op_graph(const OpCase& c);
 // Builds a one-node graph, infers types, runs the interpreter (which checks
 // the kernel's output types against inference) and returns the outputs.
 std::vector<Tensor> run_op(const OpCase& c);

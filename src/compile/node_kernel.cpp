@@ -1,0 +1,86 @@
+// Building, scheduling and lowering one node's tensor expression.
+#include "compile/node_kernel.h"
+
+#include "ir/op_registry.h"
+#include "schedule/default_schedule.h"
+#include "schedule/lower.h"
+#include "support/error.h"
+
+namespace tessera::compile {
+
+bool has_expression(const Node& n) {
+  const OpDef* d = OpRegistry::global().find(n.op_type, n.domain);
+  return d && d->expr;
+}
+
+std::string sanitize_name(const std::string& s) {
+  std::string r;
+  for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') ? c : '_';
+  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "k_" + r;
+  return r;
+}
+
+NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const TensorType*>& in_types,
+                        const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
+                        const std::optional<schedule::Schedule>& sched) {
+  const OpDef& def = OpRegistry::global().get(n, opset);
+  TESSERA_CHECK(def.expr, n.describe(), ": ", n.op_type, " has no compiled kernel",
+                def.opaque_reason.empty() ? std::string() : " (" + def.opaque_reason + ")");
+  for (const TensorType& t : out_types)
+    TESSERA_CHECK(t.rank_known && t.fully_known(), n.describe(), ": output type ", t.to_string(),
+                  " is not fully known; a compiled kernel needs static shapes");
+  ExprContext ctx{n, opset, {}, in_values, out_types, {}};
+  ctx.values.resize(in_types.size());
+  for (size_t i = 0; i < in_types.size(); ++i) {
+    if (!in_types[i]) {
+      ctx.inputs.emplace_back();
+      continue;
+    }
+    TESSERA_CHECK(in_types[i]->rank_known && in_types[i]->fully_known(), n.describe(), ": input ", i, " type ",
+                  in_types[i]->to_string(), " is not fully known; a compiled kernel needs static shapes");
+    ctx.inputs.push_back(te::placeholder(in_types[i]->dims, in_types[i]->dtype, "in" + std::to_string(i)));
+  }
+  std::vector<te::Tensor> outs = def.expr(ctx);
+  TESSERA_CHECK(outs.size() == out_types.size(), n.describe(), ": expression gives ", outs.size(),
+                " outputs, inference ", out_types.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    TESSERA_CHECK(outs[i].defined() && outs[i].dtype() == out_types[i].dtype && outs[i].shape() == out_types[i].dims,
+                  n.describe(), ": expression output ", i, " is ",
+                  outs[i].defined() ? std::string(dtype_name(outs[i].dtype())) + "[" + dims_to_string(outs[i].shape()) + "]"
+                                    : std::string("undefined"),
+                  ", inference says ", out_types[i].to_string());
+    // Kernel outputs must be distinct computed stages: copy inputs and repeats.
+    bool repeat = false;
+    for (size_t j = 0; j < i; ++j) repeat |= outs[j].same_as(outs[i]);
+    if (outs[i].stage().kind == te::StageKind::Placeholder || repeat) {
+      te::Tensor src = outs[i];
+      outs[i] = te::compute(src.shape(), [&](const te::Indices& idx) {
+        return src(std::vector<loop::Expr>(idx.begin(), idx.end()));
+      }, ctx.stage_name("out" + std::to_string(i)), "copy");
+    }
+  }
+  NodeKernel nk;
+  std::vector<te::Tensor> params;
+  auto stages = te::stages_of(outs);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    if (!ctx.inputs[i].defined()) continue;
+    for (const auto& s : stages)
+      if (s.get() == &ctx.inputs[i].stage()) {
+        params.push_back(ctx.inputs[i]);
+        nk.param_inputs.push_back(static_cast<int>(i));
+      }
+  }
+  nk.value_used = ctx.value_used;
+  nk.value_used.resize(in_types.size());
+  nk.schedule = sched ? *sched : schedule::default_schedule(outs);
+  nk.expr_text = te::to_string(outs);
+  std::string name = sanitize_name(n.name.empty() ? n.op_type : n.name);
+  try {
+    nk.kernel = schedule::lower(name, params, outs, nk.schedule);
+  } catch (const Error& e) {
+    TESSERA_FAIL(n.describe(), ": lowering failed: ", e.what());
+  }
+  return nk;
+}
+
+}  // namespace tessera::compile

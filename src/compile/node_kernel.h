@@ -1,0 +1,39 @@
+// One graph node as a compiled kernel: the op's tensor expression built for
+// the node's concrete input types (and the values of inputs that shape the
+// result), scheduled (the op class's default schedule unless one is given)
+// and lowered to a loop-IR kernel ready for the JIT.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "loop/stmt.h"
+#include "schedule/schedule.h"
+
+namespace tessera::compile {
+
+struct NodeKernel {
+  loop::Kernel kernel;
+  std::vector<int> param_inputs;  // for each kernel input: the node input it is
+  std::vector<bool> value_used;   // per node input: its value was compiled into the kernel
+  schedule::Schedule schedule;
+  std::string expr_text;          // the tensor-expression program, printed
+};
+
+// True when the node's op has a tensor-expression definition.
+bool has_expression(const Node& n);
+
+// Compiles `n`. in_types / in_values are per node input (null: absent / not
+// known); out_types are the node's inferred output types. Throws a
+// tessera::Error naming the node when the op has no expression or the
+// expression disagrees with inference.
+NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const TensorType*>& in_types,
+                        const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
+                        const std::optional<schedule::Schedule>& sched = std::nullopt);
+
+// A name usable as a kernel / buffer name: letters, digits, '_' and '.'.
+std::string sanitize_name(const std::string& s);
+
+}  // namespace tessera::compile

@@ -1,0 +1,123 @@
+// Compiles one node and compares the evaluator and the JIT with the reference.
+#include "ops/compiled_test_util.h"
+
+#include <cmath>
+
+#include "codegen/llvm/jit.h"
+#include "compile/node_kernel.h"
+#include "loop/evaluate.h"
+#include "loop/printer.h"
+
+namespace tessera::testing {
+
+namespace {
+
+std::string describe_case(const OpCase& c) {
+  std::string s = c.op + " (opset " + std::to_string(c.opset) + ") inputs:";
+  for (const Tensor& t : c.inputs)
+    s += t.defined() ? " " + std::string(dtype_name(t.dtype())) + "[" + dims_to_string(t.dims()) + "]" : " -";
+  for (const auto& [k, a] : c.attrs) s += " " + k;
+  return s;
+}
+
+// Compares outputs; returns false (after adding failures) on a mismatch.
+bool compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, Tolerance tol, const std::string& what) {
+  bool ok = true;
+  for (size_t o = 0; o < want.size(); ++o) {
+    if (got[o].dtype() != want[o].dtype() || got[o].dims() != want[o].dims()) {
+      ADD_FAILURE() << what << ": output " << o << " type differs";
+      return false;
+    }
+    int bad = 0;
+    for (int64_t i = 0; i < want[o].numel() && bad < 4; ++i) {
+      double g = got[o].get_double(i), w = want[o].get_double(i);
+      bool same;
+      if (is_float(want[o].dtype())) {
+        same = (std::isnan(g) && std::isnan(w)) || (std::isinf(w) && g == w) ||
+               std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
+      } else {
+        same = got[o].get_int(i) == want[o].get_int(i);
+      }
+      if (!same) {
+        ++bad;
+        ok = false;
+        ADD_FAILURE() << what << ": output " << o << " element " << i << ": got " << g << ", reference " << w;
+      }
+    }
+  }
+  return ok;
+}
+
+}  // namespace
+
+void expect_compiled_matches(const OpCase& c, Tolerance tol) {
+  std::string what = describe_case(c);
+  auto g = build_op_graph(c);
+  const Node& n = *g->nodes().front();
+  std::vector<const TensorType*> types;
+  std::vector<const Tensor*> values;
+  std::vector<Tensor> args_in;
+  for (Value* v : n.inputs) {
+    types.push_back(v ? &v->type : nullptr);
+    values.push_back(v && v->constant ? &*v->constant : nullptr);
+  }
+  std::vector<TensorType> out_types;
+  for (Value* v : n.outputs) out_types.push_back(v->type);
+  std::vector<const Tensor*> ref_in;
+  for (const Tensor& t : c.inputs) ref_in.push_back(t.defined() ? &t : nullptr);
+  std::vector<Tensor> want = run_reference(n, c.opset, ref_in);
+
+  compile::NodeKernel nk;
+  try {
+    nk = compile::compile_node(n, c.opset, types, values, out_types);
+  } catch (const Error& e) {
+    ADD_FAILURE() << what << ": does not compile: " << e.what();
+    return;
+  }
+  auto make_args = [&] {
+    std::vector<Tensor> args;
+    for (int p : nk.param_inputs) args.push_back(c.inputs[static_cast<size_t>(p)].clone());
+    for (const auto& t : out_types) args.emplace_back(t.dtype, t.dims);
+    return args;
+  };
+  size_t n_in = nk.param_inputs.size();
+  std::vector<Tensor> args = make_args();
+  loop::run_kernel(nk.kernel, args);
+  if (!compare(std::vector<Tensor>(args.begin() + static_cast<long>(n_in), args.end()), want, tol,
+               what + " [evaluator]")) {
+    ADD_FAILURE() << nk.expr_text << "\n" << loop::to_string(nk.kernel);
+    return;
+  }
+  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
+    if (!codegen::host_supports(isa)) continue;
+    codegen::JitOptions opts;
+    opts.isa = isa;
+    std::vector<Tensor> jargs = make_args();
+    codegen::jit_compile(nk.kernel, opts)->run(jargs);
+    if (!compare(std::vector<Tensor>(jargs.begin() + static_cast<long>(n_in), jargs.end()), want, tol,
+                 what + " [" + std::string(codegen::isa_name(isa)) + "]")) {
+      ADD_FAILURE() << loop::to_string(nk.kernel);
+      return;
+    }
+  }
+}
+
+Tensor random_tensor(DType d, const Dims& dims, std::mt19937& rng, double lo, double hi) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(static_cast<size_t>(numel_of(dims)));
+  for (double& x : v) {
+    x = u(rng);
+    if (d == DType::Bool) x = x > (lo + hi) / 2 ? 1 : 0;
+    else if (!is_float(d)) x = std::floor(x);
+  }
+  return Tensor::from<double>(dims, v).cast(d);
+}
+
+Dims random_dims(int rank, std::mt19937& rng, int64_t max_dim) {
+  std::uniform_int_distribution<int64_t> u(1, max_dim);
+  Dims d;
+  for (int i = 0; i < rank; ++i) d.push_back(u(rng));
+  return d;
+}
+
+}  // namespace tessera::testing
