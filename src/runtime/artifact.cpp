@@ -1,0 +1,278 @@
+#include "runtime/artifact.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <system_error>
+#include <vector>
+
+#include "support/error.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+constexpr uint64_t kMul[4] = {0x9E3779B97F4A7C15ull, 0xD6E8FEB86659FD93ull, 0xBF58476D1CE4E5B9ull,
+                              0x94D049BB133111EBull};
+constexpr size_t kMaxVersionLength = 256;
+// Bytes a section takes besides its name and data.
+constexpr uint64_t kSectionOverhead = 4 + 8 + 8;
+
+uint64_t load_le64(const unsigned char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
+  return w;
+}
+
+// A bijective 64-bit finalizer (xorshift-multiply).
+uint64_t avalanche(uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x7FB5D329728EA185ull;
+  x ^= x >> 27;
+  x *= 0x81DADEF4BC2DD44Dull;
+  x ^= x >> 33;
+  return x;
+}
+
+// Four independent lanes over 32-byte blocks; every step is a bijection of
+// the lane for a fixed word and of the word for a fixed lane.
+void mix_block(uint64_t lanes[4], const unsigned char* p) {
+  for (int k = 0; k < 4; ++k) {
+    uint64_t x = (lanes[k] ^ load_le64(p + 8 * k)) * kMul[k];
+    lanes[k] = x ^ (x >> 29);
+  }
+}
+
+// s with non-printable bytes as \xNN, cut after 64 bytes (names and
+// versions read from a corrupt file may hold anything).
+std::string printable(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < 64; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  if (s.size() > 64) out += "...";
+  return out;
+}
+
+std::string quote_name(const std::string& s) { return "'" + printable(s) + "'"; }
+
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+uint64_t get_le(const std::string& bytes) {
+  uint64_t v = 0;
+  for (size_t i = bytes.size(); i-- > 0;) v = (v << 8) | static_cast<unsigned char>(bytes[i]);
+  return v;
+}
+
+// Reads the file front to back, bounding every read by the bytes left and
+// collecting the bytes the trailer covers.
+class Reader {
+ public:
+  Reader(std::ifstream& in, const std::string& path, uint64_t size) : in_(in), path_(path), left_(size) {}
+
+  uint64_t left() const { return left_; }
+  const std::string& covered() const { return covered_; }
+
+  // Reads n bytes into out; when fewer are left, fails with `short_message`.
+  void read(uint64_t n, std::string& out, bool covered, const std::string& short_message) {
+    TESSERA_CHECK(n <= left_, "artifact '", path_, "' ", short_message);
+    out.resize(static_cast<size_t>(n));
+    if (n > 0) {
+      in_.read(out.data(), static_cast<std::streamsize>(n));
+      TESSERA_CHECK(in_.good() && static_cast<uint64_t>(in_.gcount()) == n, "artifact '", path_,
+                    "': read error");
+    }
+    left_ -= n;
+    if (covered) covered_ += out;
+  }
+
+  uint64_t read_int(int bytes, const std::string& short_message) {
+    read(static_cast<uint64_t>(bytes), scratch_, true, short_message);
+    return get_le(scratch_);
+  }
+
+ private:
+  std::ifstream& in_;
+  const std::string& path_;
+  uint64_t left_;
+  std::string covered_;
+  std::string scratch_;
+};
+
+[[noreturn]] void fail_corrupt(const std::string& path, const std::string& what) {
+  TESSERA_FAIL("artifact '", path, "' is corrupt: ", what, " (recompile with `tessera compile`)");
+}
+
+}  // namespace
+
+uint64_t artifact_checksum(const void* data, size_t size) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t lanes[4] = {kMul[1], kMul[2], kMul[3], kMul[0]};
+  size_t i = 0;
+  for (; i + 32 <= size; i += 32) mix_block(lanes, p + i);
+  if (i < size) {
+    unsigned char tail[32] = {};
+    std::memcpy(tail, p + i, size - i);
+    mix_block(lanes, tail);
+  }
+  uint64_t h = avalanche(static_cast<uint64_t>(size) ^ kMul[0]);
+  for (int k = 0; k < 4; ++k) h = (h ^ avalanche(lanes[k])) * kMul[(k + 1) % 4];
+  return avalanche(h);
+}
+
+const std::string& Artifact::section(const std::string& name) const {
+  auto it = sections.find(name);
+  TESSERA_CHECK(it != sections.end(), "artifact has no section ", quote_name(name));
+  return it->second;
+}
+
+void save_artifact(const Artifact& artifact, const std::string& path) {
+  const std::string version = TESSERA_VERSION;
+  TESSERA_CHECK(artifact.sections.size() <= std::numeric_limits<uint32_t>::max(), "cannot save artifact '", path,
+                "': too many sections");
+  // The bytes the trailer covers, with the file size patched in below.
+  std::string meta(kArtifactMagic, 4);
+  put_u32(meta, kArtifactFormatVersion);
+  put_u32(meta, static_cast<uint32_t>(version.size()));
+  meta += version;
+  const size_t size_field = meta.size();
+  put_u64(meta, 0);
+  put_u32(meta, static_cast<uint32_t>(artifact.sections.size()));
+  uint64_t file_size = meta.size() + 8;
+  std::vector<size_t> section_ends;  // in meta, where each section's data follows
+  for (const auto& [name, data] : artifact.sections) {
+    TESSERA_CHECK(name.size() <= std::numeric_limits<uint32_t>::max(), "cannot save artifact '", path,
+                  "': section name too long");
+    put_u32(meta, static_cast<uint32_t>(name.size()));
+    meta += name;
+    put_u64(meta, data.size());
+    put_u64(meta, artifact_checksum(data.data(), data.size()));
+    section_ends.push_back(meta.size());
+    file_size += kSectionOverhead + name.size() + data.size();
+  }
+  std::string size_bytes;
+  put_u64(size_bytes, file_size);
+  meta.replace(size_field, 8, size_bytes);
+  std::string trailer;
+  put_u64(trailer, artifact_checksum(meta.data(), meta.size()));
+
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    TESSERA_CHECK(out.is_open(), "cannot save artifact '", path, "': cannot create ", tmp, ": ",
+                  std::strerror(errno));
+    size_t pos = 0, k = 0;
+    for (const auto& entry : artifact.sections) {
+      out.write(meta.data() + pos, static_cast<std::streamsize>(section_ends[k] - pos));
+      out.write(entry.second.data(), static_cast<std::streamsize>(entry.second.size()));
+      pos = section_ends[k++];
+    }
+    out.write(meta.data() + pos, static_cast<std::streamsize>(meta.size() - pos));
+    out.write(trailer.data(), 8);
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      TESSERA_FAIL("cannot save artifact '", path, "': write error (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    TESSERA_FAIL("cannot save artifact '", path, "': ", ec.message());
+  }
+}
+
+Artifact load_artifact(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  TESSERA_CHECK(fs::exists(st), "cannot load artifact '", path, "': no such file");
+  TESSERA_CHECK(!fs::is_directory(st), "cannot load artifact '", path, "': it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  TESSERA_CHECK(in.is_open(), "cannot load artifact '", path, "': ", std::strerror(errno));
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  in.seekg(0, std::ios::beg);
+  TESSERA_CHECK(end >= 0 && in.good(), "cannot load artifact '", path, "': cannot determine its size");
+  const auto actual_size = static_cast<uint64_t>(end);
+  Reader r(in, path, actual_size);
+  const std::string truncated = "is truncated (" + std::to_string(actual_size) + " bytes, ends inside the header)";
+
+  std::string magic;
+  r.read(std::min<uint64_t>(4, actual_size), magic, true, truncated);
+  TESSERA_CHECK(std::memcmp(magic.data(), kArtifactMagic, magic.size()) == 0, "'", path,
+                "' is not a Tessera artifact (bad magic)");
+  TESSERA_CHECK(magic.size() == 4, "artifact '", path, "' ", truncated);
+
+  const uint64_t format = r.read_int(4, truncated);
+  TESSERA_CHECK(format == kArtifactFormatVersion, "artifact '", path, "' has format version ", format,
+                ", this Tessera (", TESSERA_VERSION, ") reads version ", kArtifactFormatVersion,
+                ": recompile with `tessera compile`");
+  const uint64_t version_length = r.read_int(4, truncated);
+  if (version_length > kMaxVersionLength)
+    fail_corrupt(path, "version string of " + std::to_string(version_length) + " bytes");
+  std::string version;
+  r.read(version_length, version, true, truncated);
+  TESSERA_CHECK(version == TESSERA_VERSION, "artifact '", path, "' was compiled by Tessera ", printable(version),
+                ", this is ", TESSERA_VERSION, ": recompile with `tessera compile`");
+
+  const uint64_t recorded_size = r.read_int(8, truncated);
+  TESSERA_CHECK(actual_size >= recorded_size, "artifact '", path, "' is truncated (", actual_size, " of ",
+                recorded_size, " bytes)");
+  if (actual_size != recorded_size)
+    fail_corrupt(path, std::to_string(actual_size) + " bytes, but the header records " +
+                           std::to_string(recorded_size));
+
+  // From here the size is right, so running out of bytes means corruption.
+  const std::string overrun = "is corrupt: a length runs past the end of the file";
+  const uint64_t count = r.read_int(4, overrun);
+  if (count > r.left() / kSectionOverhead) fail_corrupt(path, "section count " + std::to_string(count));
+  Artifact artifact;
+  std::string name, checksum_bytes;
+  for (uint64_t s = 0; s < count; ++s) {
+    const uint64_t name_length = r.read_int(4, overrun);
+    r.read(name_length, name, true, overrun);
+    if (!artifact.sections.empty() && !(artifact.sections.rbegin()->first < name))
+      fail_corrupt(path, "section " + quote_name(name) + " out of order or repeated");
+    const uint64_t data_length = r.read_int(8, overrun);
+    const uint64_t checksum = r.read_int(8, overrun);
+    // Leave room for the trailer.
+    if (data_length > r.left() || r.left() - data_length < 8)
+      fail_corrupt(path, "section " + quote_name(name) + " runs past the end of the file");
+    std::string& data = artifact.sections[name];
+    r.read(data_length, data, false, overrun);
+    if (artifact_checksum(data.data(), data.size()) != checksum)
+      fail_corrupt(path, "checksum mismatch in section " + quote_name(name));
+  }
+  if (r.left() != 8) fail_corrupt(path, std::to_string(r.left()) + " unexpected bytes after the last section");
+  const uint64_t expected = artifact_checksum(r.covered().data(), r.covered().size());
+  const uint64_t trailer = r.read_int(8, overrun);
+  if (trailer != expected) fail_corrupt(path, "checksum mismatch in the file header or section table");
+  return artifact;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,60 @@
+// The compiled-model artifact: a versioned binary container of named byte
+// sections (code, weights, plans, metadata ...), checksummed so that a
+// truncated, corrupt or foreign file is reported, never misread.
+//
+// Layout (integers little-endian):
+//   "TSRA"                      magic, 4 bytes
+//   u32 format version          kArtifactFormatVersion
+//   u32 n, n bytes              the Tessera version that wrote the file
+//   u64 file size               of the whole file, trailer included
+//   u32 section count
+//   per section, in increasing name order (names are unique):
+//     u32 n, n bytes            name
+//     u64 n                     data size
+//     u64                       checksum of the data
+//     n bytes                   data
+//   u64 trailer                 checksum of every byte before it except the
+//                               section data (which the section checksums
+//                               cover), so it covers the whole file
+// The magic, format version and Tessera version come first and keep this
+// layout in every format version, so an old or new file is always told apart
+// from a corrupt one. The checksum is a 64-bit multiply-xorshift hash over
+// 8-byte words (several GB/s), which detects any change confined to one
+// 8-byte word with certainty.
+//
+// Loading reads the file once, sections straight into their strings, and
+// bounds every length by the bytes left in the file, so no input makes it
+// crash or allocate more than the file size.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace tessera::runtime {
+
+inline constexpr char kArtifactMagic[4] = {'T', 'S', 'R', 'A'};
+inline constexpr uint32_t kArtifactFormatVersion = 1;
+
+struct Artifact {
+  std::map<std::string, std::string> sections;
+
+  // The named section; throws tessera::Error naming it when there is none.
+  const std::string& section(const std::string& name) const;
+};
+
+// Writes the artifact to path (through a temporary file renamed over path,
+// so a failed save leaves no partial file); throws tessera::Error naming the
+// path when it cannot be written.
+void save_artifact(const Artifact& artifact, const std::string& path);
+
+// Reads an artifact written by save_artifact. Throws tessera::Error naming
+// the path when the file is missing or unreadable, is not an artifact (bad
+// magic), is truncated, is corrupt (a checksum or structure mismatch), has
+// another format version, or was written by another Tessera version.
+Artifact load_artifact(const std::string& path);
+
+// The checksum used by the format (exposed for tools and tests).
+uint64_t artifact_checksum(const void* data, size_t size);
+
+}  // namespace tessera::runtime
