@@ -22,7 +22,7 @@ std::string sanitize_name(const std::string& s) {
 
 NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const TensorType*>& in_types,
                         const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
-                        const std::optional<schedule::Schedule>& sched) {
+                        const std::optional<schedule::Schedule>& sched, const NodeKernelOptions& options) {
   const OpDef& def = OpRegistry::global().get(n, opset);
   TESSERA_CHECK(def.expr, n.describe(), ": ", n.op_type, " has no compiled kernel",
                 def.opaque_reason.empty() ? std::string() : " (" + def.opaque_reason + ")");
@@ -72,11 +72,26 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
   }
   nk.value_used = ctx.value_used;
   nk.value_used.resize(in_types.size());
-  nk.schedule = sched ? *sched : schedule::default_schedule(outs);
+  schedule::TargetInfo target;
+  target.vector_bytes = options.vector_bytes;
+  schedule::LowerOptions lopts;
+  for (int p : nk.param_inputs) {
+    bool c = static_cast<size_t>(p) < options.constant_inputs.size() && options.constant_inputs[static_cast<size_t>(p)];
+    lopts.constant_inputs.push_back(c);
+    if (c) target.constant_inputs.insert(ctx.inputs[static_cast<size_t>(p)].name());
+  }
+  nk.schedule = sched ? *sched : schedule::default_schedule(outs, target);
   nk.expr_text = te::to_string(outs);
   std::string name = sanitize_name(n.name.empty() ? n.op_type : n.name);
   try {
-    nk.kernel = schedule::lower(name, params, outs, nk.schedule);
+    schedule::LoweredKernels lk = schedule::lower_with_prepack(name, params, outs, nk.schedule, lopts);
+    nk.kernel = std::move(lk.main);
+    if (lk.prepack) {
+      for (const loop::Buffer& b : lk.prepack->inputs)
+        for (size_t i = 0; i < params.size(); ++i)
+          if (nk.kernel.inputs[i].same_as(b)) nk.prepack_inputs.push_back(nk.param_inputs[i]);
+      nk.prepack = std::move(lk.prepack);
+    }
   } catch (const Error& e) {
     TESSERA_FAIL(n.describe(), ": lowering failed: ", e.what());
   }

@@ -20,6 +20,16 @@ struct NodeKernel {
   std::vector<bool> value_used;   // per node input: its value was compiled into the kernel
   schedule::Schedule schedule;
   std::string expr_text;          // the tensor-expression program, printed
+  // Stages computed from constant inputs only (weight packing): run once,
+  // reading the node inputs prepack_inputs; its outputs are passed to
+  // `kernel` as extra inputs after the param_inputs.
+  std::optional<loop::Kernel> prepack;
+  std::vector<int> prepack_inputs;
+};
+
+struct NodeKernelOptions {
+  int vector_bytes = 64;                // 64: AVX-512, 32: AVX2
+  std::vector<bool> constant_inputs;    // per node input: a constant (weights): packing may be hoisted
 };
 
 // True when the node's op has a tensor-expression definition.
@@ -31,7 +41,8 @@ bool has_expression(const Node& n);
 // expression disagrees with inference.
 NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const TensorType*>& in_types,
                         const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
-                        const std::optional<schedule::Schedule>& sched = std::nullopt);
+                        const std::optional<schedule::Schedule>& sched = std::nullopt,
+                        const NodeKernelOptions& options = {});
 
 // A name usable as a kernel / buffer name: letters, digits, '_' and '.'.
 std::string sanitize_name(const std::string& s);

@@ -4,6 +4,8 @@
 // rule for the rest.
 #pragma once
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "schedule/schedule.h"
@@ -14,6 +16,7 @@ namespace tessera::schedule {
 struct TargetInfo {
   int vector_bytes = 64;          // 64 for AVX-512, 32 for AVX2
   int64_t parallel_grain = 1 << 15;  // fewer operations than this stay on one thread
+  std::set<std::string> constant_inputs;  // placeholder names whose values are fixed (weights: packed once)
 };
 
 // The default schedule for the program computing `outputs`.

@@ -16,7 +16,8 @@ using loop::ForKind;
 using loop::Stmt;
 using loop::Var;
 
-LoopNest::LoopNest(const te::Stage& stage, const std::vector<Expr>& mins, const std::vector<Expr>& extents)
+LoopNest::LoopNest(const te::Stage& stage, const std::vector<Expr>& mins, const std::vector<Expr>& extents,
+                   const std::vector<Expr>& limits)
     : stage_(stage) {
   TESSERA_CHECK(stage.kind == te::StageKind::Compute, "schedule: ", stage.name, " is not a compute stage");
   TESSERA_CHECK(mins.size() == stage.axes.size() && extents.size() == stage.axes.size(),
@@ -27,8 +28,10 @@ LoopNest::LoopNest(const te::Stage& stage, const std::vector<Expr>& mins, const 
     leaves_.push_back({name, v, loop::simplify(extent), ForKind::Serial, reduce});
     return v;
   };
-  for (size_t i = 0; i < stage.axes.size(); ++i)
+  for (size_t i = 0; i < stage.axes.size(); ++i) {
     spatial_.push_back(loop::simplify(mins[i] + add(stage.axes[i].name(), extents[i], false)));
+    if (i < limits.size() && limits[i].defined()) guards_.push_back(spatial_.back() < limits[i]);
+  }
   if (te::is_top_reduce(stage))
     for (const auto& a : stage.body.as<loop::ReduceNode>()->axes)
       reduce_.push_back(loop::simplify(a.min + add(a.var.name(), a.extent, true)));

@@ -27,7 +27,10 @@ class LoopNest {
  public:
   // Axes of `stage` over the given domain (per output dim: first index and
   // extent; expressions may use enclosing loop variables).
-  LoopNest(const te::Stage& stage, const std::vector<loop::Expr>& mins, const std::vector<loop::Expr>& extents);
+  // `limits` (optional, per dim) adds a guard axis < limit, for domains whose
+  // loops run over a constant bound larger than the symbolic extent.
+  LoopNest(const te::Stage& stage, const std::vector<loop::Expr>& mins, const std::vector<loop::Expr>& extents,
+           const std::vector<loop::Expr>& limits = {});
 
   // Applies a loop step (split, fuse, reorder, vectorize, unroll, parallel).
   void apply(const Step& step);

@@ -9,6 +9,8 @@
 #include "loop/bounds.h"
 #include "loop/printer.h"
 #include "loop/simplify.h"
+#include "loop/unroll.h"
+#include "loop/vectorize.h"
 #include "loop/visitor.h"
 #include "schedule/loop_nest.h"
 #include "schedule/region.h"
@@ -159,23 +161,37 @@ class Lowering {
            const Schedule& sched)
       : name_(name), inputs_(inputs), program_(outputs), sched_(sched) {}
 
-  loop::Kernel run(const LowerOptions& options) {
+  LoweredKernels run(const LowerOptions& options) {
     program_steps();
     decide_placement();
     inline_stages();
     stages_ = te::stages_of(program_);
     check_steps_refer_to_stages();
     make_param_storage();
-    std::vector<Stmt> root;
-    std::vector<Buffer> root_temps;
+    std::unordered_set<const Stage*> constant;
+    for (size_t i = 0; i < inputs_.size() && i < options.constant_inputs.size(); ++i)
+      if (options.constant_inputs[i]) constant.insert(&inputs_[i].stage());
+    std::unordered_set<std::string> at_targets;
+    for (const auto& [n, p] : placement_)
+      if (p.place == Place::At) at_targets.insert(p.target);
+    std::vector<Stmt> root, pre;
+    std::vector<Buffer> root_temps, packed;
     for (const StagePtr& s : stages_) {
       if (s->kind == StageKind::Placeholder) continue;
       const Placement& p = placement_[s->name];
       if (p.place != Place::Root) continue;
-      if (!storage_.count({s.get(), 0})) {
-        storage_[{s.get(), 0}] = root_storage(*s);
-        root_temps.push_back(storage_[{s.get(), 0}].buffer);
+      bool is_temp = !storage_.count({s.get(), 0});
+      if (is_temp) storage_[{s.get(), 0}] = root_storage(*s);
+      // A temporary computed from constants only (and nothing computed inside it) is prepacked.
+      bool from_constants = is_temp && !at_targets.count(s->name) && !constant.empty();
+      for (const Tensor& in : s->inputs()) from_constants = from_constants && constant.count(&in.stage());
+      if (from_constants) {
+        constant.insert(s.get());
+        packed.push_back(storage_[{s.get(), 0}].buffer);
+        pre.push_back(build_root(*s));
+        continue;
       }
+      if (is_temp) root_temps.push_back(storage_[{s.get(), 0}].buffer);
       root.push_back(build_root(*s));
     }
     Stmt body = loop::block(root);
@@ -185,21 +201,41 @@ class Lowering {
       if (s.kind != StageKind::Compute || placement_[s.name].place != Place::At) continue;
       body = insert_at(s, body);
     }
-    body = lower_inner_reductions(body);
     Flattener f(storage_);
-    body = f.mutate(body);
+    body = f.mutate(lower_inner_reductions(body));
     for (auto it = root_temps.rbegin(); it != root_temps.rend(); ++it)
       body = loop::allocate(*it, loop::int_imm(numel_of(it->dims())), body);
-    loop::Kernel k;
+    LoweredKernels r;
+    loop::Kernel& k = r.main;
     k.name = name_;
     for (const Tensor& t : inputs_) k.inputs.push_back(storage_.at({&t.stage(), 0}).buffer);
+    for (const Buffer& b : packed) k.inputs.push_back(b);
     for (const Tensor& t : program_) k.outputs.push_back(storage_.at({&t.stage(), t.index()}).buffer);
     k.body = body;
-    if (options.simplify) k = loop::simplify(k);
-    return k;
+    if (!pre.empty()) {
+      loop::Kernel p;
+      p.name = name_ + ".prepack";
+      Stmt pbody = f.mutate(lower_inner_reductions(loop::block(pre)));
+      for (const Tensor& t : inputs_) {
+        const Buffer& b = storage_.at({&t.stage(), 0}).buffer;
+        if (loop::uses_buffer(pbody, b)) p.inputs.push_back(b);
+      }
+      p.outputs = packed;
+      p.body = pbody;
+      r.prepack = finish(p, options);
+    }
+    r.main = finish(k, options);
+    return r;
   }
 
  private:
+  static loop::Kernel finish(loop::Kernel k, const LowerOptions& options) {
+    if (options.simplify) k = loop::simplify(k);
+    if (options.unroll) k = loop::unroll_loops(k);
+    if (options.vectorize) k = loop::vectorize_loops(k);
+    return k;
+  }
+
   void program_steps() {
     for (const Step& st : sched_.steps) {
       switch (st.kind) {
@@ -353,8 +389,9 @@ class Lowering {
     return copy;
   }
 
-  LoopNest make_nest(const Stage& s, const std::vector<Expr>& mins, const std::vector<Expr>& extents) {
-    LoopNest nest(s, mins, extents);
+  LoopNest make_nest(const Stage& s, const std::vector<Expr>& mins, const std::vector<Expr>& extents,
+                     const std::vector<Expr>& limits = {}) {
+    LoopNest nest(s, mins, extents, limits);
     auto it = loop_steps_.find(s.name);
     if (it != loop_steps_.end())
       for (const Step& step : it->second) nest.apply(step);
@@ -434,7 +471,7 @@ class Lowering {
   Stmt place_inside(const Stage& s, const Stmt& loop_body, const loop::VarBounds& outer) {
     const Dims& shape = s.shapes[0];
     auto region = region_read(loop_body, &s, 0);
-    std::vector<Expr> lo, extent;
+    std::vector<Expr> lo, extent, limit;
     Dims alloc;
     for (size_t d = 0; d < shape.size(); ++d) {
       Expr l = loop::int_imm(0), e = loop::int_imm(shape[d]);
@@ -456,7 +493,14 @@ class Lowering {
         }
       }
       lo.push_back(l);
-      extent.push_back(e);
+      // Loops run over the constant allocation size, guarded where the region is smaller.
+      if (loop::as_const_int(e)) {
+        extent.push_back(e);
+        limit.emplace_back();
+      } else {
+        extent.push_back(loop::int_imm(size));
+        limit.push_back(loop::simplify(l + e, outer));
+      }
       alloc.push_back(size);
     }
     Storage st{{}, lo, alloc, {}};
@@ -464,7 +508,7 @@ class Lowering {
     TESSERA_CHECK(st.dims == alloc, "lower ", name_, ": pad ", s.name, ": padding applies to root stages only");
     st.buffer = Buffer(s.name, s.dtypes[0], st.physical_dims());
     storage_[{&s, 0}] = st;
-    LoopNest nest = make_nest(s, lo, extent);
+    LoopNest nest = make_nest(s, lo, extent, limit);
     Stmt produce = build_nest(s, nest, st);
     nests_.emplace(s.name, std::make_unique<LoopNest>(nest));
     return loop::allocate(st.buffer, loop::int_imm(numel_of(st.physical_dims())), loop::block({produce, loop_body}));
@@ -487,6 +531,15 @@ class Lowering {
 
 loop::Kernel lower(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                    const Schedule& schedule, const LowerOptions& options) {
+  LowerOptions o = options;
+  o.constant_inputs.clear();
+  Lowering l(name, inputs, outputs, schedule);
+  return l.run(o).main;
+}
+
+LoweredKernels lower_with_prepack(const std::string& name, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& outputs, const Schedule& schedule,
+                                  const LowerOptions& options) {
   Lowering l(name, inputs, outputs, schedule);
   return l.run(options);
 }

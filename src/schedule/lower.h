@@ -14,6 +14,7 @@
 // row-major buffers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,18 @@ struct LowerOptions {
   // Turn vectorized / unrolled loops into vector code / copies (else they stay annotated).
   bool vectorize = true;
   bool unroll = true;
+  // Per input: its value is the same on every run (weights). Root stages that
+  // read only such inputs (weight packing) move to a separate prepack kernel.
+  std::vector<bool> constant_inputs;
+};
+
+// A kernel and, when some stages depend on constant inputs only, the kernel
+// that precomputes them once: prepack reads a subset of main's inputs (the
+// same buffers) and writes buffers main takes as extra inputs after the
+// program's inputs (prepack->outputs == main.inputs[inputs.size():]).
+struct LoweredKernels {
+  loop::Kernel main;
+  std::optional<loop::Kernel> prepack;
 };
 
 // Lowers the program computing `outputs` from the placeholders `inputs`.
@@ -35,5 +48,9 @@ struct LowerOptions {
 loop::Kernel lower(const std::string& name, const std::vector<te::Tensor>& inputs,
                    const std::vector<te::Tensor>& outputs, const Schedule& schedule = {},
                    const LowerOptions& options = {});
+// Lowering with constant-only stages split into a prepack kernel.
+LoweredKernels lower_with_prepack(const std::string& name, const std::vector<te::Tensor>& inputs,
+                                  const std::vector<te::Tensor>& outputs, const Schedule& schedule,
+                                  const LowerOptions& options);
 
 }  // namespace tessera::schedule

@@ -2,6 +2,7 @@
 #include "ops/compiled_test_util.h"
 
 #include <cmath>
+#include <functional>
 
 #include "codegen/llvm/jit.h"
 #include "compile/node_kernel.h"
@@ -67,36 +68,51 @@ void expect_compiled_matches(const OpCase& c, Tolerance tol) {
   for (const Tensor& t : c.inputs) ref_in.push_back(t.defined() ? &t : nullptr);
   std::vector<Tensor> want = run_reference(n, c.opset, ref_in);
 
-  compile::NodeKernel nk;
-  try {
-    nk = compile::compile_node(n, c.opset, types, values, out_types);
-  } catch (const Error& e) {
-    ADD_FAILURE() << what << ": does not compile: " << e.what();
-    return;
-  }
-  auto make_args = [&] {
+  // Inputs known at compile time are constants (their packing may be hoisted into a prepack kernel).
+  auto compile_for = [&](int vector_bytes, compile::NodeKernel& nk) {
+    compile::NodeKernelOptions o;
+    o.vector_bytes = vector_bytes;
+    for (const Tensor* v : values) o.constant_inputs.push_back(v != nullptr);
+    try {
+      nk = compile::compile_node(n, c.opset, types, values, out_types, std::nullopt, o);
+      return true;
+    } catch (const Error& e) {
+      ADD_FAILURE() << what << ": does not compile: " << e.what();
+      return false;
+    }
+  };
+  // Runs prepack (if any) and the kernel with `run`, returns the outputs.
+  auto execute = [&](const compile::NodeKernel& nk, const std::function<void(const loop::Kernel&, std::vector<Tensor>&)>& run) {
     std::vector<Tensor> args;
     for (int p : nk.param_inputs) args.push_back(c.inputs[static_cast<size_t>(p)].clone());
+    if (nk.prepack) {
+      std::vector<Tensor> pargs;
+      for (int p : nk.prepack_inputs) pargs.push_back(c.inputs[static_cast<size_t>(p)].clone());
+      for (const auto& b : nk.prepack->outputs) pargs.emplace_back(b.dtype(), b.dims());
+      run(*nk.prepack, pargs);
+      for (size_t i = nk.prepack_inputs.size(); i < pargs.size(); ++i) args.push_back(pargs[i]);
+    }
+    size_t n_in = args.size();
     for (const auto& t : out_types) args.emplace_back(t.dtype, t.dims);
-    return args;
+    run(nk.kernel, args);
+    return std::vector<Tensor>(args.begin() + static_cast<long>(n_in), args.end());
   };
-  size_t n_in = nk.param_inputs.size();
-  std::vector<Tensor> args = make_args();
-  loop::run_kernel(nk.kernel, args);
-  if (!compare(std::vector<Tensor>(args.begin() + static_cast<long>(n_in), args.end()), want, tol,
-               what + " [evaluator]")) {
+  compile::NodeKernel nk;
+  if (!compile_for(64, nk)) return;
+  auto evaluate = [](const loop::Kernel& k, std::vector<Tensor>& a) { loop::run_kernel(k, a); };
+  if (!compare(execute(nk, evaluate), want, tol, what + " [evaluator]")) {
     ADD_FAILURE() << nk.expr_text << "\n" << loop::to_string(nk.kernel);
     return;
   }
   for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
     if (!codegen::host_supports(isa)) continue;
+    compile::NodeKernel ik;
+    if (!compile_for(isa == codegen::Isa::AVX512 ? 64 : 32, ik)) return;
     codegen::JitOptions opts;
     opts.isa = isa;
-    std::vector<Tensor> jargs = make_args();
-    codegen::jit_compile(nk.kernel, opts)->run(jargs);
-    if (!compare(std::vector<Tensor>(jargs.begin() + static_cast<long>(n_in), jargs.end()), want, tol,
-                 what + " [" + std::string(codegen::isa_name(isa)) + "]")) {
-      ADD_FAILURE() << loop::to_string(nk.kernel);
+    auto jit = [&](const loop::Kernel& k, std::vector<Tensor>& a) { codegen::jit_compile(k, opts)->run(a); };
+    if (!compare(execute(ik, jit), want, tol, what + " [" + std::string(codegen::isa_name(isa)) + "]")) {
+      ADD_FAILURE() << loop::to_string(ik.kernel);
       return;
     }
   }

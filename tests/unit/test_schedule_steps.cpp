@@ -145,6 +145,30 @@ TEST(ScheduleSteps, PadRoundsUpTheDomain) {
   EXPECT_THROW(check_step(Schedule().pad("conv", 1, 8)), Error);  // kernel output keeps its layout
 }
 
+TEST(ScheduleSteps, PrepackHoistsConstantOnlyStages) {
+  // The filter is constant: its packed copy moves to a prepack kernel run once;
+  // the main kernel takes the packed buffer as an extra input.
+  Program p;
+  Schedule s = Schedule().cache_read("f", "conv").layout("f.conv", 1, 2);
+  schedule::LowerOptions o;
+  o.constant_inputs = {false, true};
+  schedule::LoweredKernels lk = schedule::lower_with_prepack("conv", {p.x, p.f}, {p.out}, s, o);
+  ASSERT_TRUE(lk.prepack.has_value());
+  ASSERT_EQ(lk.prepack->inputs.size(), 1u);
+  EXPECT_EQ(lk.prepack->inputs[0].name(), "f");
+  ASSERT_EQ(lk.main.inputs.size(), 3u);
+  EXPECT_TRUE(lk.main.inputs[2].same_as(lk.prepack->outputs[0]));
+  EXPECT_EQ(loop::to_string(lk.main).find("allocate f.conv"), std::string::npos) << loop::to_string(lk.main);
+  Tensor packed(DType::F32, lk.prepack->outputs[0].dims());
+  std::vector<Tensor> pargs{p.fv, packed};
+  loop::run_kernel(*lk.prepack, pargs);
+  std::vector<Tensor> args{p.xv, p.fv, packed, Tensor(DType::F32, {p.h, p.w})};
+  loop::run_kernel(lk.main, args);
+  expect_same(args[3], p.run(p.lower()));
+  // Without constant inputs nothing is hoisted.
+  EXPECT_FALSE(schedule::lower_with_prepack("conv", {p.x, p.f}, {p.out}, s, {}).prepack.has_value());
+}
+
 TEST(ScheduleText, RoundTrips) {
   Schedule s = Schedule()
                    .split("conv", "x", 16)
