@@ -49,7 +49,10 @@ std::vector<Activation> read_activations(const Node& n, Cell cell, int64_t dirs)
     for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), def.begin(), def.end());
   }
   // A single direction's list is reused for the reverse direction.
-  if (dirs == 2 && static_cast<int>(names.size()) == per) names.insert(names.end(), names.begin(), names.end());
+  if (dirs == 2 && static_cast<int>(names.size()) == per) {
+    std::vector<std::string> copy = names;
+    names.insert(names.end(), copy.begin(), copy.end());
+  }
   TESSERA_CHECK(static_cast<int64_t>(names.size()) == per * dirs, n.describe(), ": expected ", per * dirs,
                 " activations, got ", names.size());
   std::vector<float> alphas = n.attr_floats("activation_alpha"), betas = n.attr_floats("activation_beta");

@@ -61,6 +61,8 @@ bool is_padding(const te::Stage& s) {
 bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
   if (shape.size() < 2 || !te::is_top_reduce(st) || st.dtypes[0] != DType::F32) return false;
+  if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum) return false;
+  if (st.tag.find("conv") == std::string::npos && st.tag.find("matmul") == std::string::npos) return false;
   size_t rank = shape.size();
   size_t jd = rank - 1;
   size_t id = (st.tag.find("conv") != std::string::npos && rank >= 3) ? 1 : rank - 2;

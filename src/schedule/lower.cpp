@@ -242,6 +242,7 @@ class Lowering {
         case StepKind::CacheWrite:
           program_ = cache_write(program_, st.stage);
           created_.insert(st.stage + ".local");
+          created_.insert(st.stage);  // the copy-out stays materialized (compute_at targets it)
           break;
         case StepKind::CacheRead:
           program_ = cache_read(program_, st.stage, st.names.at(0));
