@@ -1,4 +1,5 @@
-// The tessera command-line tool: run, info, print and export-zoo.
+// The tessera command-line tool: run (compiled or reference), compile, bench,
+// info, print and export-zoo.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -13,7 +14,11 @@
 #include "frontend/onnx_tensor.h"
 #include "interp/interpreter.h"
 #include "ir/op_registry.h"
+#include "runtime/latency_stats.h"
+#include "runtime/memory_plan.h"
+#include "runtime/thread_pool.h"
 #include "support/error.h"
+#include "tessera/runtime.h"
 #include "zoo/zoo.h"
 
 using namespace tessera;
@@ -46,31 +51,184 @@ std::string human(double v) {
   return buf;
 }
 
-int cmd_run(const Common& c, const std::vector<std::string>& input_paths, const std::string& out_dir, bool npy,
-            uint64_t seed, const std::string& backend) {
-  TESSERA_CHECK(backend == "reference", "unknown --backend '", backend, "' (available: reference)");
-  auto t0 = std::chrono::steady_clock::now();
-  auto g = load_model(c.model, c.load_options());
-  auto t1 = std::chrono::steady_clock::now();
-  std::vector<Tensor> ins = input_paths.empty() ? random_inputs(*g, seed) : read_inputs(*g, input_paths);
-  auto t2 = std::chrono::steady_clock::now();
-  std::vector<Tensor> outs = interpret(*g, ins);
-  auto t3 = std::chrono::steady_clock::now();
-  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  std::printf("model    %s (%zu nodes)\n", c.model.c_str(), g->nodes().size());
-  std::printf("inputs   %s\n", input_paths.empty() ? ("random, seed " + std::to_string(seed)).c_str() : "from files");
-  std::printf("load     %.1f ms\nrun      %.1f ms (reference interpreter)\n", ms(t0, t1), ms(t2, t3));
+// Options of run, compile and bench that shape compilation and execution.
+struct Exec {
+  std::string backend = "compiled";
+  std::string isa;
+  int threads = 0;
+  bool dump_ir = false, dump_llvm = false, dump_asm = false, verbose = false;
+  std::string kernel;
+
+  bool compiled() const {
+    TESSERA_CHECK(backend == "compiled" || backend == "reference", "unknown --backend '", backend,
+                  "' (available: compiled, reference)");
+    bool dumps = dump_ir || dump_llvm || dump_asm || !kernel.empty();
+    TESSERA_CHECK(backend == "compiled" || !dumps, "--dump-ir, --dump-llvm, --dump-asm and --kernel need --backend compiled");
+    return backend == "compiled";
+  }
+  CompileOptions compile_options(const Common& c) const {
+    CompileOptions o;
+    o.isa = isa;
+    o.threads = threads;
+    o.input_shapes = c.load_options().input_shapes;
+    o.dump_ir = dump_ir;
+    o.dump_llvm = dump_llvm;
+    o.dump_asm = dump_asm;
+    o.dump_kernel = kernel;
+    o.verbose = verbose;
+    return o;
+  }
+};
+
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Compiles (or loads an artifact of) the model.
+CompiledModel open_compiled(const Common& c, const Exec& e) {
+  if (CompiledModel::is_artifact(c.model) || std::filesystem::path(c.model).extension() == ".tsr") {
+    TESSERA_CHECK(c.shapes.empty(), "--shape cannot change a compiled artifact's shapes; give it to 'tessera compile'");
+    return CompiledModel::load(c.model, e.compile_options(c));
+  }
+  return CompiledModel::compile(c.model, e.compile_options(c));
+}
+
+void print_outputs(const std::vector<Tensor>& outs, const std::vector<std::string>& names, const std::string& out_dir,
+                   bool npy) {
   if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
   for (size_t i = 0; i < outs.size(); ++i) {
-    const Value* v = g->outputs()[i];
-    std::printf("output %zu '%s' %s[%s] checksum %.6g\n", i, v->name.c_str(), std::string(dtype_name(outs[i].dtype())).c_str(),
+    std::printf("output %zu '%s' %s[%s] checksum %.6g\n", i, names[i].c_str(), std::string(dtype_name(outs[i].dtype())).c_str(),
                 dims_to_string(outs[i].dims()).c_str(), checksum(outs[i]));
     if (!out_dir.empty()) {
       std::string base = out_dir + "/output_" + std::to_string(i);
-      write_tensor_pb(base + ".pb", outs[i], v->name);
+      write_tensor_pb(base + ".pb", outs[i], names[i]);
       if (npy) write_npy(base + ".npy", outs[i]);
     }
   }
+}
+
+int cmd_run(const Common& c, const Exec& e, const std::vector<std::string>& input_paths, const std::string& out_dir,
+            bool npy, uint64_t seed, bool report) {
+  std::string inputs_text = input_paths.empty() ? "random, seed " + std::to_string(seed) : "from files";
+  if (!e.compiled()) {
+    auto t0 = Clock::now();
+    std::unique_ptr<Graph> g;
+    std::vector<Tensor> ins, outs;
+    std::vector<std::string> names;
+    if (CompiledModel::is_artifact(c.model)) {
+      CompiledModel m = CompiledModel::load(c.model, e.compile_options(c));
+      auto t1 = Clock::now();
+      ins = input_paths.empty() ? m.random_inputs(seed) : m.read_inputs(input_paths);
+      auto t2 = Clock::now();
+      outs = m.run_reference(ins);
+      auto t3 = Clock::now();
+      for (const auto& o : m.outputs()) names.push_back(o.name);
+      std::printf("model    %s (%zu nodes)\ninputs   %s\n", c.model.c_str(), m.node_count(), inputs_text.c_str());
+      std::printf("load     %.1f ms\nrun      %.1f ms (reference interpreter)\n", ms_between(t0, t1), ms_between(t2, t3));
+    } else {
+      g = load_model(c.model, c.load_options());
+      auto t1 = Clock::now();
+      ins = input_paths.empty() ? random_inputs(*g, seed) : read_inputs(*g, input_paths);
+      auto t2 = Clock::now();
+      outs = interpret(*g, ins);
+      auto t3 = Clock::now();
+      for (const Value* v : g->outputs()) names.push_back(v->name);
+      std::printf("model    %s (%zu nodes)\ninputs   %s\n", c.model.c_str(), g->nodes().size(), inputs_text.c_str());
+      std::printf("load     %.1f ms\nrun      %.1f ms (reference interpreter)\n", ms_between(t0, t1), ms_between(t2, t3));
+    }
+    print_outputs(outs, names, out_dir, npy);
+    return 0;
+  }
+  auto t0 = Clock::now();
+  CompiledModel m = open_compiled(c, e);
+  double load_compile = m.last_compile_seconds() * 1000;  // kernels an artifact re-made on load
+  auto t1 = Clock::now();
+  std::vector<Tensor> ins = input_paths.empty() ? m.random_inputs(seed) : m.read_inputs(input_paths);
+  m.prepare(ins);
+  double compile_ms = load_compile + m.last_compile_seconds() * 1000;
+  auto t3 = Clock::now();
+  std::vector<Tensor> outs = m.run(ins);
+  auto t4 = Clock::now();
+  std::printf("model    %s (%zu nodes)\ninputs   %s\n", c.model.c_str(), m.node_count(), inputs_text.c_str());
+  std::printf("load     %.1f ms\n", ms_between(t0, t1) - load_compile);
+  std::printf("compile  %.1f ms (%d compiled kernels, %d reference steps)\n", compile_ms, m.compiled_steps(),
+              m.reference_steps());
+  std::printf("run      %.1f ms (compiled, %d threads)\n", ms_between(t3, t4), runtime::ThreadPool::global().threads());
+  std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
+  if (report) std::fputs(m.report().c_str(), stdout);
+  std::vector<std::string> names;
+  for (const auto& o : m.outputs()) names.push_back(o.name);
+  print_outputs(outs, names, out_dir, npy);
+  return 0;
+}
+
+int cmd_compile(const Common& c, const Exec& e, const std::string& out, bool report) {
+  TESSERA_CHECK(e.compiled(), "'tessera compile' needs --backend compiled");
+  auto t0 = Clock::now();
+  CompiledModel m = CompiledModel::compile(c.model, e.compile_options(c));
+  auto t1 = Clock::now();
+  bool static_inputs = true;
+  for (const TensorInfo& i : m.inputs()) {
+    bool known = i.rank_known;
+    for (int64_t d : i.dims) known = known && d >= 0;
+    static_inputs = static_inputs && known;
+  }
+  // Kernels are compiled for concrete shapes: a static signature is compiled
+  // now (on seeded inputs); a dynamic one on first run.
+  if (static_inputs) m.prepare(m.random_inputs(0));
+  auto t2 = Clock::now();
+  m.save(out);
+  std::printf("model    %s (%zu nodes)\nload     %.1f ms\n", c.model.c_str(), m.node_count(), ms_between(t0, t1));
+  if (static_inputs)
+    std::printf("compile  %.1f ms (%d compiled kernels, %d reference steps)\nmemory   peak activations %s\n",
+                ms_between(t1, t2), m.compiled_steps(), m.reference_steps(),
+                runtime::format_bytes(m.peak_activation_bytes()).c_str());
+  else
+    std::printf("compile  deferred: the inputs have dynamic shapes (fix them with --shape NAME=DIMS)\n");
+  if (report) std::fputs(m.report().c_str(), stdout);
+  std::printf("wrote    %s\n", out.c_str());
+  return 0;
+}
+
+int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t seed) {
+  TESSERA_CHECK(runs >= 1, "--runs must be at least 1");
+  TESSERA_CHECK(warmup >= 0, "--warmup must not be negative");
+  if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
+  std::vector<double> samples;
+  std::printf("model    %s\n", c.model.c_str());
+  if (e.compiled()) {
+    CompiledModel m = open_compiled(c, e);
+    double compile_ms = m.last_compile_seconds() * 1000;  // kernels an artifact re-made on load
+    std::vector<Tensor> ins = m.random_inputs(seed);
+    m.prepare(ins);
+    compile_ms += m.last_compile_seconds() * 1000;
+    std::printf("compile  %.1f ms (%d compiled kernels, %d reference steps)\n", compile_ms, m.compiled_steps(),
+                m.reference_steps());
+    for (int i = 0; i < warmup; ++i) m.run(ins);
+    for (int i = 0; i < runs; ++i) {
+      auto a = Clock::now();
+      m.run(ins);
+      samples.push_back(std::chrono::duration<double>(Clock::now() - a).count());
+    }
+    std::printf("backend  compiled, %d threads\n", runtime::ThreadPool::global().threads());
+    std::printf("latency  %s\n", runtime::format_latency(runtime::latency_stats(samples)).c_str());
+    std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
+  } else {
+    auto g = load_model(c.model, c.load_options());
+    std::vector<Tensor> ins = random_inputs(*g, seed);
+    for (int i = 0; i < warmup; ++i) interpret(*g, ins);
+    for (int i = 0; i < runs; ++i) {
+      auto a = Clock::now();
+      interpret(*g, ins);
+      samples.push_back(std::chrono::duration<double>(Clock::now() - a).count());
+    }
+    std::printf("backend  reference interpreter\n");
+    std::printf("latency  %s\n", runtime::format_latency(runtime::latency_stats(samples)).c_str());
+    std::printf("memory   peak activations n/a (the interpreter allocates per node)\n");
+  }
+  auto rss = runtime::peak_resident_bytes();
+  std::printf("memory   peak RSS %s\n", rss ? runtime::format_bytes(*rss).c_str() : "n/a");
   return 0;
 }
 
@@ -113,17 +271,45 @@ int main(int argc, char** argv) {
     sub->add_option("--shape", common.shapes, "fix an input's shape, NAME=1x3x224x224 (repeatable)");
   };
 
+  Exec exec;
+  auto add_exec = [&](CLI::App* sub, bool backend) {
+    if (backend) sub->add_option("--backend", exec.backend, "execution backend: compiled (default) or reference");
+    sub->add_option("--isa", exec.isa, "instruction set: host (default), avx2, avx512, generic");
+    sub->add_option("--threads", exec.threads, "threads for parallel kernels (default: all cores)");
+    sub->add_flag("--dump-ir", exec.dump_ir, "print every kernel's loop IR (stderr)");
+    sub->add_flag("--dump-llvm", exec.dump_llvm, "print every kernel's optimized LLVM IR (stderr)");
+    sub->add_flag("--dump-asm", exec.dump_asm, "print every kernel's assembly (stderr)");
+    sub->add_option("--kernel", exec.kernel, "dump only kernels whose node name contains NAME");
+    sub->add_flag("-v,--verbose", exec.verbose, "print compile progress (stderr)");
+  };
+
   std::vector<std::string> inputs;
-  std::string out_dir, backend = "reference";
-  bool npy = false;
+  std::string out_dir;
+  bool npy = false, report = false;
   uint64_t seed = 0;
-  CLI::App* run = app.add_subcommand("run", "run a model and print time and output checksums");
+  CLI::App* run = app.add_subcommand("run", "run a model (or a compiled .tsr) and print times and output checksums");
   add_common(run);
+  add_exec(run, true);
   run->add_option("--inputs", inputs, "input directory (input_0.pb ...) or files (.pb/.npy) in input order");
   run->add_option("--outputs", out_dir, "write output_0.pb ... to this directory");
   run->add_flag("--npy", npy, "also write outputs as .npy");
   run->add_option("--seed", seed, "seed for random inputs (default 0)");
-  run->add_option("--backend", backend, "execution backend: reference");
+  run->add_flag("--report", report, "print which steps are compiled and the memory plan");
+
+  std::string compile_out;
+  CLI::App* comp = app.add_subcommand("compile", "compile a model to a .tsr artifact that 'tessera run' runs");
+  add_common(comp);
+  add_exec(comp, false);
+  comp->add_option("-o,--output", compile_out, "output artifact (.tsr)")->required();
+  comp->add_flag("--report", report, "print which steps are compiled and the memory plan");
+
+  int runs = 20, warmup = 3;
+  CLI::App* bench = app.add_subcommand("bench", "time repeated runs: median, p10, p90 latency and peak memory");
+  add_common(bench);
+  add_exec(bench, true);
+  bench->add_option("--runs", runs, "timed runs (default 20)");
+  bench->add_option("--warmup", warmup, "untimed runs first (default 3)");
+  bench->add_option("--seed", seed, "seed for random inputs (default 0)");
 
   CLI::App* info = app.add_subcommand("info", "print op histogram, parameters, FLOPs and signature");
   add_common(info);
@@ -140,7 +326,9 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*run) return cmd_run(common, inputs, out_dir, npy, seed, backend);
+    if (*run) return cmd_run(common, exec, inputs, out_dir, npy, seed, report);
+    if (*comp) return cmd_compile(common, exec, compile_out, report);
+    if (*bench) return cmd_bench(common, exec, runs, warmup, seed);
     if (*info) return cmd_info(common);
     if (*print) {
       auto g = load_model(common.model, common.load_options());

@@ -30,6 +30,9 @@ class Tensor {
   static Tensor from(Dims dims, const std::vector<T>& values);
   template <class T>
   static Tensor scalar(T value) { return from<T>({}, {value}); }
+  // A non-owning tensor over `data` (numeric dtypes only): `data` must stay
+  // valid while the view or any copy of it is used.
+  static Tensor view(DType dtype, Dims dims, void* data);
 
   bool defined() const { return dtype_ != DType::Undefined; }
   DType dtype() const { return dtype_; }

@@ -57,6 +57,16 @@ Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
   data_ = p;
 }
 
+Tensor Tensor::view(DType dtype, Dims dims, void* data) {
+  TESSERA_CHECK(dtype_size(dtype) > 0, "cannot make a view of element type ", dtype_name(dtype));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.numel_ = numel_of(t.dims_);
+  t.data_ = data;
+  return t;
+}
+
 Tensor Tensor::reshaped(Dims dims) const {
   TESSERA_CHECK(numel_of(dims) == numel_, "cannot reshape ", dims_to_string(dims_), " to ",
                 dims_to_string(dims));

@@ -144,11 +144,13 @@ double cast_to_float(DType to, DType from, int64_t v) {
 }
 
 int math_arity(const std::string& name) {
-  static const char* kUnary[] = {"exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sigmoid", "abs",
-                                 "floor", "ceil", "round", "sin", "cos"};
+  static const char* kUnary[] = {"exp",  "log",   "sqrt",  "rsqrt", "tanh",  "erf",   "sigmoid", "abs",
+                                 "floor", "ceil", "round", "trunc", "sin",   "cos",   "tan",     "asin",
+                                 "acos", "atan",  "sinh",  "cosh",  "asinh", "acosh", "atanh",   "log1p",
+                                 "expm1"};
   for (const char* n : kUnary)
     if (name == n) return 1;
-  if (name == "pow") return 2;
+  if (name == "pow" || name == "fmod") return 2;
   if (name == "fma") return 3;
   return -1;
 }
@@ -171,6 +173,19 @@ double call_math(const std::string& name, DType t, const std::vector<double>& a)
   else if (name == "round") r = std::nearbyint(a[0]);
   else if (name == "sin") r = std::sin(a[0]);
   else if (name == "cos") r = std::cos(a[0]);
+  else if (name == "trunc") r = std::trunc(a[0]);
+  else if (name == "tan") r = std::tan(a[0]);
+  else if (name == "asin") r = std::asin(a[0]);
+  else if (name == "acos") r = std::acos(a[0]);
+  else if (name == "atan") r = std::atan(a[0]);
+  else if (name == "sinh") r = std::sinh(a[0]);
+  else if (name == "cosh") r = std::cosh(a[0]);
+  else if (name == "asinh") r = std::asinh(a[0]);
+  else if (name == "acosh") r = std::acosh(a[0]);
+  else if (name == "atanh") r = std::atanh(a[0]);
+  else if (name == "log1p") r = std::log1p(a[0]);
+  else if (name == "expm1") r = std::expm1(a[0]);
+  else if (name == "fmod") r = std::fmod(a[0], a[1]);  // exact: C's truncated remainder
   else if (name == "pow") r = std::pow(a[0], a[1]);
   else if (name == "fma") r = std::fma(a[0], a[1], a[2]);
   return round_float(t, r);

@@ -36,7 +36,9 @@ int64_t cast_int_to_int(DType to, DType from, int64_t v);
 double cast_to_float(DType to, DType from, int64_t v);
 
 // Math intrinsics on floats: exp, log, sqrt, rsqrt, tanh, erf, sigmoid, abs,
-// floor, ceil, round (half to even), sin, cos, pow, fma.
+// floor, ceil, round (half to even), trunc, sin, cos, tan, asin, acos, atan,
+// sinh, cosh, asinh, acosh, atanh, log1p, expm1, pow, fmod (C's truncated
+// remainder, sign of the dividend), fma.
 // Arity of a math intrinsic, or -1 when `name` is not one.
 int math_arity(const std::string& name);
 // Evaluates a math intrinsic in type t; throws on an unknown name.

@@ -160,11 +160,21 @@ std::string compare(const Tensor& got, const Tensor& want, double rtol, double a
   return "";
 }
 
+// Extra arguments for every `tessera run` (--backend NAME).
+std::vector<std::string> g_run_args;
+
+std::vector<std::string> run_argv(const std::string& cli, const std::vector<std::string>& args) {
+  std::vector<std::string> v = {cli, "run"};
+  v.insert(v.end(), args.begin(), args.end());
+  v.insert(v.end(), g_run_args.begin(), g_run_args.end());
+  return v;
+}
+
 Result run_case(const Case& c, const std::string& cli, const fs::path& work) {
   Result r;
   fs::create_directories(work);
   if (c.data_sets.empty()) {  // light/: import and run on seeded inputs
-    ProcResult p = run_process({cli, "run", c.model.string()}, work / "stderr.txt", 600);
+    ProcResult p = run_process(run_argv(cli, {c.model.string()}), work / "stderr.txt", 600);
     r.pass = !p.timed_out && WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0;
     r.detail = p.timed_out ? "timed out" : first_line(p.err);
     r.category = categorize(p.err);
@@ -173,7 +183,7 @@ Result run_case(const Case& c, const std::string& cli, const fs::path& work) {
   for (const fs::path& ds : c.data_sets) {
     fs::path out = work / ds.filename();
     fs::remove_all(out);
-    ProcResult p = run_process({cli, "run", c.model.string(), "--inputs", ds.string(), "--outputs", out.string()},
+    ProcResult p = run_process(run_argv(cli, {c.model.string(), "--inputs", ds.string(), "--outputs", out.string()}),
                                work / "stderr.txt", 120);
     if (p.timed_out) {
       r.detail = "timed out";
@@ -287,10 +297,11 @@ int main(int argc, char** argv) {
     else if (a == "--filter") filter = next();
     else if (a == "--jobs") jobs = std::stoi(next());
     else if (a == "--write-expect") write_expect = next();
+    else if (a == "--backend") g_run_args = {"--backend", next()};
     else if (a == "-v" || a == "--verbose") verbose = true;
     else {
       std::cerr << "usage: tessera_conformance --cli PATH --data DIR --expect FILE [--filter REGEX] [--jobs N]"
-                   " [--write-expect FILE] [-v]\n";
+                   " [--write-expect FILE] [--backend compiled|reference] [-v]\n";
       return 2;
     }
   }

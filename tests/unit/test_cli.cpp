@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "frontend/onnx_tensor.h"
+#include "ir/op_registry.h"
 #include "support/file_util.h"
 #include "unit/onnx_builder.h"
 
@@ -130,6 +132,91 @@ TEST_F(Cli, DynamicInputNeedsShape) {
   r = cli("run " + model_ + " --shape x=5x3");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("f32[5x3]"), std::string::npos) << r.out;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.dims() == b.dims() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+TEST_F(Cli, CompiledRunMatchesReference) {
+  auto c = cli("run " + model_ + " --seed 3 --outputs " + (dir_ / "c").string());
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("compile "), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("(compiled"), std::string::npos) << c.out;
+  auto r = cli("run " + model_ + " --seed 3 --backend reference --outputs " + (dir_ / "r").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("reference interpreter"), std::string::npos) << r.out;
+  Tensor a = read_tensor_pb((dir_ / "c" / "output_0.pb").string());
+  Tensor b = read_tensor_pb((dir_ / "r" / "output_0.pb").string());
+  ASSERT_EQ(a.dims(), b.dims());
+  for (int64_t i = 0; i < a.numel(); ++i) EXPECT_FLOAT_EQ(a.data<float>()[i], b.data<float>()[i]);
+  auto e = cli("run " + model_ + " --backend compiled --seed 3");
+  EXPECT_EQ(e.code, 0) << e.out;
+}
+
+TEST_F(Cli, CompileToArtifactAndRunIt) {
+  std::string tsr = (dir_ / "m.tsr").string();
+  auto c = cli("compile " + model_ + " -o " + tsr);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("wrote"), std::string::npos) << c.out;
+  auto a = cli("run " + tsr + " --seed 9 --outputs " + (dir_ / "a").string());
+  ASSERT_EQ(a.code, 0) << a.out;
+  auto b = cli("run " + model_ + " --seed 9 --outputs " + (dir_ / "b").string());
+  ASSERT_EQ(b.code, 0) << b.out;
+  EXPECT_TRUE(same_bits(read_tensor_pb((dir_ / "a" / "output_0.pb").string()),
+                        read_tensor_pb((dir_ / "b" / "output_0.pb").string())));
+  // The artifact runs through the interpreter too.
+  auto r = cli("run " + tsr + " --seed 9 --backend reference");
+  EXPECT_EQ(r.code, 0) << r.out;
+
+  std::string bytes = read_file(tsr);
+  bytes[bytes.size() / 2] ^= 1;
+  write_file(tsr, bytes);
+  auto bad = cli("run " + tsr);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.out.find("error: "), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("corrupt"), std::string::npos) << bad.out;
+}
+
+TEST_F(Cli, BenchPrintsLatencyAndMemory) {
+  auto r = cli("bench " + model_ + " --runs 5 --warmup 1 --threads 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"median", "p10", "p90", "(5 runs)", "peak activations", "peak RSS", "1 threads"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  r = cli("bench " + model_ + " --runs 2 --backend reference");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("median"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, DumpsKernels) {
+  const OpDef* relu = OpRegistry::global().find("Relu");
+  const OpDef* add = OpRegistry::global().find("Add");
+  if (!relu || !relu->expr || !add || !add->expr) GTEST_SKIP() << "Relu/Add have no expression";
+  auto r = cli("run " + model_ + " --dump-ir");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("loop IR of kernel relu0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("loop IR of kernel add0"), std::string::npos) << r.out;
+  r = cli("run " + model_ + " --dump-llvm --dump-asm --kernel relu");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("LLVM IR of kernel relu0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("assembly of kernel relu0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("kernel add0"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, CompiledBackendErrors) {
+  auto r = cli("run " + model_ + " --backend bogus");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("unknown --backend 'bogus'"), std::string::npos) << r.out;
+  r = cli("run " + model_ + " --backend reference --dump-ir");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("need --backend compiled"), std::string::npos) << r.out;
+  r = cli("run " + model_ + " --isa sse9");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("unknown ISA 'sse9'"), std::string::npos) << r.out;
+  write_file((dir_ / "junk.tsr").string(), "not an artifact at all, just text");
+  r = cli("run " + (dir_ / "junk.tsr").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("error: "), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -197,6 +197,7 @@ void check_math(const JitOptions& opts, DType d, int lanes, int64_t max_ulps) {
   Var i("i");
   Expr idx = lanes == 1 ? Expr(i) : ramp(i * lanes, int_imm(1), lanes);
   Expr x = load(X, idx), p = load(P, idx), w = load(W, idx);
+  Expr u = x * (1.0 / 6.5), p1 = p + 1;  // in (-1, 1) and >= 1
   struct F { const char* name; Expr e; bool exact; };
   std::vector<F> fs{{"exp", call("exp", {x}), false},       {"log", call("log", {p}), false},
                     {"sqrt", call("sqrt", {p}), true},      {"rsqrt", call("rsqrt", {p}), false},
@@ -205,7 +206,16 @@ void check_math(const JitOptions& opts, DType d, int lanes, int64_t max_ulps) {
                     {"floor", call("floor", {x}), true},    {"ceil", call("ceil", {x}), true},
                     {"round", call("round", {x}), true},    {"sin", call("sin", {x}), false},
                     {"cos", call("cos", {x}), false},       {"pow", call("pow", {p, x}), false},
-                    {"fma", call("fma", {x, p, w}), true}};
+                    {"fma", call("fma", {x, p, w}), true},
+                    {"trunc", call("trunc", {x}), true},    {"tan", call("tan", {x}), false},
+                    {"asin", call("asin", {u}), false},     {"acos", call("acos", {u}), false},
+                    {"atan", call("atan", {x}), false},     {"sinh", call("sinh", {x}), false},
+                    {"cosh", call("cosh", {x}), false},     {"asinh", call("asinh", {x}), false},
+                    {"acosh", call("acosh", {p1}), false},  {"atanh", call("atanh", {u}), false},
+                    {"log1p", call("log1p", {p}), false},   {"expm1", call("expm1", {x}), false},
+                    {"log1p_small", call("log1p", {u * 1e-3}), false},
+                    {"expm1_small", call("expm1", {u * 1e-3}), false},
+                    {"fmod", call("fmod", {x, p}), true}};
   std::mt19937 rng(9);
   Tensor xs = random_tensor(d, n, rng, -6, 6), ps = random_tensor(d, n, rng, 0.01, 20),
          ws = random_tensor(d, n, rng, -6, 6);

@@ -275,7 +275,8 @@ Value* CodeGen::call_libm(const std::string& name, Type t, Value* x) {
 
 // Math intrinsics in the register type (float for f32/f16/bf16), rounded to
 // the element type. LLVM intrinsics where one exists (lowered to instructions
-// or libm calls the JIT resolves from the process); tanh and erf call libm.
+// or libm calls the JIT resolves from the process); tanh, erf, the inverse
+// and hyperbolic trigonometric functions, tan, log1p and expm1 call libm.
 Value* CodeGen::emit_call(const Expr& e) {
   const CallNode* op = e.as<CallNode>();
   const std::string& n = op->name;
@@ -298,11 +299,15 @@ Value* CodeGen::emit_call(const Expr& e) {
   else if (n == "round") r = unary(llvm::Intrinsic::roundeven);  // half to even, as nearbyint
   else if (n == "sin") r = unary(llvm::Intrinsic::sin);
   else if (n == "cos") r = unary(llvm::Intrinsic::cos);
-  else if (n == "tanh" || n == "erf") r = call_libm(n, t, a[0]);
+  else if (n == "trunc") r = unary(llvm::Intrinsic::trunc);
+  else if (n == "tanh" || n == "erf" || n == "tan" || n == "asin" || n == "acos" || n == "atan" || n == "sinh" ||
+           n == "cosh" || n == "asinh" || n == "acosh" || n == "atanh" || n == "log1p" || n == "expm1")
+    r = call_libm(n, t, a[0]);  // no LLVM intrinsic (LLVM 14): libm's float / double function
   else if (n == "sigmoid") {
     Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(a[0]));
     r = b_.CreateFDiv(one(), b_.CreateFAdd(one(), e));
   } else if (n == "pow") r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a[0], a[1]);
+  else if (n == "fmod") r = b_.CreateFRem(a[0], a[1]);  // frem is C's fmod
   else if (n == "fma") r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {a[0]->getType()}, {a[0], a[1], a[2]});
   else TESSERA_FAIL("LLVM codegen: no lowering for math intrinsic '", n, "'");
   return round_to(t.dtype, r);

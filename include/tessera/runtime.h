@@ -1,0 +1,99 @@
+// Tessera's public runtime API: compile a model (an ONNX file or an embedded
+// zoo model) to native code, run it, and save/load the compiled artifact.
+//
+//   tessera::CompiledModel m = tessera::CompiledModel::compile("model.onnx");
+//   std::vector<tessera::Tensor> outs = m.run(inputs);
+//   m.save("model.tsr");
+//   auto m2 = tessera::CompiledModel::load("model.tsr");
+//
+// Kernels are compiled for the concrete input shapes of a run (and the values
+// of inputs that decide shapes) the first time such inputs are seen; later
+// runs with the same shapes reuse them. Every failure throws an exception
+// (tessera::Error, a std::runtime_error) with a one-line message.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/tensor.h"
+
+namespace tessera {
+
+struct CompileOptions {
+  // Instruction set: "host" (the best this CPU has), "avx2", "avx512" or
+  // "generic". Empty means "host" for compile() and the saved ISA for load().
+  std::string isa;
+  // Threads for parallel kernels (the process-wide pool); 0: all cores (or,
+  // for load(), what the artifact was compiled with).
+  int threads = 0;
+  // Fixes (dynamic) input shapes when compiling: "input" -> {1, 3, 224, 224}.
+  std::map<std::string, Dims> input_shapes;
+  // Print each kernel's loop IR / LLVM IR / assembly to stderr when it is
+  // compiled; only kernels whose node name contains dump_kernel, if set.
+  bool dump_ir = false, dump_llvm = false, dump_asm = false;
+  std::string dump_kernel;
+  // Progress on stderr for every kernel compiled.
+  bool verbose = false;
+};
+
+// A model input or output: name and static type (-1 for a dynamic dim).
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::Undefined;
+  Dims dims;
+  bool rank_known = true;
+};
+
+class CompiledModel {
+ public:
+  // Loads (and constant-folds) a model: an ONNX file or "zoo:NAME".
+  static CompiledModel compile(const std::string& model, const CompileOptions& options = {});
+  // Loads an artifact written by save() and compiles its kernels again.
+  static CompiledModel load(const std::string& path, const CompileOptions& options = {});
+  // True when the file starts like a Tessera artifact.
+  static bool is_artifact(const std::string& path);
+
+  CompiledModel(CompiledModel&&) noexcept;
+  CompiledModel& operator=(CompiledModel&&) noexcept;
+  ~CompiledModel();
+
+  // Runs the model; inputs in model-input order, checked against the
+  // signature (errors name the input, the expected and the given type).
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  // Compiles for these inputs without running the plan (traces the model).
+  void prepare(const std::vector<Tensor>& inputs);
+  // The same model through the reference interpreter (for checking).
+  std::vector<Tensor> run_reference(const std::vector<Tensor>& inputs) const;
+  // Writes the compiled model: graph, options and compiled signatures.
+  void save(const std::string& path) const;
+  // Compiled / reference steps, reasons, activation memory per signature.
+  std::string report() const;
+
+  std::string name() const;
+  size_t node_count() const;
+  std::vector<TensorInfo> inputs() const;
+  std::vector<TensorInfo> outputs() const;
+  // Seeded random inputs for the signature (needs static input shapes).
+  std::vector<Tensor> random_inputs(uint64_t seed) const;
+  // Inputs from .pb / .npy files or a directory of input_0.pb ...
+  std::vector<Tensor> read_inputs(const std::vector<std::string>& paths) const;
+
+  // Seconds spent compiling in the last run() or prepare() (0 when the
+  // kernels for those inputs existed), or in load().
+  double last_compile_seconds() const;
+  // Of the plan used last (-1 / 0 before any run): activation arena bytes,
+  // steps run as compiled kernels and through reference kernels.
+  int64_t peak_activation_bytes() const;
+  int compiled_steps() const;
+  int reference_steps() const;
+
+ private:
+  struct Impl;
+  explicit CompiledModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,206 @@
+// Running plans: compiled steps call their kernel on slot addresses,
+// reference steps run the op's reference kernel on views of their slots and
+// copy the results into their slots. The model keeps a few plans, one per key.
+#include "runtime/executor.h"
+
+#include <cstring>
+#include <deque>
+#include <sstream>
+
+#include "interp/interpreter.h"
+#include "ir/op_registry.h"
+#include "runtime/thread_pool.h"
+#include "support/error.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+bool same_values(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.dims() != b.dims()) return false;
+  if (a.dtype() == DType::String) return a.strings() == b.strings();
+  return a.nbytes() == 0 || std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+bool inside(const void* p, const void* begin, size_t bytes) {
+  auto q = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(begin);
+  return bytes > 0 && q >= b && q < b + bytes;
+}
+
+std::string signature_text(const Plan& p) {
+  std::string s;
+  for (size_t i = 0; i < p.input_dtypes.size(); ++i) {
+    if (i) s += ", ";
+    s += std::string(dtype_name(p.input_dtypes[i])) + "[" + dims_to_string(p.input_dims[i]) + "]";
+  }
+  return s;
+}
+
+}  // namespace
+
+bool Plan::matches(const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != input_dtypes.size()) return false;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].dtype() != input_dtypes[i] || inputs[i].dims() != input_dims[i]) return false;
+  for (size_t k = 0; k < value_inputs.size(); ++k)
+    if (!same_values(values[k], inputs[static_cast<size_t>(value_inputs[k])])) return false;
+  return true;
+}
+
+std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs) {
+  if (plan.memory.arena_bytes > 0 && !plan.arena.defined()) plan.arena = Tensor(DType::U8, {plan.memory.arena_bytes});
+  uint8_t* base = plan.arena.defined() ? plan.arena.data<uint8_t>() : nullptr;
+  size_t arena_bytes = static_cast<size_t>(plan.memory.arena_bytes);
+  std::vector<Tensor> owned(plan.slots.size());
+
+  auto ptr = [&](int s) -> void* {
+    const Slot& sl = plan.slots[static_cast<size_t>(s)];
+    switch (sl.kind) {
+      case SlotKind::Input: return const_cast<void*>(inputs[static_cast<size_t>(sl.index)].raw());
+      case SlotKind::Constant: return const_cast<void*>(sl.value->constant->raw());
+      case SlotKind::Arena: return base + sl.offset;
+      default: return owned[static_cast<size_t>(s)].raw();
+    }
+  };
+  // A tensor for a slot's current value; arena slots become views kept in `views`.
+  auto tensor_of = [&](int s, std::deque<Tensor>& views) -> const Tensor* {
+    const Slot& sl = plan.slots[static_cast<size_t>(s)];
+    switch (sl.kind) {
+      case SlotKind::Input: return &inputs[static_cast<size_t>(sl.index)];
+      case SlotKind::Constant: return &*sl.value->constant;
+      case SlotKind::Arena: views.push_back(Tensor::view(sl.dtype, sl.dims, base + sl.offset)); return &views.back();
+      default: return &owned[static_cast<size_t>(s)];
+    }
+  };
+
+  std::vector<void*> args;
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    const Step& st = plan.steps[si];
+    if (st.compiled) {
+      for (int o : st.outputs) {
+        const Slot& sl = plan.slots[static_cast<size_t>(o)];
+        if (sl.kind == SlotKind::Output) owned[static_cast<size_t>(o)] = Tensor(sl.dtype, sl.dims);
+      }
+      args.clear();
+      for (int a : st.args) args.push_back(ptr(a));
+      st.kernel->run(args);
+      continue;
+    }
+    const Node& n = *st.node;
+    std::deque<Tensor> views;
+    std::vector<const Tensor*> ins;
+    for (int s : st.inputs) ins.push_back(s < 0 ? nullptr : tensor_of(s, views));
+    auto resolve = [&](const std::string& name) -> const Tensor* {
+      auto it = plan.slot_by_name.find(name);
+      return it == plan.slot_by_name.end() ? nullptr : tensor_of(it->second, views);
+    };
+    std::vector<Tensor> outs = run_reference(n, g.opset, ins, resolve);
+    for (size_t k = 0; k < st.outputs.size(); ++k) {
+      int s = st.outputs[k];
+      if (s < 0) continue;
+      const Slot& sl = plan.slots[static_cast<size_t>(s)];
+      TESSERA_CHECK(k < outs.size() && outs[k].defined(), n.describe(), ": kernel returned no tensor for output '",
+                    sl.value->name, "'");
+      Tensor& t = outs[k];
+      TESSERA_CHECK(t.dtype() == sl.dtype && t.dims() == sl.dims, n.describe(), ": output '", sl.value->name,
+                    "' is ", dtype_name(t.dtype()), "[", dims_to_string(t.dims()), "] in this run but was ",
+                    dtype_name(sl.dtype), "[", dims_to_string(sl.dims),
+                    "] when the plan was traced (its shape depends on something the plan's key does not cover)");
+      if (sl.kind == SlotKind::Arena) {
+        if (sl.bytes > 0) std::memmove(base + sl.offset, t.raw(), static_cast<size_t>(sl.bytes));
+      } else if (sl.kind == SlotKind::Output && t.dtype() != DType::String) {
+        // A kernel may return a view of an input (Identity, Reshape): outputs
+        // must not share the arena, the caller's inputs or the constants.
+        bool shared = inside(t.raw(), base, arena_bytes);
+        for (const Tensor* in : ins) shared = shared || (in && in->dtype() != DType::String && inside(t.raw(), in->raw(), in->nbytes()));
+        owned[static_cast<size_t>(s)] = shared ? t.clone() : std::move(t);
+      } else {
+        owned[static_cast<size_t>(s)] = std::move(t);
+      }
+    }
+  }
+
+  std::vector<Tensor> result;
+  for (int s : plan.output_slots) {
+    const Slot& sl = plan.slots[static_cast<size_t>(s)];
+    switch (sl.kind) {
+      case SlotKind::Input: result.push_back(inputs[static_cast<size_t>(sl.index)].clone()); break;
+      case SlotKind::Constant: result.push_back(sl.value->constant->clone()); break;
+      default: result.push_back(owned[static_cast<size_t>(s)]); break;
+    }
+  }
+  return result;
+}
+
+CompiledModel::CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts)
+    : graph_(std::move(graph)), opts_(std::move(opts)) {
+  TESSERA_CHECK(graph_, "CompiledModel: no graph");
+  TESSERA_CHECK(codegen::host_supports(opts_.isa), "cannot compile for ", codegen::isa_name(opts_.isa),
+                ": this host supports at most ", codegen::isa_name(codegen::host_isa()));
+  if (opts_.max_plans == 0) opts_.max_plans = 1;
+}
+
+CompiledModel::~CompiledModel() = default;
+
+Plan& CompiledModel::find_or_trace(const std::vector<Tensor>& inputs) {
+  check_inputs(*graph_, inputs);
+  if (opts_.threads > 0 && ThreadPool::global().threads() != opts_.threads) ThreadPool::global().set_threads(opts_.threads);
+  last_compile_seconds_ = 0;
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    if (!plans_[i]->matches(inputs)) continue;
+    std::unique_ptr<Plan> p = std::move(plans_[i]);
+    plans_.erase(plans_.begin() + static_cast<std::ptrdiff_t>(i));
+    plans_.push_back(std::move(p));
+    last_plan_ = plans_.back().get();
+    return *plans_.back();
+  }
+  std::unique_ptr<Plan> p = trace_plan(*graph_, inputs, opts_);
+  ++traces_;
+  last_compile_seconds_ = p->trace_seconds;
+  plans_.push_back(std::move(p));
+  while (plans_.size() > opts_.max_plans) plans_.erase(plans_.begin());
+  last_plan_ = plans_.back().get();
+  return *plans_.back();
+}
+
+const Plan& CompiledModel::prepare(const std::vector<Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return find_or_trace(inputs);
+}
+
+std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Plan& p = find_or_trace(inputs);
+  return run_plan(*graph_, p, inputs);
+}
+
+std::string CompiledModel::report() const {
+  std::ostringstream os;
+  os << "model " << (graph_->name.empty() ? std::string("(unnamed)") : graph_->name) << ": "
+     << graph_->nodes().size() << " nodes, ISA " << codegen::isa_name(opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa)
+     << ", " << ThreadPool::global().threads() << " threads\n";
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    const Plan& p = *plans_[i];
+    os << "plan " << i << ": inputs " << signature_text(p);
+    if (!p.value_inputs.empty()) {
+      os << "; depends on the values of";
+      for (int k : p.value_inputs) os << " '" << graph_->inputs()[static_cast<size_t>(k)]->name << "'";
+    }
+    os << "\n  steps " << p.steps.size() << " (" << p.compiled_steps << " compiled, " << p.reference_steps
+       << " reference), traced in " << static_cast<int64_t>(p.trace_seconds * 1000 + 0.5) << " ms\n"
+       << "  activation memory " << describe(p.memory) << "\n";
+    std::map<std::string, std::pair<int, std::string>> ref;
+    for (const Step& st : p.steps)
+      if (!st.compiled) {
+        auto& e = ref[st.node->op_type];
+        ++e.first;
+        if (e.second.empty()) e.second = st.reason;
+      }
+    if (!ref.empty()) os << "  reference steps by op:\n";
+    for (const auto& [op, e] : ref) os << "    " << op << " x" << e.first << ": " << e.second << "\n";
+  }
+  if (plans_.empty()) os << "no plan yet (plans are made on the first run)\n";
+  return os.str();
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,147 @@
+// The compiled runtime: runs a graph as a sequence of steps, each either a
+// JIT-compiled kernel (the node's tensor expression, compiled for the node's
+// concrete input types) or the op's reference kernel, over one statically
+// planned activation arena.
+//
+// A Plan is made by tracing: the graph runs node by node on actual inputs;
+// every node is compiled for the types (and the values of value inputs) it
+// sees, run, and recorded as a step. Intermediate values become slots with a
+// size and a live range [producing step, last consuming step], placed in one
+// arena by plan_memory. Graph inputs are read from the caller's tensors,
+// constants from the graph, and graph outputs get fresh tensors every run.
+//
+// A plan is valid for its key: the input types, plus the values of the graph
+// inputs that some step baked into its code or whose values decide an output
+// shape (found by following those values back through their producers to the
+// graph inputs; Shape/Size outputs depend on shapes only). A run whose key
+// matches no cached plan traces a new one, so models whose shapes depend on
+// input values still run correctly.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "codegen/llvm/jit.h"
+#include "ir/graph.h"
+#include "runtime/memory_plan.h"
+
+namespace tessera::runtime {
+
+struct ExecutorOptions {
+  codegen::Isa isa = codegen::Isa::Host;
+  int threads = 0;  // size of the global thread pool; <= 0: leave it as it is
+  // Print every kernel's loop IR / LLVM IR / assembly to stderr when it is
+  // compiled (only kernels whose node name contains dump_kernel, if set).
+  bool dump_ir = false, dump_llvm = false, dump_asm = false;
+  std::string dump_kernel;
+  // Progress on stderr for every compiled node (otherwise only once tracing
+  // has taken a few seconds).
+  bool verbose = false;
+  size_t max_plans = 8;  // plans kept (least recently used dropped first)
+};
+
+// "host", "avx2", "avx512", "generic"/"x86-64"; throws naming the value otherwise.
+codegen::Isa parse_isa(const std::string& name);
+
+enum class SlotKind {
+  Input,     // a graph input: the caller's tensor
+  Constant,  // a constant of the graph
+  Arena,     // an intermediate value at a fixed arena offset
+  Owned,     // an intermediate kept as its own tensor (strings)
+  Output,    // a graph output: a fresh tensor every run
+};
+
+struct Slot {
+  SlotKind kind = SlotKind::Arena;
+  const Value* value = nullptr;  // null for an absent optional output a kernel still writes
+  int index = -1;                // graph-input index for Input
+  DType dtype = DType::Undefined;
+  Dims dims;
+  int64_t bytes = 0;
+  int64_t first_step = 0, last_step = 0;  // live range (steps reading or writing it)
+  int64_t offset = 0;                     // Arena: offset into the arena
+};
+
+struct Step {
+  const Node* node = nullptr;
+  bool compiled = false;
+  std::shared_ptr<codegen::JitKernel> kernel;  // compiled steps
+  std::vector<int> args;     // compiled: the slot of every kernel parameter
+  std::vector<int> inputs;   // per node input: its slot, -1 when absent
+  std::vector<int> outputs;  // per node output: its slot, -1 when absent
+  std::vector<std::string> captures;  // reference steps with subgraphs: names read by the bodies
+  std::string reason;        // reference steps: why the node is not compiled
+};
+
+struct Plan {
+  // The key.
+  std::vector<DType> input_dtypes;
+  std::vector<Dims> input_dims;
+  std::vector<int> value_inputs;  // graph inputs whose values the plan depends on (sorted)
+  std::vector<Tensor> values;     // their values when traced
+
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::vector<int> output_slots;          // per graph output
+  std::map<std::string, int> slot_by_name;  // value name -> slot (subgraph captures)
+  MemoryPlan memory;
+  int compiled_steps = 0, reference_steps = 0;
+  double trace_seconds = 0;
+  Tensor arena;  // u8, allocated on first run
+
+  // True when the plan was made for inputs like these.
+  bool matches(const std::vector<Tensor>& inputs) const;
+};
+
+// Traces a plan for `inputs` (already checked against the signature).
+std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts);
+
+// Runs a plan on inputs matching it; returns the graph outputs.
+std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs);
+
+class CompiledModel {
+ public:
+  CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts);
+  ~CompiledModel();
+
+  const Graph& graph() const { return *graph_; }
+  const ExecutorOptions& options() const { return opts_; }
+  // Checks the inputs against the signature (count, dtype, rank, static dims;
+  // errors name the input), finds or traces the plan and runs it. Serialized:
+  // one run at a time per model.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  // The plan for these inputs, tracing it when none matches (checks them).
+  const Plan& prepare(const std::vector<Tensor>& inputs);
+
+  // Seconds spent tracing (compiling) in the last run; 0 when a cached plan ran.
+  double last_compile_seconds() const { return last_compile_seconds_; }
+  const Plan* last_plan() const { return last_plan_; }
+  const std::vector<std::unique_ptr<Plan>>& plans() const { return plans_; }
+  // Plans traced so far (including dropped ones).
+  int64_t traces() const { return traces_; }
+  // A summary: steps compiled / by reference (with reasons), memory per plan.
+  std::string report() const;
+
+  // Saves the graph (ONNX), options and planned signatures to an artifact.
+  void save(const std::string& path) const;
+  // Loads an artifact; opts (threads, dumps, progress) apply, and the saved
+  // ISA unless keep_isa is false. Plans for the saved signatures are traced
+  // again when possible (otherwise on first run).
+  static std::unique_ptr<CompiledModel> load(const std::string& path, ExecutorOptions opts, bool use_saved_isa);
+
+ private:
+  Plan& find_or_trace(const std::vector<Tensor>& inputs);
+  std::unique_ptr<Graph> graph_;
+  ExecutorOptions opts_;
+  std::vector<std::unique_ptr<Plan>> plans_;  // most recently used last
+  const Plan* last_plan_ = nullptr;
+  double last_compile_seconds_ = 0;
+  int64_t traces_ = 0;
+  std::mutex mu_;
+};
+
+}  // namespace tessera::runtime

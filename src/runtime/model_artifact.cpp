@@ -1,0 +1,133 @@
+// Saving and loading a compiled model as an artifact: the graph as ONNX bytes,
+// the compile options and the input signatures of its plans. Loading re-JITs
+// the kernels by tracing those signatures again.
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "frontend/onnx_export.h"
+#include "frontend/onnx_import.h"
+#include "frontend/onnx_tensor.h"
+#include "runtime/artifact.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+
+namespace tessera::runtime {
+
+namespace {
+
+constexpr const char* kKind = "tessera compiled model 1";
+
+std::string value_section(size_t plan, int input) {
+  return "signature." + std::to_string(plan) + ".value." + std::to_string(input);
+}
+
+// "f32[1x3x8x8];i64[2]|1" : input types, then the inputs whose values are keyed.
+std::string signature_line(const Plan& p) {
+  std::string s;
+  for (size_t i = 0; i < p.input_dtypes.size(); ++i) {
+    if (i) s += ';';
+    s += std::string(dtype_name(p.input_dtypes[i])) + "[" + dims_to_string(p.input_dims[i]) + "]";
+  }
+  s += '|';
+  for (size_t k = 0; k < p.value_inputs.size(); ++k) s += (k ? "," : "") + std::to_string(p.value_inputs[k]);
+  return s;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> r;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      r.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  r.push_back(cur);
+  return r;
+}
+
+// Inputs for a saved signature: zeros, and the saved values where the plan
+// depends on them.
+std::vector<Tensor> signature_inputs(const Artifact& a, size_t plan, const std::string& line, const std::string& path) {
+  auto bar = line.find('|');
+  TESSERA_CHECK(bar != std::string::npos, path, ": malformed signature '", line, "'");
+  std::vector<Tensor> ins;
+  std::string types = line.substr(0, bar);
+  if (!types.empty())
+    for (const std::string& t : split(types, ';')) {
+      auto lb = t.find('['), rb = t.rfind(']');
+      TESSERA_CHECK(lb != std::string::npos && rb == t.size() - 1, path, ": malformed signature '", line, "'");
+      DType dt = dtype_from_name(t.substr(0, lb));
+      std::string d = t.substr(lb + 1, rb - lb - 1);
+      TESSERA_CHECK(dt != DType::Undefined, path, ": malformed signature '", line, "'");
+      ins.emplace_back(dt, d == "scalar" ? Dims{} : parse_dims(d));
+    }
+  std::string keyed = line.substr(bar + 1);
+  if (!keyed.empty())
+    for (const std::string& k : split(keyed, ',')) {
+      size_t i = std::stoul(k);
+      TESSERA_CHECK(i < ins.size(), path, ": malformed signature '", line, "'");
+      onnx::TensorProto p;
+      TESSERA_CHECK(p.ParseFromString(a.section(value_section(plan, static_cast<int>(i)))), path,
+                    ": malformed saved input value");
+      ins[i] = tensor_from_proto(p, "", "saved input value");
+    }
+  return ins;
+}
+
+}  // namespace
+
+void CompiledModel::save(const std::string& path) const {
+  Artifact a;
+  a.sections["kind"] = kKind;
+  a.sections["model.onnx"] = export_onnx_bytes(*graph_);
+  std::ostringstream opts;
+  opts << "isa=" << codegen::isa_name(opts_.isa) << "\nthreads=" << opts_.threads << "\n";
+  a.sections["options"] = opts.str();
+  std::string sigs;
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    const Plan& p = *plans_[i];
+    sigs += signature_line(p) + "\n";
+    for (size_t k = 0; k < p.value_inputs.size(); ++k) {
+      onnx::TensorProto tp;
+      tensor_to_proto(p.values[k], "value", tp);
+      a.sections[value_section(i, p.value_inputs[k])] = tp.SerializeAsString();
+    }
+  }
+  a.sections["signatures"] = sigs;
+  save_artifact(a, path);
+}
+
+std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, ExecutorOptions opts, bool use_saved_isa) {
+  Artifact a = load_artifact(path);
+  TESSERA_CHECK(a.sections.count("kind") && a.section("kind") == kKind, path,
+                ": not a compiled Tessera model (an artifact of another kind)");
+  std::map<std::string, std::string> saved;
+  for (const std::string& line : split(a.section("options"), '\n')) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) saved[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  if (use_saved_isa && saved.count("isa")) opts.isa = parse_isa(saved["isa"]);
+  if (opts.threads <= 0 && saved.count("threads")) opts.threads = std::stoi(saved["threads"]);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  auto g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir);
+  auto m = std::make_unique<CompiledModel>(std::move(g), std::move(opts));
+  std::vector<std::string> lines = split(a.section("signatures"), '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    std::vector<Tensor> ins = signature_inputs(a, i, lines[i], path);
+    try {
+      m->prepare(ins);  // re-JITs the kernels; a failure leaves it to the first run
+    } catch (const std::exception&) {
+    }
+  }
+  m->last_compile_seconds_ = 0;
+  for (const auto& p : m->plans_) m->last_compile_seconds_ += p->trace_seconds;
+  return m;
+}
+
+}  // namespace tessera::runtime

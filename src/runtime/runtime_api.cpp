@@ -1,0 +1,115 @@
+// The public runtime API over the executor.
+#include "tessera/runtime.h"
+
+#include <fstream>
+
+#include "driver/driver.h"
+#include "interp/interpreter.h"
+#include "runtime/artifact.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+
+namespace tessera {
+
+struct CompiledModel::Impl {
+  std::unique_ptr<runtime::CompiledModel> model;
+};
+
+namespace {
+
+runtime::ExecutorOptions executor_options(const CompileOptions& o) {
+  runtime::ExecutorOptions e;
+  e.isa = runtime::parse_isa(o.isa);
+  e.threads = o.threads;
+  e.dump_ir = o.dump_ir;
+  e.dump_llvm = o.dump_llvm;
+  e.dump_asm = o.dump_asm;
+  e.dump_kernel = o.dump_kernel;
+  e.verbose = o.verbose;
+  return e;
+}
+
+TensorInfo info_of(const Value* v) { return {v->name, v->type.dtype, v->type.dims, v->type.rank_known}; }
+
+}  // namespace
+
+CompiledModel::CompiledModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledModel::CompiledModel(CompiledModel&&) noexcept = default;
+CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
+CompiledModel::~CompiledModel() = default;
+
+CompiledModel CompiledModel::compile(const std::string& model, const CompileOptions& options) {
+  LoadOptions lo;
+  lo.input_shapes = options.input_shapes;
+  runtime::ExecutorOptions eo = executor_options(options);
+  auto impl = std::make_unique<Impl>();
+  impl->model = std::make_unique<runtime::CompiledModel>(load_model(model, lo), std::move(eo));
+  return CompiledModel(std::move(impl));
+}
+
+CompiledModel CompiledModel::load(const std::string& path, const CompileOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->model = runtime::CompiledModel::load(path, executor_options(options), options.isa.empty());
+  return CompiledModel(std::move(impl));
+}
+
+bool CompiledModel::is_artifact(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && std::equal(magic, magic + 4, runtime::kArtifactMagic);
+}
+
+std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) { return impl_->model->run(inputs); }
+
+void CompiledModel::prepare(const std::vector<Tensor>& inputs) { impl_->model->prepare(inputs); }
+
+std::vector<Tensor> CompiledModel::run_reference(const std::vector<Tensor>& inputs) const {
+  return interpret(impl_->model->graph(), inputs);
+}
+
+void CompiledModel::save(const std::string& path) const { impl_->model->save(path); }
+
+std::string CompiledModel::report() const { return impl_->model->report(); }
+
+std::string CompiledModel::name() const { return impl_->model->graph().name; }
+
+size_t CompiledModel::node_count() const { return impl_->model->graph().nodes().size(); }
+
+std::vector<TensorInfo> CompiledModel::inputs() const {
+  std::vector<TensorInfo> r;
+  for (const Value* v : impl_->model->graph().inputs()) r.push_back(info_of(v));
+  return r;
+}
+
+std::vector<TensorInfo> CompiledModel::outputs() const {
+  std::vector<TensorInfo> r;
+  for (const Value* v : impl_->model->graph().outputs()) r.push_back(info_of(v));
+  return r;
+}
+
+std::vector<Tensor> CompiledModel::random_inputs(uint64_t seed) const {
+  return tessera::random_inputs(impl_->model->graph(), seed);
+}
+
+std::vector<Tensor> CompiledModel::read_inputs(const std::vector<std::string>& paths) const {
+  return tessera::read_inputs(impl_->model->graph(), paths);
+}
+
+double CompiledModel::last_compile_seconds() const { return impl_->model->last_compile_seconds(); }
+
+int64_t CompiledModel::peak_activation_bytes() const {
+  const runtime::Plan* p = impl_->model->last_plan();
+  return p ? p->memory.arena_bytes : -1;
+}
+
+int CompiledModel::compiled_steps() const {
+  const runtime::Plan* p = impl_->model->last_plan();
+  return p ? p->compiled_steps : 0;
+}
+
+int CompiledModel::reference_steps() const {
+  const runtime::Plan* p = impl_->model->last_plan();
+  return p ? p->reference_steps : 0;
+}
+
+}  // namespace tessera

@@ -1,0 +1,282 @@
+// The compiled runtime against the reference interpreter on small graphs:
+// elementwise chains, value inputs that change the plan, compiled and
+// reference steps mixed, multi-output nodes, outputs that are also consumed,
+// inputs and constants as outputs; the memory plan; signature errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "interp/interpreter.h"
+#include "ir/op_registry.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+
+namespace tessera::runtime {
+namespace {
+
+Tensor rand_f32(const Dims& dims, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2, 2);
+  Tensor t(DType::F32, dims);
+  for (float& v : t.span<float>()) v = u(rng);
+  return t;
+}
+
+bool has_expr(const std::string& op) {
+  const OpDef* d = OpRegistry::global().find(op);
+  return d && d->expr;
+}
+
+// Compares every output with the interpreter's (relative 1e-5: JIT math
+// functions may differ from the reference kernels by an ulp or so).
+void expect_matches_reference(CompiledModel& m, const std::vector<Tensor>& ins) {
+  std::vector<Tensor> got = m.run(ins);
+  std::vector<Tensor> want = interpret(m.graph(), ins);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    ASSERT_EQ(got[i].dtype(), want[i].dtype());
+    ASSERT_EQ(got[i].dims(), want[i].dims());
+    for (int64_t k = 0; k < got[i].numel(); ++k) {
+      double a = got[i].get_double(k), b = want[i].get_double(k);
+      ASSERT_NEAR(a, b, 1e-5 * (1 + std::abs(b))) << "element " << k;
+    }
+  }
+}
+
+std::unique_ptr<CompiledModel> make(std::unique_ptr<Graph> g) {
+  infer_graph(*g);
+  return std::make_unique<CompiledModel>(std::move(g), ExecutorOptions{});
+}
+
+TEST(Executor, ElementwiseChain) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {4, 8}, true});
+  Value* y = g->add_input("y", {DType::F32, {4, 8}, true});
+  Value* w = g->add_constant("w", rand_f32({8}, 1));
+  Value* a = g->add_node("Relu", {x}, {"a"}, {}, "relu")->outputs[0];
+  Value* b = g->add_node("Exp", {a}, {"b"}, {}, "exp")->outputs[0];
+  Value* c = g->add_node("Add", {b, w}, {"c"}, {}, "add")->outputs[0];
+  Value* d = g->add_node("Mul", {c, y}, {"d"}, {}, "mul")->outputs[0];
+  Value* e = g->add_node("Sigmoid", {d}, {"e"}, {}, "sigmoid")->outputs[0];
+  Value* f = g->add_node("Sub", {e, x}, {"f"}, {}, "sub")->outputs[0];
+  g->add_output(f);
+  auto m = make(std::move(g));
+  expect_matches_reference(*m, {rand_f32({4, 8}, 2), rand_f32({4, 8}, 3)});
+  const Plan* p = m->last_plan();
+  ASSERT_TRUE(p);
+  int want_compiled = 0;
+  for (const char* op : {"Relu", "Exp", "Add", "Mul", "Sigmoid", "Sub"}) want_compiled += has_expr(op);
+  EXPECT_EQ(p->compiled_steps, want_compiled);
+  EXPECT_EQ(p->compiled_steps + p->reference_steps, 6);
+  // Same shapes again: the plan is reused, the results are still right.
+  expect_matches_reference(*m, {rand_f32({4, 8}, 4), rand_f32({4, 8}, 5)});
+  EXPECT_EQ(m->traces(), 1);
+  EXPECT_EQ(m->last_compile_seconds(), 0);
+}
+
+TEST(Executor, OutputsAreFreshEveryRun) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {3}, true});
+  g->add_output(g->add_node("Relu", {x}, {"r"}, {}, "relu")->outputs[0]);
+  auto m = make(std::move(g));
+  Tensor in = Tensor::from<float>({3}, {-1, 2, 3});
+  std::vector<Tensor> a = m->run({in});
+  a[0].data<float>()[1] = 100;
+  std::vector<Tensor> b = m->run({in});
+  EXPECT_EQ(b[0].data<float>()[1], 2);
+  EXPECT_NE(a[0].raw(), b[0].raw());
+}
+
+TEST(Executor, ReshapeShapeFromGraphInputReplans) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {2, 6}, true});
+  Value* s = g->add_input("s", {DType::I64, {2}, true});
+  Value* r = g->add_node("Reshape", {x, s}, {"r"}, {}, "reshape")->outputs[0];
+  Value* y = g->add_node("Relu", {r}, {"y"}, {}, "relu")->outputs[0];
+  g->add_output(g->add_node("Exp", {y}, {"z"}, {}, "exp")->outputs[0]);
+  auto m = make(std::move(g));
+  Tensor xin = rand_f32({2, 6}, 7);
+  expect_matches_reference(*m, {xin, Tensor::from<int64_t>({2}, {3, 4})});
+  EXPECT_EQ(m->run({xin, Tensor::from<int64_t>({2}, {3, 4})})[0].dims(), (Dims{3, 4}));
+  ASSERT_EQ(m->last_plan()->value_inputs, std::vector<int>{1});
+  expect_matches_reference(*m, {xin, Tensor::from<int64_t>({2}, {4, 3})});
+  EXPECT_EQ(m->run({xin, Tensor::from<int64_t>({2}, {4, 3})})[0].dims(), (Dims{4, 3}));
+  EXPECT_EQ(m->traces(), 2);
+  // Back to the first shape: its plan is still cached.
+  expect_matches_reference(*m, {rand_f32({2, 6}, 8), Tensor::from<int64_t>({2}, {3, 4})});
+  EXPECT_EQ(m->traces(), 2);
+  // A different value of x alone does not re-plan.
+  expect_matches_reference(*m, {rand_f32({2, 6}, 9), Tensor::from<int64_t>({2}, {4, 3})});
+  EXPECT_EQ(m->traces(), 2);
+}
+
+TEST(Executor, DynamicInputShapesGetOnePlanEach) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {-1, 4}, true});
+  Value* w = g->add_constant("w", rand_f32({4}, 11));
+  Value* a = g->add_node("Add", {x, w}, {"a"}, {}, "add")->outputs[0];
+  g->add_output(g->add_node("Tanh", {a}, {"t"}, {}, "tanh")->outputs[0]);
+  auto m = make(std::move(g));
+  expect_matches_reference(*m, {rand_f32({2, 4}, 1)});
+  expect_matches_reference(*m, {rand_f32({5, 4}, 2)});
+  expect_matches_reference(*m, {rand_f32({0, 4}, 3)});
+  EXPECT_EQ(m->traces(), 3);
+  EXPECT_EQ(m->plans().size(), 3u);
+  EXPECT_TRUE(m->last_plan()->value_inputs.empty());
+}
+
+// NonZero has no expression (its output shape depends on values): a
+// reference step between compiled ones, and the plan keys on x's values.
+TEST(Executor, CompiledAndReferenceStepsMix) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {3, 4}, true});
+  Value* r = g->add_node("Relu", {x}, {"r"}, {}, "relu")->outputs[0];
+  Value* nz = g->add_node("NonZero", {r}, {"nz"}, {}, "nonzero")->outputs[0];
+  Value* e = g->add_node("Exp", {r}, {"e"}, {}, "exp")->outputs[0];
+  g->add_output(nz);
+  g->add_output(e);
+  auto m = make(std::move(g));
+  expect_matches_reference(*m, {rand_f32({3, 4}, 21)});
+  const Plan* p = m->last_plan();
+  EXPECT_GE(p->reference_steps, 1);
+  bool nonzero_is_reference = false;
+  for (const Step& st : p->steps)
+    if (st.node->op_type == "NonZero") nonzero_is_reference = !st.compiled;
+  if (!has_expr("NonZero")) {
+    EXPECT_TRUE(nonzero_is_reference);
+    EXPECT_EQ(p->value_inputs, std::vector<int>{0});
+  }
+  // Another x with a different number of positive elements.
+  Tensor all_pos(DType::F32, {3, 4});
+  for (float& v : all_pos.span<float>()) v = 1;
+  expect_matches_reference(*m, {all_pos});
+  EXPECT_EQ(m->run({all_pos})[0].dims(), (Dims{2, 12}));
+}
+
+TEST(Executor, MultiOutputNodes) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {4, 6}, true});
+  Value* split = g->add_constant("split", Tensor::from<int64_t>({2}, {2, 4}));
+  Node* sp = g->add_node("Split", {x, split}, {"p", "q"}, {{"axis", Attribute::of_int(1)}}, "split");
+  Value* p = g->add_node("Relu", {sp->outputs[0]}, {"pr"}, {}, "relu")->outputs[0];
+  Value* q = g->add_node("Exp", {sp->outputs[1]}, {"qe"}, {}, "exp")->outputs[0];
+  Node* tk = g->add_node("TopK", {q, g->add_constant("k", Tensor::from<int64_t>({1}, {2}))}, {"tv", "ti"},
+                         {{"axis", Attribute::of_int(1)}}, "topk");
+  g->add_output(p);
+  g->add_output(tk->outputs[0]);
+  g->add_output(tk->outputs[1]);
+  g->add_output(sp->outputs[1]);
+  auto m = make(std::move(g));
+  expect_matches_reference(*m, {rand_f32({4, 6}, 31)});
+}
+
+TEST(Executor, OutputAlsoConsumedInputAndConstantAsOutputs) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {2, 5}, true});
+  Value* c = g->add_constant("c", rand_f32({2, 5}, 41));
+  Value* a = g->add_node("Relu", {x}, {"a"}, {}, "relu")->outputs[0];
+  Value* b = g->add_node("Add", {a, c}, {"b"}, {}, "add")->outputs[0];
+  Value* d = g->add_node("Mul", {b, a}, {"d"}, {}, "mul")->outputs[0];
+  g->add_output(a);  // also read by Add and Mul
+  g->add_output(d);
+  g->add_output(x);  // a graph input
+  g->add_output(c);  // a constant
+  g->add_output(a);  // twice
+  auto m = make(std::move(g));
+  Tensor in = rand_f32({2, 5}, 42);
+  expect_matches_reference(*m, {in});
+  std::vector<Tensor> out = m->run({in});
+  // Outputs are the caller's own: not the input's or the constant's buffer.
+  EXPECT_NE(out[2].raw(), in.raw());
+  EXPECT_NE(out[3].raw(), m->graph().find_value("c")->constant->raw());
+  out[2].data<float>()[0] = 1234;
+  out[3].data<float>()[0] = 1234;
+  expect_matches_reference(*m, {in});
+}
+
+TEST(Executor, MemoryPlanReusesTheArena) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {32, 32}, true});
+  Value* v = x;
+  const char* ops[] = {"Relu", "Exp", "Tanh", "Sigmoid", "Relu", "Exp", "Tanh", "Sigmoid", "Relu", "Tanh"};
+  int i = 0;
+  for (const char* op : ops) {
+    v = g->add_node(op, {v}, {"v" + std::to_string(i)}, {}, "n" + std::to_string(i))->outputs[0];
+    ++i;
+  }
+  // A branch that keeps an early value alive across the chain.
+  Value* early = g->find_value("v1");
+  g->add_output(g->add_node("Add", {v, early}, {"out"}, {}, "join")->outputs[0]);
+  auto m = make(std::move(g));
+  expect_matches_reference(*m, {rand_f32({32, 32}, 51)});
+  const Plan* p = m->last_plan();
+  int64_t sum = 0, largest = 0;
+  for (const Slot& s : p->slots)
+    if (s.kind == SlotKind::Arena) {
+      sum += s.bytes;
+      largest = std::max(largest, s.bytes);
+    }
+  EXPECT_EQ(sum, 10 * 32 * 32 * 4);  // v0..v9 (the output is not in the arena)
+  EXPECT_EQ(p->memory.total_bytes, sum);
+  EXPECT_LE(p->memory.arena_bytes, sum);
+  EXPECT_GE(p->memory.arena_bytes, p->memory.lower_bound_bytes);
+  EXPECT_GE(p->memory.arena_bytes, 2 * largest);  // v1 and the current value are live together
+  EXPECT_LE(p->memory.arena_bytes, 3 * largest + 128);  // a chain needs only a few buffers
+  EXPECT_NE(m->report().find("activation memory peak"), std::string::npos) << m->report();
+  // Arena slots live at the same step never overlap.
+  for (size_t a = 0; a < p->slots.size(); ++a)
+    for (size_t b = a + 1; b < p->slots.size(); ++b) {
+      const Slot &s = p->slots[a], &t = p->slots[b];
+      if (s.kind != SlotKind::Arena || t.kind != SlotKind::Arena) continue;
+      bool live_together = s.first_step <= t.last_step && t.first_step <= s.last_step;
+      bool overlap = s.offset < t.offset + t.bytes && t.offset < s.offset + s.bytes;
+      bool inplace = s.last_step == t.first_step || t.last_step == s.first_step;
+      if (live_together && overlap) EXPECT_TRUE(inplace) << "slots " << a << " and " << b;
+    }
+}
+
+TEST(Executor, SignatureErrorsNameTheInput) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("image", {DType::F32, {-1, 3}, true});
+  g->add_output(g->add_node("Relu", {x}, {"r"}, {}, "relu")->outputs[0]);
+  auto m = make(std::move(g));
+  auto error_of = [&](const std::vector<Tensor>& ins) {
+    try {
+      m->run(ins);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string e = error_of({Tensor(DType::I64, {2, 3})});
+  EXPECT_NE(e.find("input 'image' must have element type f32 but has i64"), std::string::npos) << e;
+  e = error_of({Tensor(DType::F32, {2, 3, 1})});
+  EXPECT_NE(e.find("input 'image' must have shape f32[?x3] but has 2x3x1"), std::string::npos) << e;
+  e = error_of({Tensor(DType::F32, {2, 4})});
+  EXPECT_NE(e.find("input 'image' must have shape f32[?x3] but has 2x4"), std::string::npos) << e;
+  e = error_of({});
+  EXPECT_NE(e.find("model expects 1 input(s) but 0 were given"), std::string::npos) << e;
+  e = error_of({Tensor(DType::F32, {2, 3}), Tensor(DType::F32, {2, 3})});
+  EXPECT_NE(e.find("model expects 1 input(s) but 2 were given"), std::string::npos) << e;
+  expect_matches_reference(*m, {rand_f32({7, 3}, 61)});
+}
+
+TEST(Executor, PlanCacheDropsLeastRecentlyUsed) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {-1}, true});
+  g->add_output(g->add_node("Relu", {x}, {"r"}, {}, "relu")->outputs[0]);
+  infer_graph(*g);
+  ExecutorOptions o;
+  o.max_plans = 2;
+  CompiledModel m(std::move(g), o);
+  for (int64_t n : {1, 2, 3, 1}) m.run({rand_f32({n}, 1)});
+  EXPECT_EQ(m.plans().size(), 2u);
+  EXPECT_EQ(m.traces(), 4);  // 1 was dropped when 3 came
+  m.run({rand_f32({3}, 1)});
+  EXPECT_EQ(m.traces(), 4);
+}
+
+}  // namespace
+}  // namespace tessera::runtime
