@@ -194,6 +194,7 @@ void CodeGen::emit_allocate(const AllocateNode* op) {
     slot->setAlignment(llvm::Align(64));
     b_.CreateMemSet(slot, b_.getInt8(0), static_cast<uint64_t>(count * esize), llvm::MaybeAlign(64));
     buffers_[buf.get()] = slot;
+    stack_slots_[buf.get()] = {fn_, count};
   } else {
     Value* count = emit(op->extent);
     count = b_.CreateSelect(b_.CreateICmpSLT(count, b_.getInt64(0)), b_.getInt64(0), count);
@@ -203,6 +204,7 @@ void CodeGen::emit_allocate(const AllocateNode* op) {
     buffers_[buf.get()] = b_.CreatePointerCast(heap, mt->getPointerTo(), buf.name());
   }
   emit(op->body);
+  stack_slots_.erase(buf.get());
   if (heap) {
     auto* free_type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getInt8PtrTy()}, false);
     b_.CreateCall(runtime_function("free", free_type), {heap});
@@ -263,6 +265,14 @@ Value* CodeGen::to_memory(DType d, Value* v) {
   }
 }
 
+bool CodeGen::private_window(const Buffer& b, const Expr& index, int lanes) const {
+  auto it = stack_slots_.find(b.get());
+  if (it == stack_slots_.end() || it->second.fn != fn_) return false;
+  auto* r = index.as<RampNode>();
+  const int64_t* base = r ? as_const_int(r->base) : nullptr;
+  return base && *base >= 0 && *base + lanes <= it->second.count;
+}
+
 Value* CodeGen::contiguous_base(const Buffer& b, const Expr& index) {
   auto* r = index.as<RampNode>();
   if (!r || !is_const_int(r->stride, 1)) return nullptr;
@@ -287,7 +297,9 @@ Value* CodeGen::emit_load(const LoadNode* op) {
     raw = op->predicate.defined() ? emit_guarded(emit(op->predicate), read, zero) : read();
   } else if (Value* base = contiguous_base(op->buffer, op->index)) {
     Value* vptr = b_.CreatePointerCast(base, vt->getPointerTo());
-    if (op->predicate.defined()) raw = b_.CreateMaskedLoad(vt, vptr, align, emit(op->predicate), zero);
+    if (op->predicate.defined() && private_window(op->buffer, op->index, lanes))
+      raw = b_.CreateSelect(emit(op->predicate), b_.CreateAlignedLoad(vt, vptr, align), zero);
+    else if (op->predicate.defined()) raw = b_.CreateMaskedLoad(vt, vptr, align, emit(op->predicate), zero);
     else raw = b_.CreateAlignedLoad(vt, vptr, align);
   } else {
     Value* ptrs = b_.CreateInBoundsGEP(mt, ptr, emit(op->index));
@@ -315,8 +327,15 @@ void CodeGen::emit_store(const StoreNode* op) {
     else write();
   } else if (Value* base = contiguous_base(op->buffer, op->index)) {
     Value* vptr = b_.CreatePointerCast(base, vt->getPointerTo());
-    if (op->predicate.defined()) b_.CreateMaskedStore(val, vptr, align, emit(op->predicate));
-    else b_.CreateAlignedStore(val, vptr, align);
+    if (op->predicate.defined() && private_window(op->buffer, op->index, lanes)) {
+      // Masked-off lanes keep their old values: the same as a masked store.
+      Value* old = b_.CreateAlignedLoad(vt, vptr, align);
+      b_.CreateAlignedStore(b_.CreateSelect(emit(op->predicate), val, old), vptr, align);
+    } else if (op->predicate.defined()) {
+      b_.CreateMaskedStore(val, vptr, align, emit(op->predicate));
+    } else {
+      b_.CreateAlignedStore(val, vptr, align);
+    }
   } else {
     Value* ptrs = b_.CreateInBoundsGEP(mt, ptr, emit(op->index));
     Value* mask = op->predicate.defined() ? emit(op->predicate) : llvm::Constant::getAllOnesValue(llvm_type(bool_type(lanes)));

@@ -78,6 +78,15 @@ class CodeGen {
   llvm::Function* fn_ = nullptr;
   std::unordered_map<const loop::VarNode*, llvm::Value*> vars_;
   std::unordered_map<const loop::BufferNode*, llvm::Value*> buffers_;  // element pointers
+  // Temporaries in a stack slot of the function being emitted (element count):
+  // their masked contiguous accesses become plain vector accesses plus a
+  // blend, which LLVM can promote to registers (accumulator tiles).
+  struct StackSlot {
+    llvm::Function* fn;
+    int64_t count;
+  };
+  std::unordered_map<const loop::BufferNode*, StackSlot> stack_slots_;
+  bool private_window(const loop::Buffer& b, const loop::Expr& index, int lanes) const;
 };
 
 }  // namespace tessera::codegen
