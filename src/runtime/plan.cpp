@@ -241,7 +241,11 @@ class Tracer {
       std::vector<const TensorType*> tp;
       for (size_t i = 0; i < types.size(); ++i) tp.push_back(n.inputs[i] ? &types[i] : nullptr);
       try {
-        nk = compile::compile_node(n, g_.opset, tp, ins, out_types);
+        // Schedules use the vector width of the ISA the kernels are compiled for.
+        compile::NodeKernelOptions ko;
+        codegen::Isa isa = opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa;
+        ko.vector_bytes = isa == codegen::Isa::AVX512 ? 64 : isa == codegen::Isa::AVX2 ? 32 : 16;
+        nk = compile::compile_node(n, g_.opset, tp, ins, out_types, std::nullopt, ko);
       } catch (const Error& e) {
         std::string msg = e.what();
         if (msg.find("no compiled kernel") == std::string::npos) {
