@@ -5,9 +5,9 @@
 // GRU's linear_before_reset, LSTM peepholes and input_forget, sequence_lens,
 // initial states, both layouts and any subset of the outputs.
 #include <algorithm>
-#include <cctype>
 
 #include "ops/expr_misc.h"
+#include "ops/rnn_common.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -21,15 +21,8 @@ using misc::f64;
 using misc::serial;
 using misc::to_f64;
 
-enum class Cell { RNN, GRU, LSTM };
-
-int num_gates(Cell c) { return c == Cell::RNN ? 1 : c == Cell::GRU ? 3 : 4; }
-int num_activations(Cell c) { return c == Cell::RNN ? 1 : c == Cell::GRU ? 2 : 3; }
-
-struct Activation {
-  std::string name;  // lower case
-  double alpha = 0, beta = 0;
-};
+using Cell = RnnCell;
+using Activation = RnnActivation;
 
 // log1p(u) for u >= 0, accurate for small u: u * log(w) / (w - 1), w = 1 + u.
 Expr log1p(const Expr& u) {
@@ -62,47 +55,6 @@ Expr activate(const Activation& f, const Expr& x0) {
   return loop::let(x, x0, y);
 }
 
-// The activation list, num_activations per direction; alpha / beta consumed in
-// order by the functions that take them (as the reference reads them).
-std::vector<Activation> read_activations(const Node& n, Cell cell, int64_t dirs) {
-  std::vector<std::string> names;
-  if (const Attribute* a = n.attr("activations")) names = a->strings;
-  const int per = num_activations(cell);
-  if (names.empty()) {
-    std::vector<std::string> def = cell == Cell::RNN   ? std::vector<std::string>{"Tanh"}
-                                   : cell == Cell::GRU ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                       : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
-    for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), def.begin(), def.end());
-  }
-  if (dirs == 2 && static_cast<int>(names.size()) == per) {
-    std::vector<std::string> once = names;
-    names.insert(names.end(), once.begin(), once.end());
-  }
-  TESSERA_CHECK(static_cast<int64_t>(names.size()) == per * dirs, n.describe(), ": expected ", per * dirs,
-                " activations, got ", names.size());
-  std::vector<float> alphas = n.attr_floats("activation_alpha"), betas = n.attr_floats("activation_beta");
-  size_t ai = 0, bi = 0;
-  static const std::vector<std::pair<std::string, std::pair<double, double>>> known = {
-      {"sigmoid", {0, 0}},      {"tanh", {0, 0}},           {"relu", {0, 0}},         {"affine", {1, 0}},
-      {"leakyrelu", {0.01, 0}}, {"thresholdedrelu", {1, 0}}, {"scaledtanh", {1, 1}}, {"hardsigmoid", {0.2, 0.5}},
-      {"elu", {1, 0}},          {"softsign", {0, 0}},       {"softplus", {0, 0}}};
-  std::vector<Activation> out;
-  for (const std::string& s : names) {
-    Activation f;
-    for (char ch : s) f.name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-    auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return k.first == f.name; });
-    TESSERA_CHECK(it != known.end(), n.describe(), ": unsupported activation '", s, "'");
-    f.alpha = it->second.first;
-    f.beta = it->second.second;
-    bool takes_alpha = f.name == "affine" || f.name == "leakyrelu" || f.name == "thresholdedrelu" ||
-                       f.name == "scaledtanh" || f.name == "hardsigmoid" || f.name == "elu";
-    bool takes_beta = f.name == "affine" || f.name == "scaledtanh" || f.name == "hardsigmoid";
-    if (takes_alpha && ai < alphas.size()) f.alpha = alphas[ai++];
-    if (takes_beta && bi < betas.size()) f.beta = betas[bi++];
-    out.push_back(f);
-  }
-  return out;
-}
 
 ExprFn rnn_expr(Cell cell) {
   return [cell](ExprContext& c) {
@@ -118,7 +70,7 @@ ExprFn rnn_expr(Cell cell) {
                   ": unsupported direction '", dir, "'");
     const int64_t D = dir == "bidirectional" ? 2 : 1;
     const bool reverse_only = dir == "reverse";
-    const int64_t G = num_gates(cell);
+    const int64_t G = rnn_num_gates(cell);
     const int64_t S = layout ? X.dim(1) : X.dim(0);
     const int64_t Bt = layout ? X.dim(0) : X.dim(1);
     const int64_t I = X.dim(2);
@@ -136,7 +88,7 @@ ExprFn rnn_expr(Cell cell) {
     if (has_h0) TESSERA_CHECK(c.in(5).shape() == state_dims, n.describe(), ": initial_h must be ", dims_to_string(state_dims));
     if (has_c0) TESSERA_CHECK(c.in(6).shape() == state_dims, n.describe(), ": initial_c must be ", dims_to_string(state_dims));
     if (has_p) TESSERA_CHECK(c.in(7).shape() == Dims({D, 3 * H}), n.describe(), ": P must be [", D, ", ", 3 * H, "]");
-    const std::vector<Activation> acts = read_activations(n, cell, D);
+    const std::vector<Activation> acts = read_rnn_activations(n, cell, D);
     const bool has_clip = n.has_attr("clip");
     const double clip = n.attr_float("clip", 0.0f);
     TESSERA_CHECK(!has_clip || clip > 0, n.describe(), ": clip must be positive");
@@ -193,7 +145,7 @@ ExprFn rnn_expr(Cell cell) {
       }
       for (int64_t d = 0; d < D; ++d) {
         const bool backward = reverse_only || d == 1;
-        const Activation* f = &acts[static_cast<size_t>(d * num_activations(cell))];
+        const Activation* f = &acts[static_cast<size_t>(d * rnn_num_activations(cell))];
         Var b("b"), k("k"), step("step"), g("g"), i("i"), j("j");
         Expr wofs = loop::int_imm(d * G * H * I), rofs = loop::int_imm(d * G * H * H);
         auto wb = [&](const Expr& e) { return ib < 0 ? zero : ldf(in[static_cast<size_t>(ib)], e + d * 2 * G * H); };

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ops/expr_tensor.h"
+#include "ops/tensor_common.h"
 #include "support/error.h"
 
 namespace tessera::ops::tensor_expr {
@@ -25,24 +26,6 @@ Expr linear_of(const Idx& o, const Dims& dims) {
 }
 
 // ---------------------------------------------------------------- Constant
-
-Tensor constant_value(const Node& n) {
-  if (const Attribute* a = n.attr("value")) {
-    TESSERA_CHECK(a->kind == Attribute::Kind::Tensor, n.describe(), ": attribute 'value' must be a tensor");
-    return a->t;
-  }
-  if (n.has_attr("value_float")) return Tensor::scalar<float>(n.attr_float("value_float", 0));
-  if (n.has_attr("value_int")) return Tensor::scalar<int64_t>(n.attr_int("value_int", 0));
-  if (n.has_attr("value_floats")) {
-    std::vector<float> v = n.attr_floats("value_floats");
-    return Tensor::from<float>({static_cast<int64_t>(v.size())}, v);
-  }
-  if (n.has_attr("value_ints")) {
-    std::vector<int64_t> v = n.attr_ints("value_ints");
-    return Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v);
-  }
-  TESSERA_FAIL(n.describe(), ": only dense numeric constants can be compiled");
-}
 
 // The constant's elements as an expression of the linear position: runs of
 // equal elements chosen by a balanced select tree.

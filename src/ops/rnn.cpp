@@ -9,43 +9,18 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/rnn_common.h"
 
 namespace tessera {
-namespace {
 
-enum class Cell { RNN, GRU, LSTM };
-
-int num_gates(Cell c) { return c == Cell::RNN ? 1 : c == Cell::GRU ? 3 : 4; }
-int num_activations(Cell c) { return c == Cell::RNN ? 1 : c == Cell::GRU ? 2 : 3; }
-
-struct Activation {
-  std::string name;  // lower case
-  double alpha = 0, beta = 0;
-  double operator()(double x) const {
-    if (name == "sigmoid") return 1 / (1 + std::exp(-x));
-    if (name == "tanh") return std::tanh(x);
-    if (name == "relu") return x > 0 ? x : 0;
-    if (name == "affine") return alpha * x + beta;
-    if (name == "leakyrelu") return x >= 0 ? x : alpha * x;
-    if (name == "thresholdedrelu") return x > alpha ? x : 0;
-    if (name == "scaledtanh") return alpha * std::tanh(beta * x);
-    if (name == "hardsigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
-    if (name == "elu") return x >= 0 ? x : alpha * (std::exp(x) - 1);
-    if (name == "softsign") return x / (1 + std::fabs(x));
-    return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));  // softplus
-  }
-};
-
-// Builds the activation list (num_activations per direction); alpha/beta are
-// consumed in order by the functions that take them.
-std::vector<Activation> read_activations(const Node& n, Cell cell, int64_t dirs) {
+std::vector<RnnActivation> read_rnn_activations(const Node& n, RnnCell cell, int64_t dirs) {
   std::vector<std::string> names;
   if (const Attribute* a = n.attr("activations")) names = a->strings;
-  const int per = num_activations(cell);
+  const int per = rnn_num_activations(cell);
   if (names.empty()) {
-    std::vector<std::string> def = cell == Cell::RNN   ? std::vector<std::string>{"Tanh"}
-                                   : cell == Cell::GRU ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                       : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+    std::vector<std::string> def = cell == RnnCell::RNN   ? std::vector<std::string>{"Tanh"}
+                                   : cell == RnnCell::GRU ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
     for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), def.begin(), def.end());
   }
   // A single direction's list is reused for the reverse direction.
@@ -57,9 +32,9 @@ std::vector<Activation> read_activations(const Node& n, Cell cell, int64_t dirs)
                 " activations, got ", names.size());
   std::vector<float> alphas = n.attr_floats("activation_alpha"), betas = n.attr_floats("activation_beta");
   size_t ai = 0, bi = 0;
-  std::vector<Activation> out;
+  std::vector<RnnActivation> out;
   for (const std::string& s : names) {
-    Activation f;
+    RnnActivation f;
     for (char ch : s) f.name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
     static const std::vector<std::pair<std::string, std::pair<double, double>>> known = {
         {"sigmoid", {0, 0}},   {"tanh", {0, 0}},          {"relu", {0, 0}},          {"affine", {1, 0}},
@@ -76,6 +51,32 @@ std::vector<Activation> read_activations(const Node& n, Cell cell, int64_t dirs)
     if (takes_beta && bi < betas.size()) f.beta = betas[bi++];
     out.push_back(f);
   }
+  return out;
+}
+
+namespace {
+
+using Cell = RnnCell;
+
+struct Activation : RnnActivation {
+  double operator()(double x) const {
+    if (name == "sigmoid") return 1 / (1 + std::exp(-x));
+    if (name == "tanh") return std::tanh(x);
+    if (name == "relu") return x > 0 ? x : 0;
+    if (name == "affine") return alpha * x + beta;
+    if (name == "leakyrelu") return x >= 0 ? x : alpha * x;
+    if (name == "thresholdedrelu") return x > alpha ? x : 0;
+    if (name == "scaledtanh") return alpha * std::tanh(beta * x);
+    if (name == "hardsigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
+    if (name == "elu") return x >= 0 ? x : alpha * (std::exp(x) - 1);
+    if (name == "softsign") return x / (1 + std::fabs(x));
+    return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));  // softplus
+  }
+};
+
+std::vector<Activation> read_activations(const Node& n, Cell cell, int64_t dirs) {
+  std::vector<Activation> out;
+  for (const RnnActivation& a : read_rnn_activations(n, cell, dirs)) out.push_back({a});
   return out;
 }
 
@@ -102,8 +103,8 @@ void infer_rnn(InferContext& c, Cell cell) {
   const int64_t Bt = layout ? x.dims[0] : x.dims[1];
   if (w.dims[0] >= 0) TESSERA_CHECK(w.dims[0] == D, n.describe(), ": W has ", w.dims[0], " directions, expected ", D);
   if (w.dims[1] >= 0 && H >= 0)
-    TESSERA_CHECK(w.dims[1] == num_gates(cell) * H, n.describe(), ": W dim 1 is ", w.dims[1], ", expected ",
-                  num_gates(cell) * H);
+    TESSERA_CHECK(w.dims[1] == rnn_num_gates(cell) * H, n.describe(), ": W dim 1 is ", w.dims[1], ", expected ",
+                  rnn_num_gates(cell) * H);
   TensorType y{x.dtype, layout ? Dims{Bt, S, D, H} : Dims{S, D, Bt, H}};
   TensorType yh{x.dtype, layout ? Dims{Bt, D, H} : Dims{D, Bt, H}};
   c.out(0) = y;
@@ -122,7 +123,7 @@ std::vector<Tensor> run_rnn(const KernelContext& c, Cell cell) {
   const int64_t layout = c.opset >= 14 ? n.attr_int("layout", 0) : 0;
   const int64_t D = num_directions(n);
   const bool reverse_only = n.attr_string("direction", "forward") == "reverse";
-  const int G = num_gates(cell);
+  const int G = rnn_num_gates(cell);
   const int64_t S = layout ? X.dim(1) : X.dim(0);
   const int64_t Bt = layout ? X.dim(0) : X.dim(1);
   const int64_t I = X.dim(2);
@@ -177,7 +178,7 @@ std::vector<Tensor> run_rnn(const KernelContext& c, Cell cell) {
       rgate(static_cast<size_t>(H));
   for (int64_t d = 0; d < D; ++d) {
     const bool backward = reverse_only || d == 1;
-    const Activation* f = &acts[static_cast<size_t>(d * num_activations(cell))];
+    const Activation* f = &acts[static_cast<size_t>(d * rnn_num_activations(cell))];
     const double* wd = &w[static_cast<size_t>(d * G * H * I)];
     const double* rd = &r[static_cast<size_t>(d * G * H * H)];
     const double* wb = &bias[static_cast<size_t>(d * 2 * G * H)];

@@ -12,6 +12,10 @@
 
 namespace tessera {
 
+// The value of a Constant node (its one value attribute); throws naming the
+// node for sparse or string constants or when not exactly one is set.
+Tensor constant_value(const Node& n);
+
 // Calls f.template operator()<W>() with W a type of the same width as the
 // elements of `t` (uint8_t .. uint64_t), or std::string for string tensors.
 // Data movement only needs to copy elements, never to interpret them.

@@ -6,8 +6,6 @@
 
 namespace tessera {
 
-namespace {
-
 // ---------------------------------------------------------------- Constant
 
 Tensor constant_value(const Node& n) {
@@ -33,6 +31,8 @@ Tensor constant_value(const Node& n) {
   if (n.has_attr("sparse_value")) TESSERA_FAIL(n.describe(), ": sparse_value constants are not supported");
   TESSERA_FAIL(n.describe(), ": string constants (value_string / value_strings) are not supported");
 }
+
+namespace {
 
 // ---------------------------------------------------------------- ConstantOfShape
 
