@@ -110,14 +110,6 @@ class Flattener : public loop::IRMutator {
     for (const Expr& c : conds_) pred = pred.defined() ? (pred && c) : c;
     return loop::load(it->second.buffer, it->second.flat(idx), pred);
   }
-  Stmt visit(const loop::ForNode* op, const Stmt& s) override {
-    // Conditions do not cross statements: a select's branch is an expression.
-    std::vector<Expr> saved;
-    saved.swap(conds_);
-    Stmt r = IRMutator::visit(op, s);
-    conds_.swap(saved);
-    return r;
-  }
 
  private:
   const std::unordered_map<StageKey, Storage, StageKeyHash>& storage_;
@@ -352,7 +344,6 @@ class Lowering {
                     " keeps the graph's layout (layout and pad apply to intermediate stages)");
       storage_[{&t.stage(), t.index()}] = {Buffer(n, t.dtype(), t.shape()), {}, t.shape(), {}};
     }
-    // Extern stages with several outputs that are not kernel outputs get temporaries in root_storage.
   }
 
   Storage root_storage(const Stage& s) {
