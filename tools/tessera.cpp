@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <tuple>
 
 #include "driver/driver.h"
 #include "frontend/onnx_export.h"
@@ -191,7 +192,42 @@ int cmd_compile(const Common& c, const Exec& e, const std::string& out, bool rep
   return 0;
 }
 
-int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t seed) {
+// The per-step profile: the slowest steps and the time per op type.
+void print_profile(const std::vector<StepProfile>& steps, int top) {
+  double total = 0;
+  for (const auto& s : steps) total += s.seconds;
+  auto gflops = [](double flops, double sec) {
+    return flops > 0 && sec > 0 ? std::to_string(static_cast<int>(flops / sec / 1e9 + 0.5)) : std::string("-");
+  };
+  std::printf("profile  medians per step, sum %.2f ms\n", total * 1000);
+  std::map<std::string, std::tuple<double, double, int>> by_op;
+  for (const auto& s : steps) {
+    auto& [sec, fl, n] = by_op[s.op + (s.compiled ? "" : " (reference)")];
+    sec += s.seconds;
+    fl += s.flops;
+    ++n;
+  }
+  std::vector<std::pair<double, std::string>> ops;
+  for (const auto& [op, t] : by_op) ops.push_back({std::get<0>(t), op});
+  std::sort(ops.rbegin(), ops.rend());
+  std::printf("  %-32s %6s %10s %6s %8s\n", "op", "steps", "ms", "%", "GFLOP/s");
+  for (const auto& [sec, op] : ops) {
+    auto [s, fl, n] = by_op[op];
+    std::printf("  %-32s %6d %10.3f %6.1f %8s\n", op.c_str(), n, s * 1000, total > 0 ? 100 * s / total : 0.0,
+                gflops(fl, s).c_str());
+  }
+  std::vector<size_t> order(steps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return steps[a].seconds > steps[b].seconds; });
+  if (order.size() > static_cast<size_t>(top)) order.resize(static_cast<size_t>(top));
+  std::printf("  slowest %zu steps:\n  %-5s %-32s %-20s %10s %8s\n", order.size(), "step", "node", "op", "ms", "GFLOP/s");
+  for (size_t i : order)
+    std::printf("  %-5zu %-32s %-20s %10.3f %8s\n", i, steps[i].node.c_str(),
+                (steps[i].op + (steps[i].compiled ? "" : "*")).c_str(), steps[i].seconds * 1000,
+                gflops(steps[i].flops, steps[i].seconds).c_str());
+}
+
+int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t seed, int profile) {
   TESSERA_CHECK(runs >= 1, "--runs must be at least 1");
   TESSERA_CHECK(warmup >= 0, "--warmup must not be negative");
   if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
@@ -214,7 +250,9 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
     std::printf("backend  compiled, %d threads\n", runtime::ThreadPool::global().threads());
     std::printf("latency  %s\n", runtime::format_latency(runtime::latency_stats(samples)).c_str());
     std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
+    if (profile > 0) print_profile(m.profile(ins, runs), profile);
   } else {
+    TESSERA_CHECK(profile <= 0, "--profile needs the compiled backend (the reference interpreter is not profiled per step)");
     auto g = load_model(c.model, c.load_options());
     std::vector<Tensor> ins = random_inputs(*g, seed);
     for (int i = 0; i < warmup; ++i) interpret(*g, ins);
@@ -310,6 +348,8 @@ int main(int argc, char** argv) {
   bench->add_option("--runs", runs, "timed runs (default 20)");
   bench->add_option("--warmup", warmup, "untimed runs first (default 3)");
   bench->add_option("--seed", seed, "seed for random inputs (default 0)");
+  int profile = 0;
+  bench->add_option("--profile", profile, "then time every step over --runs more runs; print the N slowest and the time per op");
 
   CLI::App* info = app.add_subcommand("info", "print op histogram, parameters, FLOPs and signature");
   add_common(info);
@@ -328,7 +368,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(common, exec, inputs, out_dir, npy, seed, report);
     if (*comp) return cmd_compile(common, exec, compile_out, report);
-    if (*bench) return cmd_bench(common, exec, runs, warmup, seed);
+    if (*bench) return cmd_bench(common, exec, runs, warmup, seed, profile);
     if (*info) return cmd_info(common);
     if (*print) {
       auto g = load_model(common.model, common.load_options());

@@ -47,6 +47,15 @@ struct TensorInfo {
   bool rank_known = true;
 };
 
+// One step of a compiled model's plan, timed by CompiledModel::profile.
+struct StepProfile {
+  std::string node;      // node name (or "#index" when unnamed)
+  std::string op;        // op type
+  bool compiled = true;  // false: the op's reference kernel ran
+  double seconds = 0;    // median wall time over the profiled runs
+  double flops = 0;      // arithmetic of the node (multiply-add = 2), 0 when not counted
+};
+
 class CompiledModel {
  public:
   // Loads (and constant-folds) a model: an ONNX file or "zoo:NAME".
@@ -63,6 +72,8 @@ class CompiledModel {
   // Runs the model; inputs in model-input order, checked against the
   // signature (errors name the input, the expected and the given type).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  // Runs `runs` times and returns every step's median time, in plan order.
+  std::vector<StepProfile> profile(const std::vector<Tensor>& inputs, int runs);
   // Compiles for these inputs without running the plan (traces the model).
   void prepare(const std::vector<Tensor>& inputs);
   // The same model through the reference interpreter (for checking).

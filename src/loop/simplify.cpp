@@ -2,7 +2,9 @@
 // a simplified result, recursing through the rule functions for the new terms.
 #include "loop/simplify.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "loop/scalar_ops.h"
 #include "loop/simplifier.h"
@@ -32,6 +34,19 @@ bool known_multiple(const Expr& e, int64_t c) {
   if (auto* r = e.as<RampNode>()) return known_multiple(r->base, c) && known_multiple(r->stride, c);
   if (auto* b = e.as<BroadcastNode>()) return known_multiple(b->value, c);
   return false;
+}
+
+// The largest m (> 0) that e is structurally known to be a multiple of.
+int64_t known_factor(const Expr& e) {
+  if (const int64_t* v = ci(e)) return *v == 0 ? (int64_t{1} << 62) : (*v < 0 ? -*v : *v);
+  if (auto* b = e.as<BinaryNode>()) {
+    if (b->kind == ExprKind::Mul) {
+      int64_t fa = known_factor(b->a), fb = known_factor(b->b), r;
+      return __builtin_mul_overflow(fa, fb, &r) ? std::max(fa, fb) : r;
+    }
+    if (b->kind == ExprKind::Add || b->kind == ExprKind::Sub) return std::gcd(known_factor(b->a), known_factor(b->b));
+  }
+  return 1;
 }
 
 const BinaryNode* as_kind(const Expr& e, ExprKind k) {
@@ -75,6 +90,23 @@ Interval difference(const Interval& a, const Interval& b) {
   if (!a.has_min() || !b.has_max()) d.min = Interval::kNegInf;
   if (!a.has_max() || !b.has_min()) d.max = Interval::kPosInf;
   return d;
+}
+
+// x/c*c + x%c -> x and (x/c)%k*c + x%c -> x%(c*k) for constants c, k > 0
+// (floor division: exact for every x); null when a + b has neither form.
+Expr recombine_div_mod(const Expr& a, const Expr& b) {
+  auto* m = as_kind(b, ExprKind::Mod);
+  auto* scaled = as_kind(a, ExprKind::Mul);
+  if (!m || !scaled || !ci(m->b) || *ci(m->b) <= 0 || !ci(scaled->b) || *ci(scaled->b) != *ci(m->b)) return Expr();
+  const int64_t c = *ci(m->b);
+  const Expr& x = m->a;
+  if (auto* d = as_kind(scaled->a, ExprKind::Div); d && ci(d->b) && *ci(d->b) == c && equal(d->a, x)) return x;
+  auto* outer = as_kind(scaled->a, ExprKind::Mod);
+  if (!outer || !ci(outer->b) || *ci(outer->b) <= 0) return Expr();
+  auto* d = as_kind(outer->a, ExprKind::Div);
+  int64_t ck;
+  if (!d || !ci(d->b) || *ci(d->b) != c || !equal(d->a, x) || __builtin_mul_overflow(c, *ci(outer->b), &ck)) return Expr();
+  return binary(ExprKind::Mod, x, make_int_const(x.type(), ck));
 }
 
 }  // namespace
@@ -127,6 +159,16 @@ Expr Simplifier::add(const Expr& a, const Expr& b) {
   auto *ma = as_kind(a, ExprKind::Mul), *mb = as_kind(b, ExprKind::Mul);
   if (ma && mb && ci(ma->b) && ci(mb->b) && equal(ma->a, mb->a))  // x*c1 + x*c2
     return mul(ma->a, kint(t, int_binary(ExprKind::Add, t.dtype, *ci(ma->b), *ci(mb->b))));
+  if (is_index_like(t)) {
+    if (Expr r = recombine_div_mod(a, b); r.defined()) return mutate(r);
+    if (Expr r = recombine_div_mod(b, a); r.defined()) return mutate(r);
+    if (auto* p = as_kind(a, ExprKind::Add))  // (y + x/c*c) + x%c
+      for (const auto& [keep, other] : {std::pair{p->a, p->b}, std::pair{p->b, p->a}}) {
+        Expr r = recombine_div_mod(other, b);
+        if (!r.defined()) r = recombine_div_mod(b, other);
+        if (r.defined()) return add(keep, mutate(r));
+      }
+  }
   return binary(ExprKind::Add, a, b);
 }
 
@@ -213,7 +255,9 @@ Expr Simplifier::div(const Expr& a, const Expr& b) {
     const int64_t* s = ci(r->stride);
     if (s && floor_mod(*s, c) == 0)  // ramp(x, k*c) / c == ramp(x / c, k)
       return ramp_of(div(r->base, b.as<BroadcastNode>()->value), kint(t.element(), *s / c), t.lanes);
-    if (s && c > 0 && *s >= 0 && known_multiple(r->base, c) && *s * (r->lanes - 1) < c)
+    // The lanes stay inside one block of m | c that the base starts: all
+    // divide to the base's quotient.
+    if (s && c > 0 && *s >= 0 && *s * (r->lanes - 1) < std::gcd(known_factor(r->base), c))
       return broadcast(div(r->base, b.as<BroadcastNode>()->value), t.lanes);
   }
   if (auto* m = as_kind(a, ExprKind::Mul); m && ci(m->b) && floor_mod(*ci(m->b), c) == 0)  // (x*k*c)/c
@@ -253,6 +297,8 @@ Expr Simplifier::mod(const Expr& a, const Expr& b) {
     const int64_t* s = ci(r->stride);
     if (s && c > 0 && *s >= 0 && known_multiple(r->base, c) && *s * (r->lanes - 1) < c)
       return ramp_of(make_zero(t.element()), r->stride, t.lanes);
+    if (s && c > 0 && *s >= 0 && *s * (r->lanes - 1) < std::gcd(known_factor(r->base), c))  // no wrap inside
+      return ramp_of(mod(r->base, b.as<BroadcastNode>()->value), r->stride, t.lanes);
   }
   if (auto* p = as_kind(a, ExprKind::Add)) {
     if (known_multiple(p->a, c)) return mod(p->b, b);  // (m*c + y) % c

@@ -3,6 +3,7 @@
 // copy the results into their slots. The model keeps a few plans, one per key.
 #include "runtime/executor.h"
 
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <sstream>
@@ -47,7 +48,11 @@ bool Plan::matches(const std::vector<Tensor>& inputs) const {
   return true;
 }
 
-std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs,
+                             std::vector<double>* step_seconds) {
+  using Clock = std::chrono::steady_clock;
+  if (step_seconds) step_seconds->resize(plan.steps.size(), 0.0);
+  Clock::time_point step_start;
   if (plan.memory.arena_bytes > 0 && !plan.arena.defined()) plan.arena = Tensor(DType::U8, {plan.memory.arena_bytes});
   uint8_t* base = plan.arena.defined() ? plan.arena.data<uint8_t>() : nullptr;
   size_t arena_bytes = static_cast<size_t>(plan.memory.arena_bytes);
@@ -59,6 +64,7 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
       case SlotKind::Input: return const_cast<void*>(inputs[static_cast<size_t>(sl.index)].raw());
       case SlotKind::Constant: return const_cast<void*>(sl.value->constant->raw());
       case SlotKind::Arena: return base + sl.offset;
+      case SlotKind::Packed: return const_cast<void*>(sl.data.raw());
       default: return owned[static_cast<size_t>(s)].raw();
     }
   };
@@ -76,6 +82,10 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
   std::vector<void*> args;
   for (size_t si = 0; si < plan.steps.size(); ++si) {
     const Step& st = plan.steps[si];
+    if (step_seconds) {
+      if (si > 0) (*step_seconds)[si - 1] += std::chrono::duration<double>(Clock::now() - step_start).count();
+      step_start = Clock::now();
+    }
     if (st.compiled) {
       for (int o : st.outputs) {
         const Slot& sl = plan.slots[static_cast<size_t>(o)];
@@ -120,6 +130,8 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
     }
   }
 
+  if (step_seconds && !plan.steps.empty())
+    step_seconds->back() += std::chrono::duration<double>(Clock::now() - step_start).count();
   std::vector<Tensor> result;
   for (int s : plan.output_slots) {
     const Slot& sl = plan.slots[static_cast<size_t>(s)];
@@ -174,6 +186,12 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) {
   return run_plan(*graph_, p, inputs);
 }
 
+std::vector<Tensor> CompiledModel::run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Plan& p = find_or_trace(inputs);
+  return run_plan(*graph_, p, inputs, &step_seconds);
+}
+
 std::string CompiledModel::report() const {
   std::ostringstream os;
   os << "model " << (graph_->name.empty() ? std::string("(unnamed)") : graph_->name) << ": "
@@ -189,6 +207,7 @@ std::string CompiledModel::report() const {
     os << "\n  steps " << p.steps.size() << " (" << p.compiled_steps << " compiled, " << p.reference_steps
        << " reference), traced in " << static_cast<int64_t>(p.trace_seconds * 1000 + 0.5) << " ms\n"
        << "  activation memory " << describe(p.memory) << "\n";
+    if (p.packed_bytes > 0) os << "  packed weights " << format_bytes(p.packed_bytes) << "\n";
     std::map<std::string, std::pair<int, std::string>> ref;
     for (const Step& st : p.steps)
       if (!st.compiled) {

@@ -52,6 +52,7 @@ enum class SlotKind {
   Constant,  // a constant of the graph
   Arena,     // an intermediate value at a fixed arena offset
   Owned,     // an intermediate kept as its own tensor (strings)
+  Packed,    // constants re-laid out once when traced (packed weights), held in `data`
   Output,    // a graph output: a fresh tensor every run
 };
 
@@ -64,6 +65,7 @@ struct Slot {
   int64_t bytes = 0;
   int64_t first_step = 0, last_step = 0;  // live range (steps reading or writing it)
   int64_t offset = 0;                     // Arena: offset into the arena
+  Tensor data;                            // Packed: the packed values
 };
 
 struct Step {
@@ -73,6 +75,7 @@ struct Step {
   std::vector<int> args;     // compiled: the slot of every kernel parameter
   std::vector<int> inputs;   // per node input: its slot, -1 when absent
   std::vector<int> outputs;  // per node output: its slot, -1 when absent
+  std::shared_ptr<codegen::JitKernel> prepack;  // compiled steps that pack constants: run once when traced
   std::vector<std::string> captures;  // reference steps with subgraphs: names read by the bodies
   std::string reason;        // reference steps: why the node is not compiled
 };
@@ -90,6 +93,7 @@ struct Plan {
   std::map<std::string, int> slot_by_name;  // value name -> slot (subgraph captures)
   MemoryPlan memory;
   int compiled_steps = 0, reference_steps = 0;
+  int64_t packed_bytes = 0;  // constants packed when traced (held besides the graph's constants)
   double trace_seconds = 0;
   Tensor arena;  // u8, allocated on first run
 
@@ -100,8 +104,10 @@ struct Plan {
 // Traces a plan for `inputs` (already checked against the signature).
 std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts);
 
-// Runs a plan on inputs matching it; returns the graph outputs.
-std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs);
+// Runs a plan on inputs matching it; returns the graph outputs. With
+// step_seconds (resized to the plan's steps), adds each step's wall time.
+std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs,
+                             std::vector<double>* step_seconds = nullptr);
 
 class CompiledModel {
  public:
@@ -114,6 +120,9 @@ class CompiledModel {
   // errors name the input), finds or traces the plan and runs it. Serialized:
   // one run at a time per model.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  // Runs like run() and adds every step's wall time to step_seconds (sized
+  // to the plan's steps); the plan used is last_plan().
+  std::vector<Tensor> run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds);
   // The plan for these inputs, tracing it when none matches (checks them).
   const Plan& prepare(const std::vector<Tensor>& inputs);
 

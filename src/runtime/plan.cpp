@@ -182,6 +182,36 @@ class Tracer {
     return id;
   }
 
+  // Runs the node's prepack kernel on its constant inputs now; the packed
+  // tensors become Packed slots passed to the main kernel after its inputs.
+  void pack_constants(const Node& n, const compile::NodeKernel& nk, const std::vector<const Tensor*>& ins,
+                      const codegen::JitOptions& jo, Step& st, std::vector<void*>& args) {
+    try {
+      st.prepack = codegen::jit_compile(*nk.prepack, jo);
+    } catch (const Error& e) {
+      TESSERA_FAIL(n.describe(), ": JIT compilation of the weight-packing kernel failed: ", e.what());
+    }
+    std::vector<void*> pargs;
+    for (int i : nk.prepack_inputs) pargs.push_back(const_cast<void*>(ins[static_cast<size_t>(i)]->raw()));
+    std::vector<int> packed;
+    for (const loop::Buffer& b : nk.prepack->outputs) {
+      Slot s;
+      s.kind = SlotKind::Packed;
+      s.dtype = b.dtype();
+      s.dims = b.dims();
+      s.data = Tensor(b.dtype(), b.dims());
+      s.bytes = static_cast<int64_t>(s.data.nbytes());
+      pargs.push_back(s.data.raw());
+      packed.push_back(add_slot(std::move(s)));
+    }
+    st.prepack->run(pargs);
+    for (int p : packed) {
+      args.push_back(plan_->slots[static_cast<size_t>(p)].data.raw());
+      st.args.push_back(p);
+    }
+    for (int p : packed) plan_->packed_bytes += plan_->slots[static_cast<size_t>(p)].bytes;
+  }
+
   void use(int slot, int64_t step) {
     Slot& s = plan_->slots[static_cast<size_t>(slot)];
     s.last_step = std::max(s.last_step, step);
@@ -245,6 +275,8 @@ class Tracer {
         compile::NodeKernelOptions ko;
         codegen::Isa isa = opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa;
         ko.vector_bytes = isa == codegen::Isa::AVX512 ? 64 : isa == codegen::Isa::AVX2 ? 32 : 16;
+        // Constant inputs (weights) may be packed once, here, instead of every run.
+        for (const Value* v : n.inputs) ko.constant_inputs.push_back(v && v->constant);
         nk = compile::compile_node(n, g_.opset, tp, ins, out_types, std::nullopt, ko);
       } catch (const Error& e) {
         std::string msg = e.what();
@@ -272,6 +304,7 @@ class Tracer {
         args.push_back(const_cast<void*>(ins[static_cast<size_t>(i)]->raw()));
         st.args.push_back(st.inputs[static_cast<size_t>(i)]);
       }
+      if (nk->prepack) pack_constants(n, *nk, ins, jo, st, args);
       for (size_t k = 0; k < out_types.size(); ++k) {
         outs.emplace_back(out_types[k].dtype, out_types[k].dims);
         args.push_back(outs.back().raw());

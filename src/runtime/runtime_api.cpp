@@ -1,10 +1,12 @@
 // The public runtime API over the executor.
 #include "tessera/runtime.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "driver/driver.h"
 #include "interp/interpreter.h"
+#include "ir/op_registry.h"
 #include "runtime/artifact.h"
 #include "runtime/executor.h"
 #include "support/error.h"
@@ -60,6 +62,32 @@ bool CompiledModel::is_artifact(const std::string& path) {
 }
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) { return impl_->model->run(inputs); }
+
+std::vector<StepProfile> CompiledModel::profile(const std::vector<Tensor>& inputs, int runs) {
+  TESSERA_CHECK(runs >= 1, "profile: runs must be at least 1");
+  std::vector<std::vector<double>> samples;  // per run, per step
+  for (int r = 0; r < runs; ++r) {
+    std::vector<double> t;
+    impl_->model->run_timed(inputs, t);
+    samples.push_back(std::move(t));
+  }
+  const runtime::Plan& plan = *impl_->model->last_plan();
+  std::vector<StepProfile> out;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const runtime::Step& st = plan.steps[i];
+    StepProfile p;
+    p.node = st.node->name.empty() ? "#" + std::to_string(i) : st.node->name;
+    p.op = st.node->op_type;
+    p.compiled = st.compiled;
+    std::vector<double> v;
+    for (const auto& run : samples) v.push_back(i < run.size() ? run[i] : 0.0);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    p.seconds = v[v.size() / 2];
+    p.flops = node_flops(*st.node);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 void CompiledModel::prepare(const std::vector<Tensor>& inputs) { impl_->model->prepare(inputs); }
 

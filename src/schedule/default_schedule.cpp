@@ -1,6 +1,8 @@
 // Default schedules per op class.
 #include "schedule/default_schedule.h"
 
+#include <optional>
+
 #include "loop/visitor.h"
 
 namespace tessera::schedule {
@@ -52,54 +54,103 @@ bool is_padding(const te::Stage& s) {
          !te::has_reduce(s.body);
 }
 
+// The register tile of a contraction: `mr` rows of axis `row` (unrolled) by
+// `nr` columns of axis `col` (vectorized), accumulated in registers.
+struct Tile {
+  size_t row = 0, col = 0;
+  int64_t mr = 1, nr = 1;
+};
+
+// Rows of a tile with `vectors` accumulators per row that fit the register
+// file (32 vector registers with AVX-512, 16 with AVX2; a few stay free for
+// operands), chosen to waste the fewest rows on `extent`.
+int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
+  int64_t budget = (target.vector_bytes >= 64 ? 28 : 12) / std::max<int64_t>(vectors, 1);
+  int64_t best = std::max<int64_t>(std::min(budget, extent), 1);
+  int64_t best_waste = (extent + best - 1) / best * best - extent;
+  for (int64_t m = budget; m >= std::max<int64_t>(budget / 2, 1); --m) {
+    int64_t waste = (extent + m - 1) / m * m - extent;
+    if (waste < best_waste) best = m, best_waste = waste;
+  }
+  return best;
+}
+
+// Convolutions (NCHW output) vectorize output channels when there are
+// whole vectors of them: a tile is a run of output pixels along the width
+// (rows) by nr channels (columns); input pixels are broadcast and the packed
+// weights read as vectors, so strides and narrow images cost nothing.
+// Otherwise, and for matrix products, the columns are the innermost output
+// axis and the rows the channel axis (convolution) or the one before it.
+std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
+  const Dims& shape = st.shapes[0];
+  size_t rank = shape.size();
+  int64_t lanes = target.vector_bytes / 4;
+  bool conv = st.tag.find("conv") != std::string::npos && rank >= 3;
+  if (conv && shape[1] % lanes == 0) {
+    Tile t{rank - 1, 1, 1, shape[1] % (2 * lanes) == 0 ? 2 * lanes : lanes};
+    t.mr = tile_rows(shape[rank - 1], t.nr / lanes, target);
+    return t;
+  }
+  Tile t{conv ? 1 : rank - 2, rank - 1, 1, 1};
+  int64_t ej = shape[t.col];
+  if (ej < lanes / 2) return std::nullopt;
+  t.nr = ej >= 2 * lanes ? 2 * lanes : lanes;
+  t.mr = std::min<int64_t>(shape[t.row], t.nr > lanes ? 4 : 8);
+  return t;
+}
+
 // Register tiling for contractions (GEMM, convolution): the output is
 // computed in mr x nr tiles accumulated in a local buffer (cache_write +
-// compute_at), the nr columns (innermost output axis) vectorized and the mr
-// rows unrolled, the reduction loops outside the tile; outer tiles run in
-// parallel. The tile rows are the channel axis for convolutions (axis 1,
-// NCHW) and the second-to-last axis otherwise.
+// compute_at), the columns vectorized and the rows unrolled, the reduction
+// loops outside the tile; the tiles run in parallel.
 bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
   if (shape.size() < 2 || !te::is_top_reduce(st) || st.dtypes[0] != DType::F32) return false;
   if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum) return false;
   if (st.tag.find("conv") == std::string::npos && st.tag.find("matmul") == std::string::npos) return false;
+  std::optional<Tile> tile = choose_tile(st, target);
+  if (!tile) return false;
   size_t rank = shape.size();
-  size_t jd = rank - 1;
-  size_t id = (st.tag.find("conv") != std::string::npos && rank >= 3) ? 1 : rank - 2;
-  int64_t lanes = target.vector_bytes / 4;
-  int64_t ej = shape[jd], ei = shape[id];
-  if (ej < lanes / 2) return false;
-  int64_t nr = ej >= 2 * lanes ? 2 * lanes : lanes;
-  int64_t mr = std::min<int64_t>(ei, nr > lanes ? 4 : 8);
-
   const std::string& name = st.name;
-  std::string I = st.axes[id].name(), J = st.axes[jd].name();
+  std::string I = st.axes[tile->row].name(), J = st.axes[tile->col].name();
   // Convolution weights [K, C, ...] that are constants are packed once into
-  // [K/mr, C, ..., mr] so a tile's mr output channels read adjacent values.
-  if (st.tag.find("conv") != std::string::npos)
+  // [K/f, C, ..., f], f the tile's channel count, so a tile's output
+  // channels read adjacent values.
+  int64_t kf = tile->row == 1 ? tile->mr : tile->col == 1 ? tile->nr : 0;
+  if (st.tag.find("conv") != std::string::npos && kf > 1)
     for (const te::Tensor& in : st.inputs())
       if (in.stage().kind == te::StageKind::Placeholder && target.constant_inputs.count(in.name()) &&
-          in.rank() == static_cast<int>(rank) && in.dim(0) == ei && mr > 1) {
+          in.rank() == static_cast<int>(rank) && in.dim(0) == shape[1]) {
         s.cache_read(in.name(), name);
-        s.layout(in.name() + "." + name, 0, mr);
+        s.layout(in.name() + "." + name, 0, kf);
         break;
       }
   s.cache_write(name);
-  s.split(name, J, nr);
-  s.split(name, I, mr);
-  // Outer loops: the other axes in order with the row tiles placed where the row axis was.
+  s.split(name, J, tile->nr);
+  s.split(name, I, tile->mr);
+  // Tile loops: the output axes in order, split axes by their outer part;
+  // then the tile's rows and columns.
   std::vector<std::string> outer;
-  for (size_t d = 0; d < rank; ++d) {
-    if (d == jd) continue;
-    outer.push_back(d == id ? outer_name(I) : st.axes[d].name());
-  }
+  for (size_t d = 0; d < rank; ++d)
+    outer.push_back(d == tile->row ? outer_name(I) : d == tile->col ? outer_name(J) : st.axes[d].name());
   std::vector<std::string> full = outer;
-  full.push_back(outer_name(J));
   full.push_back(inner_name(I));
   full.push_back(inner_name(J));
   s.reorder(name, full);
+  // With enough work the tile loops are fused and run in parallel; the
+  // tile's local buffer is computed inside the innermost of them.
+  int64_t work = numel_of(shape) * std::max<int64_t>(reduce_extent(st), 1);
+  bool parallel = work >= target.parallel_grain;
+  std::string tile_loop = outer[0];
+  for (size_t k = 1; k < outer.size(); ++k) {
+    if (parallel) s.fuse(name, tile_loop, outer[k]);
+    tile_loop = parallel ? fused_name(tile_loop, outer[k]) : outer[k];
+  }
+  if (parallel) s.parallel(name, tile_loop);
   std::string local = name + ".local";
-  s.compute_at(local, name, outer_name(J));
+  s.compute_at(local, name, tile_loop);
+  // The accumulator keeps its columns innermost, so each row is one vector.
+  if (tile->col != rank - 1) s.layout(local, static_cast<int64_t>(tile->col), tile->nr);
   // Inside the tile: reduction loops outermost, then rows (unrolled), columns (vectorized).
   std::vector<std::string> lorder;
   for (const auto& a : st.body.as<loop::ReduceNode>()->axes) lorder.push_back(a.var.name());
@@ -109,16 +160,6 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   s.unroll(local, I);
   s.vectorize(local, J);
   s.vectorize(name, inner_name(J));
-  // Parallel over the outer loops (fused) when there is enough work.
-  int64_t work = numel_of(shape) * std::max<int64_t>(reduce_extent(st), 1);
-  if (work >= target.parallel_grain) {
-    std::string p = outer[0];
-    for (size_t k = 1; k < outer.size(); ++k) {
-      s.fuse(name, p, outer[k]);
-      p = fused_name(p, outer[k]);
-    }
-    s.parallel(name, p);
-  }
   return true;
 }
 

@@ -65,7 +65,7 @@ TEST_P(DefaultSchedule, BatchedMatmulTiles) {
     auto r = te::reduce_axis(11, "r");
     return te::sum(a(i[0], i[1], r.var) * b(i[0], r.var, i[2]), {r});
   }, "bmm", "matmul", {"b", "i", "j"});
-  check({a, b}, c, "compute_at bmm.local bmm j.o");
+  check({a, b}, c, "compute_at bmm.local bmm b_i.o_j.o");
 }
 
 TEST_P(DefaultSchedule, PaddedConvTiles) {
@@ -80,6 +80,22 @@ TEST_P(DefaultSchedule, PaddedConvTiles) {
     return te::sum(p(i[0], rc.var, i[2] + ry.var, i[3] + rx.var) * w(i[1], rc.var, ry.var, rx.var), {rc, ry, rx});
   }, "conv", "conv2d", {"n", "k", "h", "w"});
   check({x, w}, y, "compute_root pad");
+}
+
+// Output channels in whole vectors: tiles of output pixels along the width by
+// channels, the accumulator laid out channels-innermost; strided, narrow and
+// with a width tail the tile rows do not divide.
+TEST_P(DefaultSchedule, ChannelVectorizedConvTiles) {
+  for (auto [K, W, stride] : {std::tuple<int64_t, int64_t, int64_t>{48, 7, 2}, {64, 31, 1}, {32, 3, 2}}) {
+    int64_t C = 5, H = 4, IH = (H - 1) * stride + 3, IW = (W - 1) * stride + 3;
+    TE x = te::placeholder({1, C, IH, IW}, DType::F32, "x"), w = te::placeholder({K, C, 3, 3}, DType::F32, "w");
+    TE y = te::compute({1, K, H, W}, [&](const te::Indices& i) {
+      auto rc = te::reduce_axis(C, "rc"), ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
+      return te::sum(x(i[0], rc.var, i[2] * stride + ry.var, i[3] * stride + rx.var) * w(i[1], rc.var, ry.var, rx.var),
+                     {rc, ry, rx});
+    }, "conv", "conv2d", {"n", "k", "h", "w"});
+    check({x, w}, y, "layout conv.local 1");
+  }
 }
 
 TEST_P(DefaultSchedule, ElementwiseAndRowReduction) {

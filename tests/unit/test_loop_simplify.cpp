@@ -3,6 +3,7 @@
 
 #include "loop/printer.h"
 #include "loop/simplify.h"
+#include "loop/visitor.h"
 #include "loop_kernels.h"
 
 namespace tessera::loop {
@@ -109,6 +110,22 @@ TEST(LoopSimplify, IndexArithmetic) {
   EXPECT_EQ(S((x * 4 + 2) / -4), "x*-1 + -1");  // floor((4x + 2) / -4) == -x - 1
 }
 
+// Floor division and modulo recombine: x/c*c + x%c == x and
+// (x/c)%k*c + x%c == x%(c*k), in any operand order, for every x (checked on
+// negative and positive values by folding both sides).
+TEST(LoopSimplify, DivModRecombination) {
+  Var x("x"), y("y");
+  EXPECT_EQ(S(x / 6 * 6 + x % 6), "x");
+  EXPECT_EQ(S(x % 6 + x / 6 * 6), "x");
+  EXPECT_EQ(S(x / 56 % 56 * 56 + x % 56), "x%3136");
+  EXPECT_EQ(S(x / 3136 * 3136 + (x / 56 % 56 * 56 + x % 56)), "x");
+  EXPECT_EQ(S(y + x / 6 * 6 + x % 6), "y + x");
+  EXPECT_EQ(S(x / 6 * 5 + x % 6), "x/6*5 + x%6");  // scale differs: unchanged
+  for (const Expr& e : {x / 6 * 6 + x % 6, x / 4 % 3 * 4 + x % 4, x / 3136 * 3136 + (x / 56 % 56 * 56 + x % 56)})
+    for (int64_t v = -400; v <= 400; v += 7)
+      EXPECT_EQ(S(substitute(simplify(e), x, I(v))), S(substitute(e, x, I(v)))) << to_string(e) << " at " << v;
+}
+
 TEST(LoopSimplify, VectorRampsAndBroadcasts) {
   Var x("x"), y("y");
   Expr r = ramp(x, I(1), 4);
@@ -122,6 +139,10 @@ TEST(LoopSimplify, VectorRampsAndBroadcasts) {
   EXPECT_EQ(S(ramp(x * 8, I(1), 8) / broadcast(I(8), 8)), "x8(x)");
   EXPECT_EQ(S(ramp(x * 8, I(1), 8) % broadcast(I(8), 8)), "ramp(0, 1, 8)");
   EXPECT_EQ(S(ramp(x, I(4), 4) / broadcast(I(2), 4)), "ramp(x/2, 2, 4)");
+  // Lanes inside one block the base starts (base a multiple of 16, 16 | 3136).
+  EXPECT_EQ(S(ramp(x * 16, I(1), 16) / broadcast(I(3136), 16)), "x16(x*16/3136)");
+  EXPECT_EQ(S(ramp(x * 16, I(1), 16) % broadcast(I(3136), 16)), "ramp(x*16%3136, 1, 16)");
+  EXPECT_EQ(S(ramp(x * 8, I(1), 16) / broadcast(I(3136), 16)), "ramp(x*8, 1, 16)/x16(3136)");  // may cross
   EXPECT_EQ(S(broadcast(I(3), 4) < broadcast(I(4), 4)), "x4(true)");
 }
 
