@@ -186,6 +186,14 @@ TEST_F(Cli, BenchPrintsLatencyAndMemory) {
   r = cli("bench " + model_ + " --runs 2 --backend reference");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("median"), std::string::npos) << r.out;
+  // Per-step profile: time per op and the slowest steps, with their node names.
+  r = cli("bench " + model_ + " --runs 3 --warmup 0 --profile 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"profile  medians per step", "GFLOP/s", "slowest 2 steps"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  r = cli("bench " + model_ + " --runs 2 --backend reference --profile 2");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--profile needs the compiled backend"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, DumpsKernels) {

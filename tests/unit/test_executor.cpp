@@ -76,6 +76,32 @@ TEST(Executor, ElementwiseChain) {
   EXPECT_EQ(m->last_compile_seconds(), 0);
 }
 
+// Constant conv weights are packed once when the plan is traced: the packed
+// copy is a Packed slot the kernel reads, and a run after the trace (packed
+// weights reused, not re-packed) still matches the interpreter.
+TEST(Executor, ConvWeightsArePackedOnce) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {1, 5, 9, 9}, true});
+  Value* w = g->add_constant("w", rand_f32({32, 5, 3, 3}, 7));
+  AttrMap attrs;
+  attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  attrs["strides"] = Attribute::of_ints({2, 2});
+  Value* y = g->add_node("Conv", {x, w}, {"y"}, attrs, "conv")->outputs[0];
+  g->add_output(y);
+  auto m = make(std::move(g));
+  expect_matches_reference(*m, {rand_f32({1, 5, 9, 9}, 8)});
+  const Plan* p = m->last_plan();
+  ASSERT_TRUE(p);
+  int packed = 0;
+  for (const Slot& s : p->slots) packed += s.kind == SlotKind::Packed;
+  EXPECT_EQ(packed, 1);
+  EXPECT_EQ(p->packed_bytes, 32 * 5 * 3 * 3 * 4);
+  EXPECT_TRUE(p->steps[0].prepack);
+  expect_matches_reference(*m, {rand_f32({1, 5, 9, 9}, 9)});
+  EXPECT_EQ(m->traces(), 1);
+  EXPECT_NE(m->report().find("packed weights"), std::string::npos) << m->report();
+}
+
 TEST(Executor, OutputsAreFreshEveryRun) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {3}, true});
