@@ -227,7 +227,7 @@ void print_profile(const std::vector<StepProfile>& steps, int top) {
                 gflops(steps[i].flops, steps[i].seconds).c_str());
 }
 
-int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t seed, int profile) {
+int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t seed, int profile, bool vs_reference) {
   TESSERA_CHECK(runs >= 1, "--runs must be at least 1");
   TESSERA_CHECK(warmup >= 0, "--warmup must not be negative");
   if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
@@ -250,9 +250,23 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
     std::printf("backend  compiled, %d threads\n", runtime::ThreadPool::global().threads());
     std::printf("latency  %s\n", runtime::format_latency(runtime::latency_stats(samples)).c_str());
     std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
+    if (vs_reference) {
+      // The same inputs through the interpreter (one thread: it has no parallel kernels).
+      std::vector<double> ref;
+      for (int i = 0; i < std::min(warmup, 1); ++i) m.run_reference(ins);
+      for (int i = 0; i < runs; ++i) {
+        auto a = Clock::now();
+        m.run_reference(ins);
+        ref.push_back(std::chrono::duration<double>(Clock::now() - a).count());
+      }
+      runtime::LatencyStats rs = runtime::latency_stats(ref), cs = runtime::latency_stats(samples);
+      std::printf("reference %s (interpreter, 1 thread)\n", runtime::format_latency(rs).c_str());
+      std::printf("speedup  %.1fx over the reference interpreter (median / median)\n", rs.median / cs.median);
+    }
     if (profile > 0) print_profile(m.profile(ins, runs), profile);
   } else {
     TESSERA_CHECK(profile <= 0, "--profile needs the compiled backend (the reference interpreter is not profiled per step)");
+    TESSERA_CHECK(!vs_reference, "--vs-reference needs the compiled backend");
     auto g = load_model(c.model, c.load_options());
     std::vector<Tensor> ins = random_inputs(*g, seed);
     for (int i = 0; i < warmup; ++i) interpret(*g, ins);
@@ -349,6 +363,8 @@ int main(int argc, char** argv) {
   bench->add_option("--warmup", warmup, "untimed runs first (default 3)");
   bench->add_option("--seed", seed, "seed for random inputs (default 0)");
   int profile = 0;
+  bool vs_reference = false;
+  bench->add_flag("--vs-reference", vs_reference, "also time the reference interpreter on the same inputs; print the speedup");
   bench->add_option("--profile", profile, "then time every step over --runs more runs; print the N slowest and the time per op");
 
   CLI::App* info = app.add_subcommand("info", "print op histogram, parameters, FLOPs and signature");
@@ -368,7 +384,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(common, exec, inputs, out_dir, npy, seed, report);
     if (*comp) return cmd_compile(common, exec, compile_out, report);
-    if (*bench) return cmd_bench(common, exec, runs, warmup, seed, profile);
+    if (*bench) return cmd_bench(common, exec, runs, warmup, seed, profile, vs_reference);
     if (*info) return cmd_info(common);
     if (*print) {
       auto g = load_model(common.model, common.load_options());

@@ -154,7 +154,7 @@ CompiledModel::CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts)
 
 CompiledModel::~CompiledModel() = default;
 
-Plan& CompiledModel::find_or_trace(const std::vector<Tensor>& inputs) {
+Plan& CompiledModel::find_or_trace(const std::vector<Tensor>& inputs, const SavedSteps* saved) {
   check_inputs(*graph_, inputs);
   if (opts_.threads > 0 && ThreadPool::global().threads() != opts_.threads) ThreadPool::global().set_threads(opts_.threads);
   last_compile_seconds_ = 0;
@@ -166,7 +166,7 @@ Plan& CompiledModel::find_or_trace(const std::vector<Tensor>& inputs) {
     last_plan_ = plans_.back().get();
     return *plans_.back();
   }
-  std::unique_ptr<Plan> p = trace_plan(*graph_, inputs, opts_);
+  std::unique_ptr<Plan> p = trace_plan(*graph_, inputs, opts_, saved);
   ++traces_;
   last_compile_seconds_ = p->trace_seconds;
   plans_.push_back(std::move(p));

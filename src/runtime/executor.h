@@ -28,6 +28,7 @@
 #include "codegen/llvm/jit.h"
 #include "ir/graph.h"
 #include "runtime/memory_plan.h"
+#include "schedule/schedule.h"
 
 namespace tessera::runtime {
 
@@ -75,7 +76,9 @@ struct Step {
   std::vector<int> args;     // compiled: the slot of every kernel parameter
   std::vector<int> inputs;   // per node input: its slot, -1 when absent
   std::vector<int> outputs;  // per node output: its slot, -1 when absent
+  schedule::Schedule schedule;  // compiled steps: the schedule the kernel was lowered with
   std::shared_ptr<codegen::JitKernel> prepack;  // compiled steps that pack constants: run once when traced
+  std::vector<int> packed;      // compiled steps: the Packed slots the kernel reads
   std::vector<std::string> captures;  // reference steps with subgraphs: names read by the bodies
   std::string reason;        // reference steps: why the node is not compiled
 };
@@ -101,8 +104,17 @@ struct Plan {
   bool matches(const std::vector<Tensor>& inputs) const;
 };
 
+// What an artifact keeps of a plan's compiled steps, by step (= node) index,
+// so tracing it again reuses them: the schedule, and the packed constants
+// (the packing kernel is then not run).
+struct SavedSteps {
+  std::map<int64_t, schedule::Schedule> schedules;
+  std::map<int64_t, std::vector<Tensor>> packed;
+};
+
 // Traces a plan for `inputs` (already checked against the signature).
-std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts);
+std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
+                                 const SavedSteps* saved = nullptr);
 
 // Runs a plan on inputs matching it; returns the graph outputs. With
 // step_seconds (resized to the plan's steps), adds each step's wall time.
@@ -143,7 +155,7 @@ class CompiledModel {
   static std::unique_ptr<CompiledModel> load(const std::string& path, ExecutorOptions opts, bool use_saved_isa);
 
  private:
-  Plan& find_or_trace(const std::vector<Tensor>& inputs);
+  Plan& find_or_trace(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
   std::unique_ptr<Graph> graph_;
   ExecutorOptions opts_;
   std::vector<std::unique_ptr<Plan>> plans_;  // most recently used last

@@ -1,6 +1,8 @@
 // Saving and loading a compiled model as an artifact: the graph as ONNX bytes,
-// the compile options and the input signatures of its plans. Loading re-JITs
-// the kernels by tracing those signatures again.
+// the compile options, the input signatures of its plans and, per compiled
+// step of each plan, its schedule and its packed weights. Loading re-JITs the
+// kernels by tracing those signatures again with the saved schedules, and
+// takes the packed weights as saved instead of packing them again.
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
@@ -79,6 +81,32 @@ std::vector<Tensor> signature_inputs(const Artifact& a, size_t plan, const std::
   return ins;
 }
 
+std::string step_section(size_t plan, size_t step, const std::string& what) {
+  return "plan." + std::to_string(plan) + ".step." + std::to_string(step) + "." + what;
+}
+
+// The schedules and packed weights saved for plan `plan`.
+SavedSteps saved_steps(const Artifact& a, size_t plan, size_t steps, const std::string& path) {
+  SavedSteps s;
+  for (size_t k = 0; k < steps; ++k) {
+    auto it = a.sections.find(step_section(plan, k, "schedule"));
+    if (it == a.sections.end()) continue;
+    try {
+      s.schedules[static_cast<int64_t>(k)] = schedule::parse_schedule(it->second);
+    } catch (const Error& e) {
+      TESSERA_FAIL(path, ": malformed schedule of step ", k, ": ", e.what());
+    }
+    for (size_t j = 0;; ++j) {
+      auto pk = a.sections.find(step_section(plan, k, "packed." + std::to_string(j)));
+      if (pk == a.sections.end()) break;
+      onnx::TensorProto p;
+      TESSERA_CHECK(p.ParseFromString(pk->second), path, ": malformed packed weights of step ", k);
+      s.packed[static_cast<int64_t>(k)].push_back(tensor_from_proto(p, "", "packed weights"));
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 void CompiledModel::save(const std::string& path) const {
@@ -96,6 +124,16 @@ void CompiledModel::save(const std::string& path) const {
       onnx::TensorProto tp;
       tensor_to_proto(p.values[k], "value", tp);
       a.sections[value_section(i, p.value_inputs[k])] = tp.SerializeAsString();
+    }
+    for (size_t k = 0; k < p.steps.size(); ++k) {
+      const Step& st = p.steps[k];
+      if (!st.compiled) continue;
+      a.sections[step_section(i, k, "schedule")] = schedule::to_text(st.schedule);
+      for (size_t j = 0; j < st.packed.size(); ++j) {
+        onnx::TensorProto tp;
+        tensor_to_proto(p.slots[static_cast<size_t>(st.packed[j])].data, "packed", tp);
+        a.sections[step_section(i, k, "packed." + std::to_string(j))] = tp.SerializeAsString();
+      }
     }
   }
   a.sections["signatures"] = sigs;
@@ -120,9 +158,16 @@ std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, Exec
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     std::vector<Tensor> ins = signature_inputs(a, i, lines[i], path);
+    SavedSteps saved = saved_steps(a, i, m->graph().nodes().size(), path);
+    // Re-JITs the kernels with the saved schedules and packed weights; when
+    // that fails, afresh; a failure then leaves it to the first run.
     try {
-      m->prepare(ins);  // re-JITs the kernels; a failure leaves it to the first run
+      m->find_or_trace(ins, &saved);
     } catch (const std::exception&) {
+      try {
+        m->prepare(ins);
+      } catch (const std::exception&) {
+      }
     }
   }
   m->last_compile_seconds_ = 0;

@@ -99,8 +99,8 @@ void dump_kernel(const Node& n, const codegen::JitKernel& k, const ExecutorOptio
 
 class Tracer {
  public:
-  Tracer(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts)
-      : g_(g), inputs_(inputs), opts_(opts), plan_(std::make_unique<Plan>()) {}
+  Tracer(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts, const SavedSteps* saved)
+      : g_(g), inputs_(inputs), opts_(opts), saved_(saved), plan_(std::make_unique<Plan>()) {}
 
   std::unique_ptr<Plan> trace() {
     auto t0 = Clock::now();
@@ -182,34 +182,46 @@ class Tracer {
     return id;
   }
 
-  // Runs the node's prepack kernel on its constant inputs now; the packed
-  // tensors become Packed slots passed to the main kernel after its inputs.
+  // Runs the node's prepack kernel on its constant inputs now (or takes the
+  // packed tensors an artifact saved for this step); the packed tensors
+  // become Packed slots passed to the main kernel after its inputs.
   void pack_constants(const Node& n, const compile::NodeKernel& nk, const std::vector<const Tensor*>& ins,
-                      const codegen::JitOptions& jo, Step& st, std::vector<void*>& args) {
-    try {
-      st.prepack = codegen::jit_compile(*nk.prepack, jo);
-    } catch (const Error& e) {
-      TESSERA_FAIL(n.describe(), ": JIT compilation of the weight-packing kernel failed: ", e.what());
+                      const codegen::JitOptions& jo, int64_t step, Step& st, std::vector<void*>& args) {
+    const std::vector<loop::Buffer>& outs = nk.prepack->outputs;
+    const std::vector<Tensor>* given = nullptr;
+    if (saved_ && saved_->packed.count(step)) {
+      given = &saved_->packed.at(step);
+      bool ok = given->size() == outs.size();
+      for (size_t i = 0; ok && i < outs.size(); ++i)
+        ok = (*given)[i].dtype() == outs[i].dtype() && (*given)[i].dims() == outs[i].dims();
+      TESSERA_CHECK(ok, n.describe(), ": the packed weights saved in the artifact do not fit the kernel's layout");
     }
     std::vector<void*> pargs;
     for (int i : nk.prepack_inputs) pargs.push_back(const_cast<void*>(ins[static_cast<size_t>(i)]->raw()));
-    std::vector<int> packed;
-    for (const loop::Buffer& b : nk.prepack->outputs) {
+    for (size_t i = 0; i < outs.size(); ++i) {
       Slot s;
       s.kind = SlotKind::Packed;
-      s.dtype = b.dtype();
-      s.dims = b.dims();
-      s.data = Tensor(b.dtype(), b.dims());
+      s.dtype = outs[i].dtype();
+      s.dims = outs[i].dims();
+      s.data = given ? (*given)[i] : Tensor(s.dtype, s.dims);
       s.bytes = static_cast<int64_t>(s.data.nbytes());
       pargs.push_back(s.data.raw());
-      packed.push_back(add_slot(std::move(s)));
+      st.packed.push_back(add_slot(std::move(s)));
     }
-    st.prepack->run(pargs);
-    for (int p : packed) {
-      args.push_back(plan_->slots[static_cast<size_t>(p)].data.raw());
+    if (!given) {
+      try {
+        st.prepack = codegen::jit_compile(*nk.prepack, jo);
+      } catch (const Error& e) {
+        TESSERA_FAIL(n.describe(), ": JIT compilation of the weight-packing kernel failed: ", e.what());
+      }
+      st.prepack->run(pargs);
+    }
+    for (int p : st.packed) {
+      const Slot& s = plan_->slots[static_cast<size_t>(p)];
+      args.push_back(const_cast<void*>(s.data.raw()));
       st.args.push_back(p);
+      plan_->packed_bytes += s.bytes;
     }
-    for (int p : packed) plan_->packed_bytes += plan_->slots[static_cast<size_t>(p)].bytes;
   }
 
   void use(int slot, int64_t step) {
@@ -277,7 +289,9 @@ class Tracer {
         ko.vector_bytes = isa == codegen::Isa::AVX512 ? 64 : isa == codegen::Isa::AVX2 ? 32 : 16;
         // Constant inputs (weights) may be packed once, here, instead of every run.
         for (const Value* v : n.inputs) ko.constant_inputs.push_back(v && v->constant);
-        nk = compile::compile_node(n, g_.opset, tp, ins, out_types, std::nullopt, ko);
+        std::optional<schedule::Schedule> sched;
+        if (saved_ && saved_->schedules.count(step)) sched = saved_->schedules.at(step);
+        nk = compile::compile_node(n, g_.opset, tp, ins, out_types, sched, ko);
       } catch (const Error& e) {
         std::string msg = e.what();
         if (msg.find("no compiled kernel") == std::string::npos) {
@@ -304,7 +318,8 @@ class Tracer {
         args.push_back(const_cast<void*>(ins[static_cast<size_t>(i)]->raw()));
         st.args.push_back(st.inputs[static_cast<size_t>(i)]);
       }
-      if (nk->prepack) pack_constants(n, *nk, ins, jo, st, args);
+      st.schedule = nk->schedule;
+      if (nk->prepack) pack_constants(n, *nk, ins, jo, step, st, args);
       for (size_t k = 0; k < out_types.size(); ++k) {
         outs.emplace_back(out_types[k].dtype, out_types[k].dims);
         args.push_back(outs.back().raw());
@@ -442,6 +457,7 @@ class Tracer {
   const Graph& g_;
   const std::vector<Tensor>& inputs_;
   const ExecutorOptions& opts_;
+  const SavedSteps* saved_;
   std::unique_ptr<Plan> plan_;
   std::unordered_map<const Value*, int> slot_of_;
   std::unordered_map<const Value*, int> input_index_;
@@ -463,8 +479,9 @@ codegen::Isa parse_isa(const std::string& name) {
   TESSERA_FAIL("unknown ISA '", name, "' (available: host, avx2, avx512, generic)");
 }
 
-std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts) {
-  return Tracer(g, inputs, opts).trace();
+std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
+                                 const SavedSteps* saved) {
+  return Tracer(g, inputs, opts, saved).trace();
 }
 
 }  // namespace tessera::runtime

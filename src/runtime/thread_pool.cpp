@@ -1,7 +1,10 @@
 #include "runtime/thread_pool.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 
 #include "support/error.h"
@@ -11,6 +14,22 @@ namespace tessera::runtime {
 namespace {
 // More chunks than threads, so uneven chunks still balance.
 constexpr int64_t kChunksPerThread = 4;
+
+// Workers spin this long for the next loop before sleeping, and the caller
+// this long for the last chunks: a model runs its kernels back to back, and
+// waking a sleeping thread costs tens of microseconds per kernel.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+// Spins until ready() or kSpin has passed; returns ready().
+template <class Ready>
+bool spin_until(Ready ready) {
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    _mm_pause();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() - start > kSpin) return ready();
+  }
+}
 
 thread_local bool t_in_region = false;
 
@@ -106,6 +125,9 @@ void ThreadPool::worker_main() {
   uint64_t seen = 0;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    lock.unlock();
+    spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
+    lock.lock();
     wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
     if (stop_) return;
     seen = generation_;
@@ -135,10 +157,11 @@ void ThreadPool::parallel_for(int64_t n, const Body& body) {
     std::lock_guard<std::mutex> lock(mu_);
     job_ = job;
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   job->run_chunks();
-  {
+  if (!spin_until([&] { return job->finished.load(std::memory_order_acquire) == job->chunks; })) {
     std::unique_lock<std::mutex> lock(job->mu);
     job->done.wait(lock, [&] { return job->finished.load() == job->chunks; });
   }
@@ -151,8 +174,7 @@ void ThreadPool::parallel_for(int64_t n, const Body& body) {
 
 }  // namespace tessera::runtime
 
-extern "C" void tessera_parallel_for(int64_t n, void (*body)(int64_t i, void* closure), void* closure) noexcept {
-  tessera::runtime::ThreadPool::global().parallel_for(n, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) body(i, closure);
-  });
+extern "C" void tessera_parallel_for(int64_t n, void (*body)(int64_t begin, int64_t end, void* closure),
+                                     void* closure) noexcept {
+  tessera::runtime::ThreadPool::global().parallel_for(n, [&](int64_t begin, int64_t end) { body(begin, end, closure); });
 }

@@ -63,13 +63,15 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::shared_ptr<Job> job_;
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> published_{0};  // generation_, read by spinning workers without the lock
   bool stop_ = false;
   std::atomic<int> threads_{1};  // read without the locks by parallel_for
 };
 
 }  // namespace tessera::runtime
 
-// For JIT code: runs body(i, closure) for every i in [0, n) on the global
-// pool (serially when called from inside a parallel loop). body must not
-// throw.
-extern "C" void tessera_parallel_for(int64_t n, void (*body)(int64_t i, void* closure), void* closure) noexcept;
+// For JIT code: runs body(begin, end, closure) over chunks covering [0, n)
+// on the global pool (serially, one chunk, when called from inside a
+// parallel loop). body must not throw.
+extern "C" void tessera_parallel_for(int64_t n, void (*body)(int64_t begin, int64_t end, void* closure),
+                                     void* closure) noexcept;

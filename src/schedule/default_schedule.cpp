@@ -99,6 +99,30 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   return t;
 }
 
+// The dimension of `in` that every read of it in `st` indexes with exactly
+// `v`; -1 when none does or the reads disagree.
+int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v) {
+  struct Finder : loop::IRVisitor {
+    const te::Stage* in;
+    const loop::Var* v;
+    int dim = -2;  // -2: no read yet
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      if (op->producer.get() == in) {
+        int found = -1;
+        for (size_t d = 0; d < op->indices.size(); ++d)
+          if (loop::equal(op->indices[d], *v)) found = static_cast<int>(d);
+        dim = dim == -2 || dim == found ? found : -1;
+      }
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.in = &in;
+  f.v = &v;
+  f.visit(st.body);
+  return f.dim < 0 ? -1 : f.dim;
+}
+
 // Register tiling for contractions (GEMM, convolution): the output is
 // computed in mr x nr tiles accumulated in a local buffer (cache_write +
 // compute_at), the columns vectorized and the rows unrolled, the reduction
@@ -113,18 +137,17 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   size_t rank = shape.size();
   const std::string& name = st.name;
   std::string I = st.axes[tile->row].name(), J = st.axes[tile->col].name();
-  // Convolution weights [K, C, ...] that are constants are packed once into
-  // [K/f, C, ..., f], f the tile's channel count, so a tile's output
-  // channels read adjacent values.
-  int64_t kf = tile->row == 1 ? tile->mr : tile->col == 1 ? tile->nr : 0;
-  if (st.tag.find("conv") != std::string::npos && kf > 1)
-    for (const te::Tensor& in : st.inputs())
-      if (in.stage().kind == te::StageKind::Placeholder && target.constant_inputs.count(in.name()) &&
-          in.rank() == static_cast<int>(rank) && in.dim(0) == shape[1]) {
-        s.cache_read(in.name(), name);
-        s.layout(in.name() + "." + name, 0, kf);
-        break;
-      }
+  // Constant inputs (weights) that the tile's columns do not read
+  // contiguously are packed once: the dimension the columns index is split
+  // by nr and its inner part moved last ([K, C, R, S] -> [K/nr, C, R, S, nr],
+  // B^T [N, K] -> [N/nr, K, nr]), so each tile row reads one vector.
+  for (const te::Tensor& in : st.inputs()) {
+    if (in.stage().kind != te::StageKind::Placeholder || !target.constant_inputs.count(in.name())) continue;
+    int d = dim_indexed_by(st, in.stage(), st.axes[tile->col]);
+    if (d < 0 || d == in.rank() - 1 || tile->nr <= 1) continue;
+    s.cache_read(in.name(), name);
+    s.layout(in.name() + "." + name, d, tile->nr);
+  }
   s.cache_write(name);
   s.split(name, J, tile->nr);
   s.split(name, I, tile->mr);

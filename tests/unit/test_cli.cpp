@@ -191,6 +191,10 @@ TEST_F(Cli, BenchPrintsLatencyAndMemory) {
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* s : {"profile  medians per step", "GFLOP/s", "slowest 2 steps"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  r = cli("bench " + model_ + " --runs 2 --warmup 0 --vs-reference");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"reference median", "speedup", "over the reference interpreter"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   r = cli("bench " + model_ + " --runs 2 --backend reference --profile 2");
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("--profile needs the compiled backend"), std::string::npos) << r.out;

@@ -1,14 +1,17 @@
 // The compiled runtime against the reference interpreter on small graphs:
 // elementwise chains, value inputs that change the plan, compiled and
 // reference steps mixed, multi-output nodes, outputs that are also consumed,
-// inputs and constants as outputs; the memory plan; signature errors.
+// inputs and constants as outputs; the memory plan; signature errors; packed
+// weights and artifacts that keep schedules and packed weights.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "interp/interpreter.h"
 #include "ir/op_registry.h"
+#include "runtime/artifact.h"
 #include "runtime/executor.h"
 #include "support/error.h"
 
@@ -100,6 +103,47 @@ TEST(Executor, ConvWeightsArePackedOnce) {
   expect_matches_reference(*m, {rand_f32({1, 5, 9, 9}, 9)});
   EXPECT_EQ(m->traces(), 1);
   EXPECT_NE(m->report().find("packed weights"), std::string::npos) << m->report();
+}
+
+// An artifact keeps every compiled step's schedule and packed weights:
+// loading takes the packed weights as saved (no packing kernel runs) and
+// lowers with the saved schedule, also one edited in the file.
+TEST(Executor, ArtifactKeepsSchedulesAndPackedWeights) {
+  auto build = [] {
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {1, 5, 9, 9}, true});
+    Value* w = g->add_constant("w", rand_f32({32, 5, 3, 3}, 7));
+    AttrMap attrs;
+    attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
+    g->add_output(g->add_node("Conv", {x, w}, {"y"}, attrs, "conv")->outputs[0]);
+    return g;
+  };
+  auto m = make(build());
+  std::vector<Tensor> ins{rand_f32({1, 5, 9, 9}, 8)};
+  std::vector<Tensor> first = m->run(ins);
+  std::string path = ::testing::TempDir() + "/packed.tsr";
+  m->save(path);
+
+  auto l = CompiledModel::load(path, ExecutorOptions{}, true);
+  ASSERT_EQ(l->plans().size(), 1u);
+  const Plan& p = *l->plans()[0];
+  EXPECT_EQ(schedule::to_text(p.steps[0].schedule), schedule::to_text(m->last_plan()->steps[0].schedule));
+  ASSERT_EQ(p.steps[0].packed.size(), 1u);
+  EXPECT_FALSE(p.steps[0].prepack);  // packed weights read from the file, not packed again
+  std::vector<Tensor> again = l->run(ins);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(std::memcmp(again[0].raw(), first[0].raw(), first[0].nbytes()), 0);
+
+  // A schedule edited in the artifact (here: no steps, the plain loop nest) is the one lowered.
+  Artifact a = load_artifact(path);
+  ASSERT_TRUE(a.sections.count("plan.0.step.0.schedule"));
+  a.sections["plan.0.step.0.schedule"] = "# plain\n";
+  save_artifact(a, path);
+  auto e = CompiledModel::load(path, ExecutorOptions{}, true);
+  ASSERT_EQ(e->plans().size(), 1u);
+  EXPECT_TRUE(e->plans()[0]->steps[0].schedule.steps.empty());
+  EXPECT_TRUE(e->plans()[0]->steps[0].packed.empty());
+  expect_matches_reference(*e, ins);
 }
 
 TEST(Executor, OutputsAreFreshEveryRun) {

@@ -129,10 +129,14 @@ TEST(ThreadPool, CEntryPoint) {
     global.set_threads(t);
     std::vector<std::atomic<int>> hits(777);
     tessera_parallel_for(
-        777, [](int64_t i, void* closure) { (*static_cast<std::vector<std::atomic<int>>*>(closure))[i] += 1; },
+        777,
+        [](int64_t begin, int64_t end, void* closure) {
+          if (begin >= end) ADD_FAILURE() << "empty chunk [" << begin << ", " << end << ")";
+          for (int64_t i = begin; i < end; ++i) (*static_cast<std::vector<std::atomic<int>>*>(closure))[i] += 1;
+        },
         &hits);
     for (auto& h : hits) EXPECT_EQ(h.load(), 1);
-    tessera_parallel_for(0, [](int64_t, void*) { ADD_FAILURE() << "ran for n = 0"; }, nullptr);
+    tessera_parallel_for(0, [](int64_t, int64_t, void*) { ADD_FAILURE() << "ran for n = 0"; }, nullptr);
   }
   global.set_threads(saved);
 }

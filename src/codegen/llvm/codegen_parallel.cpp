@@ -1,12 +1,13 @@
 // Parallel loops: the body of a Parallel for is outlined into its own
-// function `void body(i64 i, i8* closure)` and handed to the runtime's
-// thread pool through tessera_parallel_for (src/runtime/thread_pool.h), which
-// calls it for every i in [0, extent) and returns when all have run.
+// function `void body(i64 begin, i64 end, i8* closure)` that runs the
+// iterations [begin, end), and handed to the runtime's thread pool through
+// tessera_parallel_for (src/runtime/thread_pool.h), which calls it once per
+// chunk of [0, extent) and returns when all have run.
 //
 // The closure is a struct on the caller's stack holding the loop's min and
 // every value the body reads from the enclosing scope: the element pointers
 // of the buffers it touches (parameters and temporaries) and the let-bound
-// and loop variables it uses. The body gets i in [0, extent) and adds min.
+// and loop variables it uses. The body counts i over its chunk and adds min.
 #include <llvm/IR/DerivedTypes.h>
 
 #include <unordered_set>
@@ -86,14 +87,14 @@ void CodeGen::emit_parallel_for(const ForNode* op) {
 
   // The outlined body, emitted with only the captured bindings visible.
   llvm::Type* i8p = b_.getInt8PtrTy();
-  auto* body_type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getInt64Ty(), i8p}, false);
+  auto* body_type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getInt64Ty(), b_.getInt64Ty(), i8p}, false);
   llvm::Function* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage,
                                                 fn_->getName() + "." + op->var.name() + ".par", module_);
   body->addFnAttr(llvm::Attribute::NoUnwind);
   if (!options_.cpu.empty()) body->addFnAttr("target-cpu", options_.cpu);
   if (!options_.features.empty()) body->addFnAttr("target-features", options_.features);
-  body->addParamAttr(1, llvm::Attribute::NoCapture);
-  body->addParamAttr(1, llvm::Attribute::ReadOnly);
+  body->addParamAttr(2, llvm::Attribute::NoCapture);
+  body->addParamAttr(2, llvm::Attribute::ReadOnly);
 
   llvm::Function* saved_fn = fn_;
   llvm::IRBuilderBase::InsertPoint saved_ip = b_.saveIP();
@@ -104,7 +105,7 @@ void CodeGen::emit_parallel_for(const ForNode* op) {
 
   fn_ = body;
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", body));
-  Value* cl = b_.CreatePointerCast(body->getArg(1), closure_type->getPointerTo(), "closure");
+  Value* cl = b_.CreatePointerCast(body->getArg(2), closure_type->getPointerTo(), "closure");
   auto field = [&](size_t f, const std::string& name) {
     return b_.CreateLoad(fields[f], b_.CreateStructGEP(closure_type, cl, static_cast<unsigned>(f)), name);
   };
@@ -112,9 +113,23 @@ void CodeGen::emit_parallel_for(const ForNode* op) {
   size_t f = 1;
   for (const BufferNode* b : cap_buffers) buffers_[b] = field(f++, b->name);
   for (const VarNode* v : cap_vars) vars_[v] = field(f++, v->name);
-  Value* i = b_.CreateIntCast(body->getArg(0), body_lo->getType(), is_signed_var);
+  // for (i = begin; i < end; ++i) body(min + i)
+  Value* begin = body->getArg(0);
+  Value* end = body->getArg(1);
+  llvm::BasicBlock* entry = b_.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx_, op->var.name() + ".chunk", body);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, op->var.name() + ".done", body);
+  b_.CreateCondBr(b_.CreateICmpSLT(begin, end), loop, exit);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode* i64 = b_.CreatePHI(b_.getInt64Ty(), 2, op->var.name() + ".i");
+  i64->addIncoming(begin, entry);
+  Value* i = b_.CreateIntCast(i64, body_lo->getType(), is_signed_var);
   bind(op->var.node(), b_.CreateAdd(body_lo, i, op->var.name(), /*HasNUW=*/false, /*HasNSW=*/true));
   emit(op->body);
+  Value* next = b_.CreateAdd(i64, b_.getInt64(1), op->var.name() + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
+  i64->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateCondBr(b_.CreateICmpSLT(next, end), loop, exit);
+  b_.SetInsertPoint(exit);
   b_.CreateRetVoid();
 
   fn_ = saved_fn;
