@@ -214,9 +214,10 @@ class ReduceExtractor : public loop::IRMutator {
   using IRMutator::visit;
   Expr visit(const loop::SelectNode* op, const Expr& e) override {
     Expr c = mutate(op->cond);
-    conds_.push_back(op->cond);
+    Expr cond = te::unguard(op->cond);  // the reduction runs only where its branch is taken
+    conds_.push_back(cond);
     Expr t = mutate(op->true_value);
-    conds_.back() = loop::logical_not(op->cond);
+    conds_.back() = loop::logical_not(cond);
     Expr f = mutate(op->false_value);
     conds_.pop_back();
     if (c.same_as(op->cond) && t.same_as(op->true_value) && f.same_as(op->false_value)) return e;

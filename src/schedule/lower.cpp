@@ -83,8 +83,9 @@ struct StageKeyHash {
   size_t operator()(const StageKey& k) const { return std::hash<const void*>()(k.stage) * 31 + static_cast<size_t>(k.index); }
 };
 
-// Multi-dimensional reads become flat loads; reads inside a select branch are
-// predicated on the branch condition (so padding reads never touch memory).
+// Multi-dimensional reads become flat loads; reads inside a branch of an
+// if_then_else are predicated on the branch condition (so padding reads never
+// touch memory), reads inside a plain select are not.
 class Flattener : public loop::IRMutator {
  public:
   explicit Flattener(const std::unordered_map<StageKey, Storage, StageKeyHash>& s) : storage_(s) {}
@@ -93,13 +94,18 @@ class Flattener : public loop::IRMutator {
  protected:
   using IRMutator::visit;
   Expr visit(const loop::SelectNode* op, const Expr& e) override {
-    Expr c = mutate(op->cond);
+    Expr c = mutate(te::unguard(op->cond));
+    if (!te::is_guard(op->cond)) return loop::select(c, mutate(op->true_value), mutate(op->false_value));
     conds_.push_back(c);
     Expr t = mutate(op->true_value);
     conds_.back() = loop::logical_not(c);
     Expr f = mutate(op->false_value);
     conds_.pop_back();
     return loop::select(c, t, f);
+  }
+  Expr visit(const loop::CallNode* op, const Expr& e) override {  // a guard outside a select
+    if (te::is_guard(e)) return mutate(op->args[0]);
+    return IRMutator::visit(op, e);
   }
   Expr visit(const loop::ProducerLoadNode* op, const Expr& e) override {
     std::vector<Expr> idx;

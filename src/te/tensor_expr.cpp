@@ -148,8 +148,16 @@ Expr min_of(Expr source, std::vector<ReduceAxis> axes, Expr condition) {
 }
 
 Expr if_then_else(Expr cond, Expr t, Expr f) {
-  return loop::select(std::move(cond), std::move(t), std::move(f));
+  Expr guard = loop::call(cond.type(), "te.guard", {cond});
+  return loop::select(std::move(guard), std::move(t), std::move(f));
 }
+
+bool is_guard(const Expr& cond) {
+  auto* c = cond.as<loop::CallNode>();
+  return c && c->name == "te.guard" && c->args.size() == 1;
+}
+
+Expr unguard(const Expr& cond) { return is_guard(cond) ? cond.as<loop::CallNode>()->args[0] : cond; }
 
 Expr constant(DType dtype, double v) { return loop::make_const({dtype, 1}, v); }
 

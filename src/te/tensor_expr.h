@@ -118,8 +118,15 @@ Expr min_of(Expr source, std::vector<ReduceAxis> axes, Expr condition = {});  //
 
 // `cond ? t : f` where only the chosen side is evaluated: reads of stages in
 // the untaken side never touch memory (lowering predicates them), so `t` may
-// index out of bounds where cond is false (padding, gathers).
+// index out of bounds where cond is false (padding, gathers). A plain
+// loop::select reads both sides unconditionally (cheaper: no masks), so its
+// reads must be in bounds either way. The condition is marked by wrapping it
+// in a "te.guard" call, which lowering removes.
 Expr if_then_else(Expr cond, Expr t, Expr f);
+// True when `cond` is an if_then_else condition (a "te.guard" call).
+bool is_guard(const Expr& cond);
+// The condition inside a "te.guard" call; `cond` itself otherwise.
+Expr unguard(const Expr& cond);
 // Constant of the given dtype.
 Expr constant(DType dtype, double v);
 

@@ -26,6 +26,9 @@ struct CodegenOptions {
   std::string cpu;            // "target-cpu" attribute of the function
   std::string features;       // "target-features" attribute ("+avx2,...")
   bool fast_math = false;     // reassoc + contract on float arithmetic
+  // Vector width (bits) of libmvec's math variants to call for vectorized
+  // transcendentals: 512 (AVX-512), 256 (AVX2), 0: libm lane by lane.
+  int vector_math_bits = 0;
 };
 
 // Builds the module holding the kernel's function (not yet verified or

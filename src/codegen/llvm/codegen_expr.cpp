@@ -1,9 +1,11 @@
 // Loop-IR expressions -> LLVM IR: constants, arithmetic with expr.h's
 // semantics (floor div/mod with x/0 == 0, wrapping integers, float min/max as
 // a<b?a:b), saturating casts, ramps, broadcasts and math intrinsics.
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/codegen_impl.h"
+#include "codegen/llvm/vector_math.h"
 #include "loop/printer.h"
 #include "loop/scalar_ops.h"
 #include "support/error.h"
@@ -273,10 +275,43 @@ Value* CodeGen::call_libm(const std::string& name, Type t, Value* x) {
   return r;
 }
 
+Value* CodeGen::call_vector_math(const std::string& name, Type t, const std::vector<Value*>& args) {
+  if (options_.vector_math_bits == 0 || t.lanes == 1) return nullptr;
+  llvm::Type* st = scalar_type(t.dtype);
+  if (!st->isFloatTy() && !st->isDoubleTy()) return nullptr;
+  bool f64 = st->isDoubleTy();
+  int native = options_.vector_math_bits / (f64 ? 64 : 32);
+  std::string sym = vector_math_symbol(name, f64, native, options_.vector_math_bits == 512);
+  if (sym.empty()) return nullptr;
+  auto* vt = llvm::FixedVectorType::get(st, static_cast<unsigned>(native));
+  std::vector<llvm::Type*> params(args.size(), vt);
+  llvm::FunctionCallee f = module_.getOrInsertFunction(sym, llvm::FunctionType::get(vt, params, false));
+  if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+    fn->setDoesNotThrow();
+    fn->setDoesNotAccessMemory();
+  }
+  // Chunks of `native` lanes (the last padded with copies of lane 0), one
+  // call each, concatenated and cut back to t.lanes.
+  std::vector<Value*> parts;
+  for (int c = 0; c < t.lanes; c += native) {
+    std::vector<int> mask;
+    for (int j = 0; j < native; ++j) mask.push_back(c + j < t.lanes ? c + j : 0);
+    std::vector<Value*> chunk;
+    for (Value* a : args) chunk.push_back(b_.CreateShuffleVector(a, mask));
+    parts.push_back(b_.CreateCall(f, chunk));
+  }
+  Value* all = parts.size() == 1 ? parts[0] : llvm::concatenateVectors(b_, parts);
+  std::vector<int> keep;
+  for (int j = 0; j < t.lanes; ++j) keep.push_back(j);
+  return static_cast<int>(keep.size()) == native * static_cast<int>(parts.size()) ? all : b_.CreateShuffleVector(all, keep);
+}
+
 // Math intrinsics in the register type (float for f32/f16/bf16), rounded to
-// the element type. LLVM intrinsics where one exists (lowered to instructions
-// or libm calls the JIT resolves from the process); tanh, erf, the inverse
-// and hyperbolic trigonometric functions, tan, log1p and expm1 call libm.
+// the element type. Vectors of transcendentals call libmvec's vector
+// variants when the target has them (vector_math.h); otherwise LLVM
+// intrinsics where one exists (lowered to instructions or libm calls the JIT
+// resolves from the process), and tanh, erf, the inverse and hyperbolic
+// trigonometric functions, tan, log1p and expm1 call libm lane by lane.
 Value* CodeGen::emit_call(const Expr& e) {
   const CallNode* op = e.as<CallNode>();
   const std::string& n = op->name;
@@ -289,6 +324,12 @@ Value* CodeGen::emit_call(const Expr& e) {
   auto unary = [&](ID id) { return b_.CreateUnaryIntrinsic(id, a[0]); };
   auto one = [&] { return llvm::ConstantFP::get(a[0]->getType(), 1.0); };
   Value* r = nullptr;
+  if (n == "sigmoid") {
+    if (Value* e = call_vector_math("exp", t, {b_.CreateFNeg(a[0])}))
+      return round_to(t.dtype, b_.CreateFDiv(one(), b_.CreateFAdd(one(), e)));
+  } else if (Value* v = call_vector_math(n, t, a)) {
+    return round_to(t.dtype, v);
+  }
   if (n == "exp") r = unary(llvm::Intrinsic::exp);
   else if (n == "log") r = unary(llvm::Intrinsic::log);
   else if (n == "sqrt") r = unary(llvm::Intrinsic::sqrt);

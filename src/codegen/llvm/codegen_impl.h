@@ -38,6 +38,9 @@ class CodeGen {
   llvm::Value* emit_cast(loop::Type to, loop::Type from, llvm::Value* v);
   llvm::Value* emit_call(const loop::Expr& call);
   llvm::Value* call_libm(const std::string& name, loop::Type t, llvm::Value* x);  // lane by lane
+  // libm function `name` on vector arguments through libmvec (vector_math.h),
+  // split into the native width; null when libmvec cannot serve it.
+  llvm::Value* call_vector_math(const std::string& name, loop::Type t, const std::vector<llvm::Value*>& args);
   // Rounds a float register value to f16/bf16 precision (no-op for f32/f64).
   llvm::Value* round_to(DType d, llvm::Value* v);
 

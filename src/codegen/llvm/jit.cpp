@@ -1,6 +1,7 @@
 // The LLVM JIT: target selection, the O3 pipeline, ORC LLJIT, assembly text
 // and the process-wide kernel cache.
 #include "codegen/llvm/jit.h"
+#include "codegen/llvm/vector_math.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -209,7 +210,13 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   cg.cpu = jtmb.getCPU();
   cg.features = jtmb.getFeatures().getString();
   cg.fast_math = fast_math;
+  Isa isa = requested == Isa::Host ? host_isa() : requested;
+  cg.vector_math_bits = isa == Isa::AVX512 ? 512 : isa == Isa::AVX2 ? 256 : 0;
   std::unique_ptr<llvm::Module> m = emit_kernel_module(kernel, *ctx, cg);
+  // libmvec functions the kernel calls, defined from their dlsym addresses.
+  std::vector<std::string> vector_math;
+  for (const llvm::Function& f : *m)
+    if (f.isDeclaration() && f.getName().startswith("_ZGV")) vector_math.push_back(f.getName().str());
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(tm->getTargetTriple().str());
   std::string broken;
@@ -238,6 +245,9 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   llvm::orc::SymbolMap runtime;
   runtime[jit.mangleAndIntern("tessera_parallel_for")] =
       llvm::JITEvaluatedSymbol::fromPointer(&tessera_parallel_for, llvm::JITSymbolFlags::Exported);
+  for (const std::string& name : vector_math)
+    runtime[jit.mangleAndIntern(name)] =
+        llvm::JITEvaluatedSymbol::fromPointer(vector_math_address(name), llvm::JITSymbolFlags::Exported);
   if (auto e = jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))))
     TESSERA_FAIL("LLVM JIT: defining the runtime symbols: ", llvm::toString(std::move(e)));
   if (auto e = jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
