@@ -26,11 +26,12 @@ int64_t reduce_extent(const te::Stage& s) {
 // Generic rule: fuse the spatial loops into one, split off a vector-wide inner
 // loop (vectorized when the stage has no top-level reduction) and run the
 // outer part in parallel when the stage is big enough.
-void schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo& target) {
+// Returns the outermost loop it leaves ("" for a stage without loops).
+std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
-  if (shape.empty()) return;
+  if (shape.empty()) return "";
   int64_t numel = numel_of(shape);
-  if (numel == 0) return;
+  if (numel == 0) return "";
   std::string loop = st.axes[0].name();
   for (size_t i = 1; i < st.axes.size(); ++i) {
     s.fuse(st.name, loop, st.axes[i].name());
@@ -43,9 +44,10 @@ void schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo& target
     s.split(st.name, loop, lanes);
     s.vectorize(st.name, inner_name(loop));
     if (big) s.parallel(st.name, outer_name(loop));
-  } else if (big) {
-    s.parallel(st.name, loop);
+    return outer_name(loop);
   }
+  if (big) s.parallel(st.name, loop);
+  return loop;
 }
 
 // True when a stage's body is a guarded select (a padded copy of its input).
@@ -186,6 +188,34 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   return true;
 }
 
+// Row reductions — the last reduction axis runs along the innermost
+// dimension of an input (softmax, layer norm, ReduceMean over the last axis)
+// — are split into vector-wide partial results (rfactor): the partials are
+// computed for each output element inside its loop, the reduction outside
+// the vectorized lanes, then combined.
+bool schedule_row_reduction(Schedule& s, const te::Stage& st, const TargetInfo& target) {
+  if (!te::is_top_reduce(st) || st.num_outputs() != 1) return false;
+  const auto* red = st.body.as<loop::ReduceNode>();
+  const loop::ReduceAxis& r = red->axes.back();
+  const int64_t* n = loop::as_const_int(r.extent);
+  int64_t lanes = target.vector_bytes / static_cast<int64_t>(std::max<size_t>(dtype_size(st.dtypes[0]), 1));
+  if (!n || *n < lanes || lanes < 2 || st.dtypes[0] == DType::Bool) return false;
+  bool contiguous = false;
+  for (const te::Tensor& in : st.inputs()) contiguous |= dim_indexed_by(st, in.stage(), r.var) == in.rank() - 1;
+  if (!contiguous) return false;
+  s.rfactor(st.name, r.var.name(), lanes);
+  std::string rf = st.name + ".rf";
+  std::string loop = schedule_generic(s, st, target);
+  if (!loop.empty()) s.compute_at(rf, st.name, loop);
+  std::vector<std::string> order;
+  for (size_t a = 0; a + 1 < red->axes.size(); ++a) order.push_back(red->axes[a].var.name());
+  order.push_back(r.var.name() + ".o");
+  order.push_back(r.var.name() + ".lane");
+  s.reorder(rf, order);
+  s.vectorize(rf, r.var.name() + ".lane");
+  return true;
+}
+
 }  // namespace
 
 Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetInfo& target) {
@@ -205,6 +235,7 @@ Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetIn
         }
       continue;
     }
+    if (schedule_row_reduction(s, *st, target)) continue;
     schedule_generic(s, *st, target);
   }
   return s;

@@ -246,6 +246,10 @@ class Lowering {
           program_ = cache_read(program_, st.stage, st.names.at(0));
           created_.insert(st.stage + "." + st.names.at(0));
           break;
+        case StepKind::RFactor:
+          program_ = rfactor(program_, st.stage, st.names.at(0), st.ints.at(0));
+          created_.insert(st.stage + ".rf");
+          break;
         case StepKind::ComputeInline: set_place(st, Place::Inline); break;
         case StepKind::ComputeRoot: set_place(st, Place::Root); break;
         case StepKind::ComputeAt: set_place(st, Place::At); break;

@@ -23,7 +23,7 @@ constexpr StepSyntax kSyntax[] = {
     {StepKind::ComputeAt, "compute_at", 2, 0},  {StepKind::ComputeInline, "compute_inline", 0, 0},
     {StepKind::ComputeRoot, "compute_root", 0, 0}, {StepKind::CacheWrite, "cache_write", 0, 0},
     {StepKind::CacheRead, "cache_read", 1, 0},  {StepKind::Layout, "layout", 0, 2},
-    {StepKind::Pad, "pad", 0, 2},
+    {StepKind::Pad, "pad", 0, 2},               {StepKind::RFactor, "rfactor", 1, 1},
 };
 
 const StepSyntax& syntax_of(StepKind k) {
@@ -89,6 +89,10 @@ Schedule& Schedule::cache_write(std::string stage) {
 Schedule& Schedule::cache_read(std::string stage, std::string consumer) {
   return add(make(StepKind::CacheRead, std::move(stage), {std::move(consumer)}, {}));
 }
+Schedule& Schedule::rfactor(std::string stage, std::string axis, int64_t factor) {
+  return add(make(StepKind::RFactor, std::move(stage), {std::move(axis)}, {factor}));
+}
+
 Schedule& Schedule::layout(std::string stage, int64_t dim, int64_t factor) {
   return add(make(StepKind::Layout, std::move(stage), {}, {dim, factor}));
 }

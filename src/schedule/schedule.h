@@ -9,7 +9,7 @@
 //   vectorize conv c.i       unroll conv r             parallel conv n_c
 //   compute_at pad conv h    compute_inline pad        compute_root pad
 //   cache_write conv         cache_read w conv         layout conv 1 16
-//   pad conv 1 16
+//   pad conv 1 16            rfactor sum r 16
 // `to_text` and `parse_schedule` round-trip exactly.
 #pragma once
 
@@ -33,6 +33,8 @@ enum class StepKind : uint8_t {
   CacheRead,      // tensor stage, consumer stage: consumer reads a copy "<stage>.<consumer>" (packing)
   Layout,         // stage, dim, factor: storage dim split by factor, inner part moved last (NCHW -> NCHWc)
   Pad,            // stage, dim, multiple: storage and compute domain of dim rounded up (extra elements 0)
+  RFactor,        // stage, reduce axis r, factor F: partial results over r.o into "<stage>.rf" (one per lane
+                  // r.lane of F), which the stage then combines (vectorizable row reductions; reassociates)
 };
 std::string_view step_kind_name(StepKind k);  // the text keyword: "split", "compute_at" ...
 
@@ -69,6 +71,7 @@ struct Schedule {
   Schedule& cache_read(std::string stage, std::string consumer);
   Schedule& layout(std::string stage, int64_t dim, int64_t factor);
   Schedule& pad(std::string stage, int64_t dim, int64_t multiple);
+  Schedule& rfactor(std::string stage, std::string axis, int64_t factor);
 };
 
 // The name split / fuse give their results.

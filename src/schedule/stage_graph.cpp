@@ -1,4 +1,4 @@
-// Program-level schedule steps: inline, cache_write, cache_read.
+// Program-level schedule steps: inline, cache_write, cache_read, rfactor.
 #include "schedule/stage_graph.h"
 
 #include "loop/visitor.h"
@@ -141,6 +141,56 @@ std::vector<Tensor> cache_read(const std::vector<Tensor>& outputs, const std::st
   consumer_copy->body = r.mutate(c->body);
   TESSERA_CHECK(!consumer_copy->body.same_as(c->body), "schedule: cache_read: ", consumer, " does not read ", stage);
   return replace_stages(outputs, {{c.get(), consumer_copy}});
+}
+
+std::vector<Tensor> rfactor(const std::vector<Tensor>& outputs, const std::string& name, const std::string& axis,
+                            int64_t factor) {
+  StagePtr s = require_stage(outputs, name, "rfactor");
+  TESSERA_CHECK(s->kind == StageKind::Compute && te::is_top_reduce(*s) && s->num_outputs() == 1, "schedule: rfactor: ",
+                name, " is not a compute stage whose formula is a reduction");
+  TESSERA_CHECK(factor >= 1, "schedule: rfactor ", name, " ", axis, ": factor must be positive, got ", factor);
+  const auto* red = s->body.as<loop::ReduceNode>();
+  size_t k = red->axes.size();
+  for (size_t a = 0; a < red->axes.size(); ++a)
+    if (red->axes[a].var.name() == axis) k = a;
+  TESSERA_CHECK(k < red->axes.size(), "schedule: rfactor: ", name, " has no reduction axis '", axis, "'");
+  const loop::ReduceAxis& r = red->axes[k];
+  const int64_t* n = loop::as_const_int(r.extent);
+  TESSERA_CHECK(n, "schedule: rfactor ", name, " ", axis, ": the axis extent is not a constant");
+  const int64_t outer = (*n + factor - 1) / factor;
+
+  // S.rf[axes..., lane] = reduce over (other axes, r.o) of source[r := r.o*F + lane + min].
+  std::vector<std::string> names;
+  for (const auto& a : s->axes) names.push_back(a.name());
+  names.push_back(axis + ".lane");
+  Dims shape = s->shapes[0];
+  shape.push_back(factor);
+  Tensor rf = te::compute(shape, [&](const te::Indices& i) {
+    loop::VarMap map;
+    for (size_t d = 0; d < s->axes.size(); ++d) map[s->axes[d].node()] = i[d];
+    loop::ReduceAxis ro{loop::Var(axis + ".o"), loop::int_imm(0), loop::int_imm(outer)};
+    loop::Expr pos = loop::Expr(ro.var) * factor + i.back();
+    map[r.var.node()] = pos + r.min;
+    std::vector<loop::ReduceAxis> axes;
+    for (size_t a = 0; a < red->axes.size(); ++a) axes.push_back(a == k ? ro : red->axes[a]);
+    loop::Expr cond = red->condition.defined() ? loop::substitute(red->condition, map) : loop::Expr();
+    if (outer * factor != *n) {
+      loop::Expr inside = pos < *n;
+      cond = cond.defined() ? (cond && inside) : inside;
+    }
+    return loop::reduce(red->op, loop::substitute(red->source, map), axes, cond);
+  }, name + ".rf", "rfactor", names);
+  // S = reduce over the lanes of S.rf, with S's init.
+  Tensor combined = te::compute(s->shapes[0], [&](const te::Indices& i) {
+    loop::ReduceAxis lane{loop::Var(axis + ".lanes"), loop::int_imm(0), loop::int_imm(factor)};
+    std::vector<loop::Expr> idx(i.begin(), i.end());
+    idx.push_back(lane.var);
+    loop::VarMap map;  // the init may read S's own axes
+    for (size_t d = 0; d < s->axes.size(); ++d) map[s->axes[d].node()] = i[d];
+    loop::Expr init = red->init.defined() ? loop::substitute(red->init, map) : loop::Expr();
+    return loop::reduce(red->op, rf(idx), {lane}, loop::Expr(), init);
+  }, name, s->tag, names.size() > 1 ? std::vector<std::string>(names.begin(), names.end() - 1) : std::vector<std::string>{});
+  return replace_stages(outputs, {{s.get(), combined.stage_ptr()}});
 }
 
 }  // namespace tessera::schedule

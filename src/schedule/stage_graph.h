@@ -1,6 +1,7 @@
 // Schedule steps that rewrite the tensor-expression program itself before it
 // becomes loops: inlining a stage into its consumers, cache_write (compute a
-// stage into a local copy) and cache_read (consumers read a packed copy).
+// stage into a local copy), cache_read (consumers read a packed copy) and
+// rfactor (a reduction split into per-lane partial results).
 // Stages are immutable, so each rewrite rebuilds the stages downstream of the
 // change and returns the program's new outputs.
 #pragma once
@@ -34,5 +35,14 @@ std::vector<te::Tensor> cache_write(const std::vector<te::Tensor>& outputs, cons
 // `stage` (which can then get its own layout and placement: packing).
 std::vector<te::Tensor> cache_read(const std::vector<te::Tensor>& outputs, const std::string& stage,
                                    const std::string& consumer);
+
+// rfactor: for a stage S whose formula is a reduction with axis r of
+// constant extent N, a new stage "S.rf" of S's shape plus a last axis
+// "r.lane" of extent F holds partial results: lane l reduces the points
+// r = r.o*F + l (r.o over ceil(N/F), masked past N) with the other axes; S
+// then reduces S.rf over its lanes (with S's own init). The partials are
+// independent along r.lane, so it vectorizes; sums are reassociated.
+std::vector<te::Tensor> rfactor(const std::vector<te::Tensor>& outputs, const std::string& name,
+                                const std::string& axis, int64_t factor);
 
 }  // namespace tessera::schedule

@@ -106,7 +106,13 @@ TEST_P(DefaultSchedule, ElementwiseAndRowReduction) {
     auto r = te::reduce_axis(37, "r");
     return te::sum(x(i[0], r.var), {r});
   }, "s", "reduce");
-  check({x}, s, "");
+  check({x}, s, "rfactor s r");  // a row reduction: per-lane partials, vectorized
+  TE m = te::compute({37}, [&](const te::Indices& i) {  // down the columns: not a row reduction
+    auto r = te::reduce_axis(13, "r");
+    return te::max_of(x(r.var, i[0]), {r});
+  }, "m", "reduce");
+  EXPECT_EQ(schedule::to_text(schedule::default_schedule({m}, target())).find("rfactor"), std::string::npos);
+  check({x}, m, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Jit, DefaultSchedule, ::testing::Values(codegen::Isa::AVX512, codegen::Isa::AVX2),

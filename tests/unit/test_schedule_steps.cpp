@@ -145,6 +145,42 @@ TEST(ScheduleSteps, PadRoundsUpTheDomain) {
   EXPECT_THROW(check_step(Schedule().pad("conv", 1, 8)), Error);  // kernel output keeps its layout
 }
 
+TEST(ScheduleSteps, RFactorSplitsAReductionIntoLanes) {
+  // rx (extent 3) into 2 lanes: "conv.rf" holds per-lane partials over rx.o
+  // (2 steps, the position 3 masked off), which conv then adds up.
+  std::string ir = check_step(Schedule().rfactor("conv", "rx", 2));
+  EXPECT_TRUE(has(ir, "allocate conv.rf: f32[180]")) << ir;  // 9 x 10 x 2
+  EXPECT_TRUE(has(ir, "for (conv.rf.rx.o, 0, 2)")) << ir;
+  EXPECT_TRUE(has(ir, "for (conv.rx.lanes, 0, 2)")) << ir;
+  // Placed inside the consumer's loop with the lanes vectorized: a 2-wide
+  // accumulator per output element, the reduction loops outside the lanes.
+  std::string at = check_step(Schedule()
+                                  .rfactor("conv", "rx", 2)
+                                  .compute_at("conv.rf", "conv", "x")
+                                  .reorder("conv.rf", {"ry", "rx.o", "rx.lane"})
+                                  .vectorize("conv.rf", "rx.lane"));
+  EXPECT_TRUE(has(at, "allocate conv.rf: f32[2]")) << at;
+  EXPECT_TRUE(has(at, "ramp(0, 1, 2)")) << at;
+  EXPECT_THROW(check_step(Schedule().rfactor("conv", "rz", 2)), Error);   // no such axis
+  EXPECT_THROW(check_step(Schedule().rfactor("pad", "rx", 2)), Error);    // not a reduction
+  // A reduction with its own init (added once, by the combining stage) and a condition.
+  TE x = te::placeholder({4, 11}, DType::F32, "x");
+  TE y = te::compute({4}, [&](const Indices& i) {
+    auto r = te::reduce_axis(11, "r");
+    return loop::reduce(loop::ReduceOp::Sum, x(i[0], r.var), {r}, loop::ne(r.var % 3, 1),
+                        loop::cast({DType::F32, 1}, i[0]) * 10.0f);
+  }, "y", "reduce", {"i"});
+  Tensor xv = random_f32({4, 11}, 5);
+  auto run = [&](const Schedule& sc) {
+    std::vector<Tensor> args{xv, Tensor(DType::F32, {4})};
+    loop::run_kernel(schedule::lower("y", {x}, {y}, sc), args);
+    return args[1];
+  };
+  expect_same(run(Schedule().rfactor("y", "r", 4).compute_at("y.rf", "y", "i").reorder("y.rf", {"r.o", "r.lane"})
+                      .vectorize("y.rf", "r.lane")),
+              run(Schedule()));
+}
+
 TEST(ScheduleSteps, PrepackHoistsConstantOnlyStages) {
   // The filter is constant: its packed copy moves to a prepack kernel run once;
   // the main kernel takes the packed buffer as an extra input.
@@ -183,7 +219,8 @@ TEST(ScheduleText, RoundTrips) {
                    .cache_write("conv")
                    .cache_read("f", "conv")
                    .layout("f.conv", 1, 16)
-                   .pad("pad", 1, 8);
+                   .pad("pad", 1, 8)
+                   .rfactor("conv", "rx", 16);
   std::string text = schedule::to_text(s);
   EXPECT_EQ(schedule::parse_schedule(text), s);
   EXPECT_NE(text.find("compute_at pad conv y_x.o\n"), std::string::npos) << text;

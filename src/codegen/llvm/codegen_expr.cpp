@@ -1,11 +1,9 @@
 // Loop-IR expressions -> LLVM IR: constants, arithmetic with expr.h's
 // semantics (floor div/mod with x/0 == 0, wrapping integers, float min/max as
 // a<b?a:b), saturating casts, ramps, broadcasts and math intrinsics.
-#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/codegen_impl.h"
-#include "codegen/llvm/vector_math.h"
 #include "loop/printer.h"
 #include "loop/scalar_ops.h"
 #include "support/error.h"
@@ -254,104 +252,6 @@ Value* CodeGen::emit_cast(Type to, Type from, Value* v) {
   if (to.dtype == DType::F64) return b_.CreateFPExt(v, ty);  // from f32/f16/bf16: exact
   if (from.dtype == DType::F64) v = b_.CreateFPTrunc(v, ty);
   return round_to(to.dtype, v);  // f32 <-> f16 <-> bf16 live as float
-}
-
-// --- math ---------------------------------------------------------------------
-
-Value* CodeGen::call_libm(const std::string& name, Type t, Value* x) {
-  llvm::Type* st = scalar_type(t.dtype);
-  std::string sym = t.dtype == DType::F64 ? name : name + "f";
-  llvm::FunctionCallee f = module_.getOrInsertFunction(sym, llvm::FunctionType::get(st, {st}, false));
-  if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
-    fn->setDoesNotThrow();
-    fn->setDoesNotAccessMemory();
-  }
-  if (t.lanes == 1) return b_.CreateCall(f, {x});
-  Value* r = llvm::UndefValue::get(x->getType());
-  for (int i = 0; i < t.lanes; ++i) {
-    Value* lane = b_.CreateCall(f, {b_.CreateExtractElement(x, static_cast<uint64_t>(i))});
-    r = b_.CreateInsertElement(r, lane, static_cast<uint64_t>(i));
-  }
-  return r;
-}
-
-Value* CodeGen::call_vector_math(const std::string& name, Type t, const std::vector<Value*>& args) {
-  if (options_.vector_math_bits == 0 || t.lanes == 1) return nullptr;
-  llvm::Type* st = scalar_type(t.dtype);
-  if (!st->isFloatTy() && !st->isDoubleTy()) return nullptr;
-  bool f64 = st->isDoubleTy();
-  int native = options_.vector_math_bits / (f64 ? 64 : 32);
-  std::string sym = vector_math_symbol(name, f64, native, options_.vector_math_bits == 512);
-  if (sym.empty()) return nullptr;
-  auto* vt = llvm::FixedVectorType::get(st, static_cast<unsigned>(native));
-  std::vector<llvm::Type*> params(args.size(), vt);
-  llvm::FunctionCallee f = module_.getOrInsertFunction(sym, llvm::FunctionType::get(vt, params, false));
-  if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
-    fn->setDoesNotThrow();
-    fn->setDoesNotAccessMemory();
-  }
-  // Chunks of `native` lanes (the last padded with copies of lane 0), one
-  // call each, concatenated and cut back to t.lanes.
-  std::vector<Value*> parts;
-  for (int c = 0; c < t.lanes; c += native) {
-    std::vector<int> mask;
-    for (int j = 0; j < native; ++j) mask.push_back(c + j < t.lanes ? c + j : 0);
-    std::vector<Value*> chunk;
-    for (Value* a : args) chunk.push_back(b_.CreateShuffleVector(a, mask));
-    parts.push_back(b_.CreateCall(f, chunk));
-  }
-  Value* all = parts.size() == 1 ? parts[0] : llvm::concatenateVectors(b_, parts);
-  std::vector<int> keep;
-  for (int j = 0; j < t.lanes; ++j) keep.push_back(j);
-  return static_cast<int>(keep.size()) == native * static_cast<int>(parts.size()) ? all : b_.CreateShuffleVector(all, keep);
-}
-
-// Math intrinsics in the register type (float for f32/f16/bf16), rounded to
-// the element type. Vectors of transcendentals call libmvec's vector
-// variants when the target has them (vector_math.h); otherwise LLVM
-// intrinsics where one exists (lowered to instructions or libm calls the JIT
-// resolves from the process), and tanh, erf, the inverse and hyperbolic
-// trigonometric functions, tan, log1p and expm1 call libm lane by lane.
-Value* CodeGen::emit_call(const Expr& e) {
-  const CallNode* op = e.as<CallNode>();
-  const std::string& n = op->name;
-  TESSERA_CHECK(math_arity(n) >= 0 && op->type.is_float(), "LLVM codegen: unsupported call '", n, "' in ",
-                to_string(e), " (only math intrinsics are lowered)");
-  Type t = op->type;
-  std::vector<Value*> a;
-  for (const Expr& e : op->args) a.push_back(emit(e));
-  using llvm::Intrinsic::ID;
-  auto unary = [&](ID id) { return b_.CreateUnaryIntrinsic(id, a[0]); };
-  auto one = [&] { return llvm::ConstantFP::get(a[0]->getType(), 1.0); };
-  Value* r = nullptr;
-  if (n == "sigmoid") {
-    if (Value* e = call_vector_math("exp", t, {b_.CreateFNeg(a[0])}))
-      return round_to(t.dtype, b_.CreateFDiv(one(), b_.CreateFAdd(one(), e)));
-  } else if (Value* v = call_vector_math(n, t, a)) {
-    return round_to(t.dtype, v);
-  }
-  if (n == "exp") r = unary(llvm::Intrinsic::exp);
-  else if (n == "log") r = unary(llvm::Intrinsic::log);
-  else if (n == "sqrt") r = unary(llvm::Intrinsic::sqrt);
-  else if (n == "rsqrt") r = b_.CreateFDiv(one(), unary(llvm::Intrinsic::sqrt));
-  else if (n == "abs") r = unary(llvm::Intrinsic::fabs);
-  else if (n == "floor") r = unary(llvm::Intrinsic::floor);
-  else if (n == "ceil") r = unary(llvm::Intrinsic::ceil);
-  else if (n == "round") r = unary(llvm::Intrinsic::roundeven);  // half to even, as nearbyint
-  else if (n == "sin") r = unary(llvm::Intrinsic::sin);
-  else if (n == "cos") r = unary(llvm::Intrinsic::cos);
-  else if (n == "trunc") r = unary(llvm::Intrinsic::trunc);
-  else if (n == "tanh" || n == "erf" || n == "tan" || n == "asin" || n == "acos" || n == "atan" || n == "sinh" ||
-           n == "cosh" || n == "asinh" || n == "acosh" || n == "atanh" || n == "log1p" || n == "expm1")
-    r = call_libm(n, t, a[0]);  // no LLVM intrinsic (LLVM 14): libm's float / double function
-  else if (n == "sigmoid") {
-    Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(a[0]));
-    r = b_.CreateFDiv(one(), b_.CreateFAdd(one(), e));
-  } else if (n == "pow") r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a[0], a[1]);
-  else if (n == "fmod") r = b_.CreateFRem(a[0], a[1]);  // frem is C's fmod
-  else if (n == "fma") r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {a[0]->getType()}, {a[0], a[1], a[2]});
-  else TESSERA_FAIL("LLVM codegen: no lowering for math intrinsic '", n, "'");
-  return round_to(t.dtype, r);
 }
 
 }  // namespace tessera::codegen

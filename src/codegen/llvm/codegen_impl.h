@@ -1,5 +1,5 @@
 // The loop-IR -> LLVM IR emitter shared by codegen.cpp (kernel, statements,
-// memory), codegen_expr.cpp (expressions, casts, math) and
+// memory), codegen_expr.cpp (expressions, casts), codegen_math.cpp (math) and
 // codegen_parallel.cpp (parallel loops). Internal to src/codegen/llvm.
 #pragma once
 
@@ -41,6 +41,7 @@ class CodeGen {
   // libm function `name` on vector arguments through libmvec (vector_math.h),
   // split into the native width; null when libmvec cannot serve it.
   llvm::Value* call_vector_math(const std::string& name, loop::Type t, const std::vector<llvm::Value*>& args);
+  llvm::Value* vector_exp_f32(llvm::Value* x);  // exp of a float vector, inline (codegen_math.cpp)
   // Rounds a float register value to f16/bf16 precision (no-op for f32/f64).
   llvm::Value* round_to(DType d, llvm::Value* v);
 
