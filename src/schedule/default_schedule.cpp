@@ -23,24 +23,60 @@ int64_t reduce_extent(const te::Stage& s) {
   return n;
 }
 
-// Generic rule: fuse the spatial loops into one, split off a vector-wide inner
-// loop (vectorized when the stage has no top-level reduction) and run the
-// outer part in parallel when the stage is big enough.
+// True when every read of the stage is at its own output position in a
+// tensor of its own shape (elementwise on equal shapes): the fused index
+// then addresses every tensor alike and vectors are contiguous.
+bool reads_in_place(const te::Stage& st) {
+  struct Checker : loop::IRVisitor {
+    const te::Stage* st;
+    bool ok = true;
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      auto* p = static_cast<const te::Stage*>(op->producer.get());
+      bool same = p->shapes[static_cast<size_t>(op->value_index)] == st->shapes[0] && op->indices.size() == st->axes.size();
+      for (size_t d = 0; same && d < op->indices.size(); ++d)  // a dim of 1 may be read at 0
+        same = loop::equal(op->indices[d], st->axes[d]) ||
+               (st->shapes[0][d] == 1 && loop::is_const_int(op->indices[d], 0));
+      ok = ok && same;
+      IRVisitor::visit(op);
+    }
+  } c;
+  c.st = &st;
+  c.visit(st.body);
+  return c.ok;
+}
+
+// Generic rule: the spatial loops fused into one, a vector-wide inner loop
+// split off (vectorized when the stage has no top-level reduction) and the
+// outer part run in parallel when the stage is big enough. When the last
+// dimension is not a whole number of vectors, vectors would straddle rows
+// (gathers, index division per lane): then only the outer dimensions are
+// fused and each row is split into vectors, its tail masked.
 // Returns the outermost loop it leaves ("" for a stage without loops).
 std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
   if (shape.empty()) return "";
   int64_t numel = numel_of(shape);
   if (numel == 0) return "";
-  std::string loop = st.axes[0].name();
-  for (size_t i = 1; i < st.axes.size(); ++i) {
-    s.fuse(st.name, loop, st.axes[i].name());
-    loop = fused_name(loop, st.axes[i].name());
-  }
   int64_t lanes = std::max<int64_t>(1, target.vector_bytes / static_cast<int64_t>(std::max<size_t>(dtype_size(st.dtypes[0]), 1)));
   bool top_reduce = te::is_top_reduce(st);
   bool big = numel * reduce_extent(st) >= target.parallel_grain;
-  if (!top_reduce && numel >= lanes && shape.back() >= lanes) {
+  bool in_place = reads_in_place(st);
+  bool rows = !top_reduce && shape.size() > 1 && shape.back() % lanes != 0 && shape.back() >= 4 && !in_place;
+  size_t fused_axes = rows ? st.axes.size() - 1 : st.axes.size();
+  std::string loop = st.axes[0].name();
+  for (size_t i = 1; i < fused_axes; ++i) {
+    s.fuse(st.name, loop, st.axes[i].name());
+    loop = fused_name(loop, st.axes[i].name());
+  }
+  if (rows) {
+    std::string last = st.axes.back().name();
+    s.split(st.name, last, lanes);
+    s.vectorize(st.name, inner_name(last));
+    if (big) s.parallel(st.name, loop);
+    return loop;
+  }
+  if (!top_reduce && numel >= lanes && (in_place || shape.back() >= lanes)) {
     s.split(st.name, loop, lanes);
     s.vectorize(st.name, inner_name(loop));
     if (big) s.parallel(st.name, outer_name(loop));
@@ -54,6 +90,27 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
 bool is_padding(const te::Stage& s) {
   return s.kind == te::StageKind::Compute && s.body.defined() && s.body.kind() == loop::ExprKind::Select &&
          !te::has_reduce(s.body);
+}
+
+// True when some read of `in` in `st` has an index that uses `v`.
+bool reads_use(const te::Stage& st, const te::Stage& in, const loop::Var& v) {
+  struct Finder : loop::IRVisitor {
+    const te::Stage* in;
+    const loop::VarNode* v;
+    bool inside = false, found = false;
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      bool saved = inside;
+      inside = inside || op->producer.get() == in;
+      IRVisitor::visit(op);
+      inside = saved;
+    }
+    void visit(const loop::VarNode* op) override { found |= inside && op == v; }
+  } f;
+  f.in = &in;
+  f.v = v.node();
+  f.visit(st.body);
+  return f.found;
 }
 
 // The register tile of a contraction: `mr` rows of axis `row` (unrolled) by
@@ -88,7 +145,12 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   size_t rank = shape.size();
   int64_t lanes = target.vector_bytes / 4;
   bool conv = st.tag.find("conv") != std::string::npos && rank >= 3;
-  if (conv && shape[1] % lanes == 0) {
+  // Channel vectors need an input (the image) that every output channel
+  // reads alike; a depthwise convolution reads one channel per output channel.
+  bool shared_input = false;
+  if (conv)
+    for (const te::Tensor& in : st.inputs()) shared_input |= !reads_use(st, in.stage(), st.axes[1]);
+  if (conv && shared_input && shape[1] % lanes == 0) {
     Tile t{rank - 1, 1, 1, shape[1] % (2 * lanes) == 0 ? 2 * lanes : lanes};
     t.mr = tile_rows(shape[rank - 1], t.nr / lanes, target);
     return t;

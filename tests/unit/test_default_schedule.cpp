@@ -102,6 +102,16 @@ TEST_P(DefaultSchedule, ElementwiseAndRowReduction) {
   TE x = te::placeholder({13, 37}, DType::F32, "x");
   TE e = te::compute({13, 37}, [&](const te::Indices& i) { return loop::call("exp", {x(i[0], i[1])}) * 0.5f; }, "e");
   check({x}, e, "vectorize e");
+  // Reading another shape (a row broadcast) with rows that are not whole
+  // vectors: rows split into vectors (tail masked), not fused across rows.
+  TE b = te::placeholder({37}, DType::F32, "b");
+  TE y = te::compute({13, 37}, [&](const te::Indices& i) { return x(i[0], i[1]) + b(i[1]); }, "y", "elemwise",
+                     {"i", "j"});
+  check({x, b}, y, "vectorize y j.i");
+  // Equal shapes read in place stay fused, even with short rows.
+  TE z = te::compute({13, 37}, [&](const te::Indices& i) { return x(i[0], i[1]) * 2.0f; }, "z", "elemwise",
+                     {"i", "j"});
+  check({x}, z, "fuse z i j");
   TE s = te::compute({13}, [&](const te::Indices& i) {
     auto r = te::reduce_axis(37, "r");
     return te::sum(x(i[0], r.var), {r});

@@ -280,7 +280,8 @@ Value* CodeGen::contiguous_base(const Buffer& b, const Expr& index) {
 }
 
 // Scalar loads and stores under a predicate branch around the access; vector
-// ones use llvm.masked.{load,store} when contiguous, llvm.masked.{gather,
+// ones use llvm.masked.{load,store} when contiguous, a wide load and a
+// shuffle for unmasked loads with a stride of 2 to 4, llvm.masked.{gather,
 // scatter} otherwise (scatter writes lanes in order, as the evaluator does).
 Value* CodeGen::emit_load(const LoadNode* op) {
   DType d = op->buffer.dtype();
@@ -301,6 +302,29 @@ Value* CodeGen::emit_load(const LoadNode* op) {
       raw = b_.CreateSelect(emit(op->predicate), b_.CreateAlignedLoad(vt, vptr, align), zero);
     else if (op->predicate.defined()) raw = b_.CreateMaskedLoad(vt, vptr, align, emit(op->predicate), zero);
     else raw = b_.CreateAlignedLoad(vt, vptr, align);
+  } else if (const RampNode* r = op->index.as<RampNode>();
+             r && as_const_int(r->stride) && *as_const_int(r->stride) > 1 && *as_const_int(r->stride) <= 4) {
+    // A small constant stride: one contiguous load of the span the lanes
+    // cover (not past the last lane; masked lanes masked in the span), then
+    // every stride-th element.
+    const int stride = static_cast<int>(*as_const_int(r->stride));
+    const int span = (lanes - 1) * stride + 1;
+    llvm::Type* st = memory_vector(d, span);
+    Value* base = b_.CreatePointerCast(b_.CreateInBoundsGEP(mt, ptr, emit(r->base)), st->getPointerTo());
+    Value* wide = nullptr;
+    if (op->predicate.defined()) {
+      Value* mask = emit(op->predicate);
+      Value* none = llvm::Constant::getNullValue(mask->getType());
+      std::vector<int> spread;  // span lane i*stride takes mask lane i, the others none's lane 0
+      for (int j = 0; j < span; ++j) spread.push_back(j % stride == 0 ? j / stride : lanes);
+      wide = b_.CreateMaskedLoad(st, base, align, b_.CreateShuffleVector(mask, none, spread),
+                                 llvm::Constant::getNullValue(st));
+    } else {
+      wide = b_.CreateAlignedLoad(st, base, align);
+    }
+    std::vector<int> pick;
+    for (int i = 0; i < lanes; ++i) pick.push_back(i * stride);
+    raw = b_.CreateShuffleVector(wide, pick);
   } else {
     Value* ptrs = b_.CreateInBoundsGEP(mt, ptr, emit(op->index));
     Value* mask = op->predicate.defined() ? emit(op->predicate) : llvm::Constant::getAllOnesValue(llvm_type(bool_type(lanes)));

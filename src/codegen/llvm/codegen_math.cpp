@@ -67,9 +67,11 @@ Value* CodeGen::vector_exp_f32(Value* x) {
 
 Value* CodeGen::call_vector_math(const std::string& name, Type t, const std::vector<Value*>& args) {
   if (options_.vector_math_bits == 0 || t.lanes == 1) return nullptr;
+  // Float vectors only: f64 math is what expressions use where they need
+  // libm's precision (accumulations, integer results), so it stays libm.
   llvm::Type* st = scalar_type(t.dtype);
-  if (!st->isFloatTy() && !st->isDoubleTy()) return nullptr;
-  bool f64 = st->isDoubleTy();
+  if (!st->isFloatTy()) return nullptr;
+  bool f64 = false;
   int native = options_.vector_math_bits / (f64 ? 64 : 32);
   std::string sym = vector_math_symbol(name, f64, native, options_.vector_math_bits == 512);
   if (sym.empty()) return nullptr;
@@ -121,6 +123,8 @@ Value* CodeGen::emit_call(const Expr& e) {
     return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
   };
   if (n == "exp") return round_to(t.dtype, exp_of(a[0]));
+  if (n == "sigmoid" && a[0]->getType()->getScalarType()->isDoubleTy())  // as the evaluator computes it
+    return round_to(t.dtype, b_.CreateFDiv(one(), b_.CreateFAdd(one(), exp_of(b_.CreateFNeg(a[0])))));
   if (n == "sigmoid") {  // with e = exp(-|x|): 1 / (1 + e) for x >= 0, e / (1 + e) below (no overflow)
     Value* e = exp_of(b_.CreateFNeg(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0])));
     Value* d = b_.CreateFAdd(one(), e);
