@@ -269,6 +269,30 @@ TEST_P(JitKernels, VectorExpFullRange) {
   }
 }
 
+// Loads with a constant stride of 2 to 4 (one wide load and a shuffle),
+// plain and under a mask, reaching the very end of the buffer.
+TEST_P(JitKernels, StridedLoads) {
+  for (int stride : {2, 3, 4})
+    for (int lanes : {8, 16}) {
+      SCOPED_TRACE("stride " + std::to_string(stride) + " lanes " + std::to_string(lanes));
+      const int64_t groups = 3, n = groups * lanes * stride;
+      Buffer X("X", DType::F32, {n}), Y("Y", DType::F32, {groups * lanes}), Z("Z", DType::F32, {groups * lanes});
+      Var i("i");
+      // Lane l of group i reads X[(i*lanes + l)*stride + stride - 1]: the last group ends at X's last element.
+      Expr at = ramp(i * (lanes * stride) + (stride - 1), int_imm(stride), lanes);
+      Expr out = ramp(i * lanes, int_imm(1), lanes);
+      Expr mask = ramp(i * lanes, int_imm(1), lanes) % broadcast(int_imm(3), lanes) < broadcast(int_imm(2), lanes);
+      Stmt body = block({store(Y, load(X, at), out), store(Z, load(X, at, mask), out)});
+      std::mt19937 rng(stride * 10 + lanes);
+      expect_jit_matches(Kernel{"strided", {X}, {Y, Z}, for_loop(i, int_imm(0), int_imm(groups), ForKind::Serial, body)},
+                         {random_tensor(DType::F32, n, rng), Tensor(DType::F32, {groups * lanes}),
+                          Tensor(DType::F32, {groups * lanes})},
+                         options());
+      Kernel k{"strided_ir", {X}, {Y, Z}, for_loop(i, int_imm(0), int_imm(groups), ForKind::Serial, body)};
+      EXPECT_EQ(jit_compile(k, options())->llvm_ir().find("gather"), std::string::npos);
+    }
+}
+
 // The vector math library is what vectorized transcendentals call (one call
 // per native-width chunk, not one per lane), unless this machine lacks it.
 TEST_P(JitKernels, VectorMathCallsLibmvec) {
