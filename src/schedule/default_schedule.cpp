@@ -159,7 +159,7 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   int64_t ej = shape[t.col];
   if (ej < lanes / 2) return std::nullopt;
   t.nr = ej >= 2 * lanes ? 2 * lanes : lanes;
-  t.mr = std::min<int64_t>(shape[t.row], t.nr > lanes ? 4 : 8);
+  t.mr = tile_rows(shape[t.row], t.nr / lanes, target);
   return t;
 }
 
