@@ -150,8 +150,10 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   bool shared_input = false;
   if (conv)
     for (const te::Tensor& in : st.inputs()) shared_input |= !reads_use(st, in.stage(), st.axes[1]);
-  if (conv && shared_input && shape[1] % lanes == 0) {
-    Tile t{rank - 1, 1, 1, shape[1] % (2 * lanes) == 0 ? 2 * lanes : lanes};
+  // Many channels that are not whole vectors still vectorize, the last tile masked.
+  const int64_t k = shape[1];
+  if (conv && shared_input && (k % lanes == 0 || k >= 4 * lanes)) {
+    Tile t{rank - 1, 1, 1, k % (2 * lanes) == 0 || k % lanes != 0 ? 2 * lanes : lanes};
     t.mr = tile_rows(shape[rank - 1], t.nr / lanes, target);
     return t;
   }
@@ -194,8 +196,9 @@ int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v)
 bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
   if (shape.size() < 2 || !te::is_top_reduce(st) || st.dtypes[0] != DType::F32) return false;
-  if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum) return false;
-  if (st.tag.find("conv") == std::string::npos && st.tag.find("matmul") == std::string::npos) return false;
+  bool pool = st.tag == "pool";  // window reductions (max, average): tiled like a contraction without weights
+  if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum && !pool) return false;
+  if (st.tag.find("conv") == std::string::npos && st.tag.find("matmul") == std::string::npos && !pool) return false;
   std::optional<Tile> tile = choose_tile(st, target);
   if (!tile) return false;
   size_t rank = shape.size();

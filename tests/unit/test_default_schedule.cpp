@@ -86,7 +86,7 @@ TEST_P(DefaultSchedule, PaddedConvTiles) {
 // channels, the accumulator laid out channels-innermost; strided, narrow and
 // with a width tail the tile rows do not divide.
 TEST_P(DefaultSchedule, ChannelVectorizedConvTiles) {
-  for (auto [K, W, stride] : {std::tuple<int64_t, int64_t, int64_t>{48, 7, 2}, {64, 31, 1}, {32, 3, 2}}) {
+  for (auto [K, W, stride] : {std::tuple<int64_t, int64_t, int64_t>{48, 7, 2}, {64, 31, 1}, {32, 3, 2}, {70, 5, 1}}) {
     int64_t C = 5, H = 4, IH = (H - 1) * stride + 3, IW = (W - 1) * stride + 3;
     TE x = te::placeholder({1, C, IH, IW}, DType::F32, "x"), w = te::placeholder({K, C, 3, 3}, DType::F32, "w");
     TE y = te::compute({1, K, H, W}, [&](const te::Indices& i) {
@@ -96,6 +96,18 @@ TEST_P(DefaultSchedule, ChannelVectorizedConvTiles) {
     }, "conv", "conv2d", {"n", "k", "h", "w"});
     check({x, w}, y, "layout conv.local 1");
   }
+}
+
+// Window reductions (pools) are tiled like contractions: a register tile
+// of output pixels, the window loops outside it.
+TEST_P(DefaultSchedule, PoolTiles) {
+  int64_t C = 3, H = 5, W = 23;
+  TE x = te::placeholder({1, C, 2 * H + 1, 2 * W + 1}, DType::F32, "x");
+  TE y = te::compute({1, C, H, W}, [&](const te::Indices& i) {
+    auto ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
+    return te::max_of(x(i[0], i[1], i[2] * 2 + ry.var, i[3] * 2 + rx.var), {ry, rx});
+  }, "pool", "pool", {"n", "c", "h", "w"});
+  check({x}, y, "cache_write pool");
 }
 
 TEST_P(DefaultSchedule, ElementwiseAndRowReduction) {
