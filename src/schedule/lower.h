@@ -1,6 +1,7 @@
 // Lowering: a tensor-expression program and its schedule become one loop-IR
 // kernel. The readable pipeline:
-//   1. program steps: cache_write / cache_read add stages; placements are noted
+//   1. program steps: cache_write / cache_read / rfactor add stages; placements
+//      are noted
 //   2. placement: outputs, reductions, extern inputs and cache stages are
 //      materialized, other compute stages are inlined unless scheduled
 //   3. inline: formulas substituted into their consumers
@@ -8,7 +9,8 @@
 //   5. compute_at stages, consumers first: the region each needs is inferred
 //      from the reads inside the target loop, and its nest is built there
 //   6. flatten: multi-dimensional reads become loads at storage offsets
-//      (layouts, padding, regions); reads under a select branch are predicated
+//      (layouts, padding, regions); reads under an if_then_else branch are
+//      predicated (a plain select reads both sides)
 //   7. reductions inside formulas become explicit accumulation; simplify
 // Kernel parameters are the inputs (placeholders) then the outputs, as flat
 // row-major buffers.

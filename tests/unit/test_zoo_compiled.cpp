@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ostream>
 
 #include "codegen/llvm/jit.h"
 #include "tessera/runtime.h"
@@ -18,6 +19,9 @@ struct ZooCase {
   const char* model;
   const char* isa;
 };
+
+// Test names show the model and ISA, not the struct's bytes.
+void PrintTo(const ZooCase& c, std::ostream* os) { *os << c.model << " on " << c.isa; }
 
 // max |got - want| / max |want| over the elements (ints and bools compared exactly).
 double relative_difference(const Tensor& got, const Tensor& want) {
