@@ -81,6 +81,11 @@ using ExprFn = std::function<std::vector<te::Tensor>(ExprContext&)>;
 using FlopsFn = std::function<double(const Node&, const std::vector<const TensorType*>& ins,
                                      const std::vector<TensorType>& outs)>;
 
+// Checks of input values that a compiled kernel cannot report itself (index
+// ranges, integer division by zero), made by the compiled runtime before the
+// kernel runs; throws naming the node, as the reference kernel would.
+using ValueCheckFn = std::function<void(const Node&, const std::vector<const Tensor*>& inputs)>;
+
 struct OpDef {
   std::string name;
   std::string domain;               // "" = default ONNX domain
@@ -97,6 +102,7 @@ struct OpDef {
   // through the reference kernel (listed with the reason in opaque_reason).
   ExprFn expr;
   std::string opaque_reason;
+  ValueCheckFn value_check;         // null: the kernel is correct for any input values
 };
 
 class OpRegistry {

@@ -21,14 +21,23 @@ bool is_negative(W v) {
 // before opset 7; min_opset >= 7 registers the op as is.
 template <class F>
 void add_binary(OpRegistry& r, const char* name, int64_t min_opset, std::vector<int> linear,
-                std::vector<std::string> attrs, F kernel) {
+                std::vector<std::string> attrs, F kernel, ValueCheckFn check = nullptr) {
   OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
           .linear_inputs = std::move(linear), .infer = infer_binary<kNumeric>, .reference = kernel,
-          .attributes = std::move(attrs)};
+          .attributes = std::move(attrs), .value_check = std::move(check)};
   r.add(min_opset < 7 ? with_legacy_broadcast(std::move(d)) : std::move(d));
 }
 
 // ---------------------------------------------------------------- Div / Mod
+
+// Integer Div and Mod by zero are errors (the compiled kernels would give 0).
+ValueCheckFn nonzero_divisor(const char* what) {
+  return [what](const Node& n, const std::vector<const Tensor*>& in) {
+    if (in.size() < 2 || !in[1] || !is_integer(in[1]->dtype())) return;
+    for (int64_t i = 0; i < in[1]->numel(); ++i)
+      TESSERA_CHECK(in[1]->get_double(i) != 0, n.describe(), ": integer ", what, " by zero");
+  };
+}
 
 std::vector<Tensor> div_kernel(const KernelContext& c) {
   return map_binary<kNumeric>(c, [&](auto a, auto b) {
@@ -156,8 +165,8 @@ void register_ew_binary_ops(OpRegistry& r) {
       else return a * b;
     });
   });
-  add_binary(r, "Div", 1, {0}, {}, div_kernel);
-  add_binary(r, "Mod", 10, {}, {"fmod"}, mod_kernel);
+  add_binary(r, "Div", 1, {0}, {}, div_kernel, nonzero_divisor("division"));
+  add_binary(r, "Mod", 10, {}, {"fmod"}, mod_kernel, nonzero_divisor("modulo"));
   r.add(with_legacy_broadcast({.name = "Pow", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true,
                                .infer = infer_pow, .reference = pow_kernel}));
   r.add({.name = "BitShift", .min_opset = 11, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_binary<kUnsigned>,

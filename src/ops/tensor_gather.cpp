@@ -15,6 +15,11 @@ int64_t checked_index(const Node& n, int64_t v, int64_t dim) {
   return v < 0 ? v + dim : v;
 }
 
+// Every index of `ind` normalised against an axis of size dim (throws when out of range).
+void check_indices(const Node& n, const Tensor& ind, int64_t dim) {
+  for (int64_t v : ind.to_int_vector()) checked_index(n, v, dim);
+}
+
 // ---------------------------------------------------------------- Gather
 
 void infer_gather(InferContext& c) {
@@ -58,6 +63,11 @@ std::vector<Tensor> run_gather(const KernelContext& c) {
   return {y};
 }
 
+void check_gather(const Node& n, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  check_indices(n, *in[1], x.dim(normalize_axis(n, n.attr_int("axis", 0), x.rank())));
+}
+
 // ---------------------------------------------------------------- GatherElements
 
 void infer_gather_elements(InferContext& c) {
@@ -96,6 +106,9 @@ std::vector<Tensor> run_gather_elements(const KernelContext& c) {
   copy_indexed(x, y, [&](int64_t i) { return src[static_cast<size_t>(i)]; });
   return {y};
 }
+
+// GatherElements reads along one axis: the same check as Gather.
+void check_gather_elements(const Node& n, const std::vector<const Tensor*>& in) { check_gather(n, in); }
 
 // ---------------------------------------------------------------- GatherND
 
@@ -162,6 +175,14 @@ std::vector<Tensor> run_gather_nd(const KernelContext& c) {
   return {y};
 }
 
+void check_gather_nd(const Node& n, const std::vector<const Tensor*>& in) {
+  const Tensor &x = *in[0], &ind = *in[1];
+  GatherNdShape s = gather_nd_shape(n, x.dims(), ind.dims());
+  std::vector<int64_t> idx = ind.to_int_vector();
+  for (size_t i = 0; i < idx.size(); ++i)
+    checked_index(n, idx[i], x.dims()[static_cast<size_t>(s.batch_dims) + i % static_cast<size_t>(s.last)]);
+}
+
 // ---------------------------------------------------------------- Compress
 
 void infer_compress(InferContext& c) {
@@ -218,13 +239,15 @@ std::vector<Tensor> run_compress(const KernelContext& c) {
 
 void register_tensor_gather_ops(OpRegistry& r) {
   r.add({.name = "Gather", .min_opset = 1, .mapping = MappingType::OneToMany, .linear_inputs = {0},
-         .infer = infer_gather, .reference = run_gather, .flops = zero_flops, .attributes = {"axis"}});
+         .infer = infer_gather, .reference = run_gather, .flops = zero_flops, .attributes = {"axis"},
+         .value_check = check_gather});
   // Each output element reads one input element chosen by the index: like Gather.
   r.add({.name = "GatherElements", .min_opset = 11, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_gather_elements, .reference = run_gather_elements, .flops = zero_flops,
-         .attributes = {"axis"}});
+         .attributes = {"axis"}, .value_check = check_gather_elements});
   r.add({.name = "GatherND", .min_opset = 11, .mapping = MappingType::OneToMany, .linear_inputs = {0},
-         .infer = infer_gather_nd, .reference = run_gather_nd, .flops = zero_flops, .attributes = {"batch_dims"}});
+         .infer = infer_gather_nd, .reference = run_gather_nd, .flops = zero_flops, .attributes = {"batch_dims"},
+         .value_check = check_gather_nd});
   // Compress keeps a data-dependent subset of slices: its output shape and
   // index mapping depend on the condition values, so many-to-many.
   r.add({.name = "Compress", .min_opset = 9, .mapping = MappingType::ManyToMany, .linear_inputs = {0},

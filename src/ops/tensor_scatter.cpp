@@ -153,6 +153,26 @@ std::vector<Tensor> run_scatter_elements(const KernelContext& c) {
   return {y};
 }
 
+// Index ranges of ScatterND (tuples over the leading data dims) and
+// ScatterElements / Scatter (one axis), as their reference kernels check them.
+void check_scatter_nd(const Node& n, const std::vector<const Tensor*>& in) {
+  const Tensor &x = *in[0], &ind = *in[1];
+  int64_t k = ind.rank() ? ind.dim(-1) : 0;
+  TESSERA_CHECK(k <= x.rank(), n.describe(), ": the last indices dim ", k, " exceeds the data rank ", x.rank());
+  std::vector<int64_t> idx = ind.to_int_vector();
+  for (size_t i = 0; k > 0 && i < idx.size(); ++i) {
+    int64_t j = static_cast<int64_t>(i) % k, dim = x.dim(j), v = idx[i];
+    TESSERA_CHECK(v >= -dim && v < dim, n.describe(), ": index ", v, " is out of range for axis ", j, " of size ", dim);
+  }
+}
+
+void check_scatter_elements(const Node& n, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  int64_t dim = x.dim(normalize_axis(n, n.attr_int("axis", 0), x.rank()));
+  for (int64_t v : in[1]->to_int_vector())
+    TESSERA_CHECK(v >= -dim && v < dim, n.describe(), ": index ", v, " is out of range for an axis of size ", dim);
+}
+
 // Without a reduction a scatter only moves data; with one, one operation per update.
 double scatter_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (n.attr_string("reduction", "none") == "none" || ins.size() < 3 || !ins[2]) return 0;
@@ -166,12 +186,14 @@ void register_tensor_scatter_ops(OpRegistry& r) {
   // several updates into one element): many-to-many, so fusion never assumes
   // an index mapping it cannot see.
   r.add({.name = "ScatterND", .min_opset = 11, .mapping = MappingType::ManyToMany, .linear_inputs = {},
-         .infer = infer_scatter_nd, .reference = run_scatter_nd, .flops = scatter_flops, .attributes = {"reduction"}});
+         .infer = infer_scatter_nd, .reference = run_scatter_nd, .flops = scatter_flops, .attributes = {"reduction"},
+         .value_check = check_scatter_nd});
   r.add({.name = "ScatterElements", .min_opset = 11, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_scatter_elements, .reference = run_scatter_elements, .flops = scatter_flops,
-         .attributes = {"axis", "reduction"}});
+         .attributes = {"axis", "reduction"}, .value_check = check_scatter_elements});
   r.add({.name = "Scatter", .min_opset = 9, .mapping = MappingType::ManyToMany, .linear_inputs = {},
-         .infer = infer_scatter_elements, .reference = run_scatter_elements, .flops = zero_flops, .attributes = {"axis"}});
+         .infer = infer_scatter_elements, .reference = run_scatter_elements, .flops = zero_flops, .attributes = {"axis"},
+         .value_check = check_scatter_elements});
 }
 
 }  // namespace tessera

@@ -91,6 +91,12 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
         const Slot& sl = plan.slots[static_cast<size_t>(o)];
         if (sl.kind == SlotKind::Output) owned[static_cast<size_t>(o)] = Tensor(sl.dtype, sl.dims);
       }
+      if (st.def && st.def->value_check) {  // index ranges, division by zero: what the kernel cannot report
+        std::deque<Tensor> views;
+        std::vector<const Tensor*> ins;
+        for (int s : st.inputs) ins.push_back(s < 0 ? nullptr : tensor_of(s, views));
+        st.def->value_check(*st.node, ins);
+      }
       args.clear();
       for (int a : st.args) args.push_back(ptr(a));
       st.kernel->run(args);

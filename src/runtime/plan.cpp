@@ -339,6 +339,8 @@ class Tracer {
                       "[", dims_to_string(params[k].dims()), "] but is bound to ", dtype_name(s.dtype), "[",
                       dims_to_string(s.dims), "]");
       }
+      st.def = &def;
+      if (def.value_check) def.value_check(n, ins);
       st.kernel->run(args);
       // Values baked into the kernel make the plan depend on them.
       for (size_t i = 0; i < nk->value_used.size() && i < n.inputs.size(); ++i)

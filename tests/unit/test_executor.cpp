@@ -146,6 +146,61 @@ TEST(Executor, ArtifactKeepsSchedulesAndPackedWeights) {
   expect_matches_reference(*e, ins);
 }
 
+// Input values a compiled kernel cannot judge are checked before it runs,
+// with the reference kernel's error: out-of-range indices (Gather,
+// GatherElements, GatherND, ScatterElements, ScatterND) and integer division
+// or modulo by zero. The same plan serves the good inputs again afterwards.
+TEST(Executor, BadIndexAndDivisorValuesAreClearErrors) {
+  struct Case {
+    const char* op;
+    Tensor data, good, bad;
+    const char* error;
+  };
+  auto i64 = [](Dims d, std::vector<int64_t> v) { return Tensor::from<int64_t>(d, v); };
+  std::vector<Case> cases = {
+      {"Gather", rand_f32({5, 3}, 1), i64({2}, {4, -5}), i64({2}, {1, 5}), "out of range"},
+      {"GatherElements", rand_f32({4, 3}, 2), i64({2, 3}, {0, 3, -4, 1, 2, 3}),
+       i64({2, 3}, {0, 3, -5, 1, 2, 3}), "out of range"},
+      {"GatherND", rand_f32({4, 3}, 3), i64({2, 2}, {3, 2, 0, -3}), i64({2, 2}, {3, 3, 0, 0}),
+       "out of range"},
+      {"ScatterElements", rand_f32({4, 3}, 4), i64({1, 3}, {0, 3, -4}), i64({1, 3}, {4, 0, 0}),
+       "out of range"},
+      {"ScatterND", rand_f32({4, 3}, 5), i64({2, 1}, {3, -4}), i64({2, 1}, {0, -5}), "out of range"},
+      {"Div", i64({4}, {7, -8, 9, 10}), i64({4}, {2, 3, -4, 5}), i64({4}, {2, 0, -4, 5}),
+       "integer division by zero"},
+      {"Mod", i64({4}, {7, -8, 9, 10}), i64({4}, {2, 3, -4, 5}), i64({4}, {2, 3, 0, 5}),
+       "integer modulo by zero"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    const OpDef* def = OpRegistry::global().find(c.op);
+    ASSERT_TRUE(def && def->value_check) << c.op << " has no value check";
+    auto g = std::make_unique<Graph>();
+    Value* d = g->add_constant("data", c.data);
+    Value* idx = g->add_input("idx", {c.good.dtype(), c.good.dims(), true});
+    std::vector<Value*> ins{d, idx};
+    if (std::string(c.op).rfind("Scatter", 0) == 0) {
+      Dims ud = c.good.dims();
+      if (std::string(c.op) == "ScatterND") ud = {c.good.dim(0), c.data.dim(1)};
+      ins.push_back(g->add_constant("updates", rand_f32(ud, 9)));
+    }
+    g->add_output(g->add_node(c.op, ins, {"y"}, {}, "checked")->outputs[0]);
+    auto m = make(std::move(g));
+    expect_matches_reference(*m, {c.good});
+    ASSERT_TRUE(m->last_plan()->steps[0].compiled) << c.op << " ran its reference kernel";
+    try {
+      m->run({c.bad});
+      FAIL() << c.op << ": bad values ran";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'checked'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.error), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(interpret(m->graph(), {c.bad}), Error);  // the reference agrees
+    expect_matches_reference(*m, {c.good});
+    EXPECT_EQ(m->traces(), 1);
+  }
+}
+
 TEST(Executor, OutputsAreFreshEveryRun) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {3}, true});
