@@ -147,6 +147,12 @@ Expr min_of(Expr source, std::vector<ReduceAxis> axes, Expr condition) {
   return loop::reduce(ReduceOp::Min, std::move(source), std::move(axes), std::move(condition));
 }
 
+int64_t Tensor::dim(int i) const {
+  int r = rank();
+  TESSERA_CHECK(i >= -r && i < r, "tensor expression: dimension ", i, " of ", name(), " (rank ", r, ")");
+  return shape()[static_cast<size_t>(i < 0 ? i + r : i)];
+}
+
 Expr if_then_else(Expr cond, Expr t, Expr f) {
   Expr guard = loop::call(cond.type(), "te.guard", {cond});
   return loop::select(std::move(guard), std::move(t), std::move(f));

@@ -77,7 +77,8 @@ class Tensor {
   const StagePtr& stage_ptr() const { return stage_; }
   int index() const { return index_; }
   const Dims& shape() const { return stage_->shapes[static_cast<size_t>(index_)]; }
-  int64_t dim(int i) const { return shape()[static_cast<size_t>(i)]; }
+  // Dimension i; negative i counts from the end. Throws when out of range.
+  int64_t dim(int i) const;
   int rank() const { return static_cast<int>(shape().size()); }
   DType dtype() const { return stage_->dtypes[static_cast<size_t>(index_)]; }
   Type type() const { return {dtype(), 1}; }

@@ -79,6 +79,10 @@ TEST(TensorExpr, BuildsStagesAndPrints) {
   EXPECT_NE(text.find("c[i, j] = sum(a[i, r]*b[r, j] over r in [0, +7))  (f32[5x6], matmul)"), std::string::npos) << text;
   EXPECT_NE(text.find("a: placeholder f32[5x7]"), std::string::npos) << text;
   EXPECT_THROW(mm.a(loop::int_imm(0)), Error);  // wrong rank
+  EXPECT_EQ(mm.c.dim(-1), 6);
+  EXPECT_EQ(mm.c.dim(-2), 5);
+  EXPECT_THROW(mm.c.dim(2), Error);
+  EXPECT_THROW(mm.c.dim(-3), Error);
 }
 
 TEST(TensorExpr, InlineComposesFormulas) {
