@@ -204,47 +204,19 @@ struct ConvTGeom {
 };
 
 ConvTGeom convt_geom(const Node& n, const Dims& x, const Dims& w) {
-  TESSERA_CHECK(x.size() >= 3 && w.size() == x.size(), n.describe(), ": X and W must have the same rank >= 3");
+  ConvTShape sh = convt_shape(n, x, w);
   ConvTGeom g;
-  g.group = n.attr_int("group", 1);
-  TESSERA_CHECK(g.group > 0, n.describe(), ": group must be positive");
-  g.N = x[0];
-  g.C = x[1];
-  TESSERA_CHECK(g.C == w[0] && g.C % g.group == 0, n.describe(), ": X has ", g.C, " channels, W ", w[0],
-                ", group ", g.group);
-  g.M = w[1] * g.group;
-  const size_t ns = x.size() - 2;
-  g.nsp = static_cast<int64_t>(ns);
-  WindowAttrs a = read_window_attrs(n, g.nsp, spatial_dims(w), false);
-  std::vector<int64_t> op = n.attr_ints("output_padding", std::vector<int64_t>(ns, 0));
-  if (op.empty()) op.assign(ns, 0);
-  TESSERA_CHECK(op.size() == ns, n.describe(), ": output_padding has ", op.size(), " values, expected ", ns);
-  std::vector<int64_t> oshape = n.attr_ints("output_shape");
-  if (oshape.size() == ns + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
-  TESSERA_CHECK(oshape.empty() || oshape.size() == ns, n.describe(), ": output_shape has ", oshape.size(),
-                " values, expected ", ns);
-  const bool same = a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER";
+  g.N = sh.N;
+  g.C = sh.C;
+  g.M = sh.M;
+  g.group = sh.group;
+  g.nsp = static_cast<int64_t>(x.size()) - 2;
   g.in = spatial_dims(x);
-  g.k = a.kernel;
-  g.s = a.strides;
-  g.d = a.dilations;
-  for (size_t i = 0; i < ns; ++i) {
-    const int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
-    const int64_t full = g.s[i] * (g.in[i] - 1) + op[i] + ek;
-    int64_t pb = a.pads[i], out;
-    if (!oshape.empty() || same) {
-      out = !oshape.empty() ? oshape[i] : g.in[i] * g.s[i];
-      int64_t total = full - out, half = total / 2;
-      if (total < 0) pb = 0;
-      else if (a.auto_pad == "SAME_UPPER") pb = half;
-      else pb = total - half;
-    } else {
-      out = full - a.pads[i] - a.pads[i + ns];
-    }
-    TESSERA_CHECK(out > 0, n.describe(), ": output spatial dim ", i, " would be ", out);
-    g.out.push_back(out);
-    g.pb.push_back(pb);
-  }
+  g.out = sh.out_spatial;
+  g.k = sh.attrs.kernel;
+  g.s = sh.attrs.strides;
+  g.d = sh.attrs.dilations;
+  g.pb.assign(sh.pads.begin(), sh.pads.begin() + g.nsp);
   return g;
 }
 

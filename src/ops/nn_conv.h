@@ -19,6 +19,25 @@ struct ConvShape {
 // unknown dims (-1) propagate.
 ConvShape conv_shape(const Node& n, const Dims& x, const Dims& w);
 
+// Shape facts of one ConvTranspose: X [N, C, in...], W [C, M/group, k...] ->
+// Y [N, M, out...], with output_padding, output_shape and auto_pad resolved
+// into the output size and the (possibly negative) pads.
+struct ConvTShape {
+  int64_t N = -1, C = -1, M = -1, group = 1;
+  WindowAttrs attrs;
+  std::vector<int64_t> out_padding;
+  Dims out_spatial;           // -1 where unknown
+  std::vector<int64_t> pads;  // resolved begins then ends (may be negative)
+  Dims out_dims() const {
+    Dims d{N, M};
+    d.insert(d.end(), out_spatial.begin(), out_spatial.end());
+    return d;
+  }
+};
+
+// Checks X and W and computes the ConvTranspose output shape; unknown dims propagate.
+ConvTShape convt_shape(const Node& n, const Dims& x, const Dims& w);
+
 // Direct convolution: y[n, m, o] += sum_{c, k} w[m, c, k] * x[n, g*C/G + c, o*s - p + k*d].
 // y must hold N*M*out_plane values, pre-filled (zero or bias). A is the
 // accumulator / compute type; the innermost loop runs over the contiguous

@@ -4,22 +4,6 @@
 
 namespace tessera {
 
-namespace {
-
-// X [N, C, in...], W [C, M/group, k...] -> Y [N, M, out...].
-struct ConvTShape {
-  int64_t N = -1, C = -1, M = -1, group = 1;
-  WindowAttrs attrs;
-  std::vector<int64_t> out_padding;
-  Dims out_spatial;
-  std::vector<int64_t> pads;  // resolved begins then ends (may be negative)
-  Dims out_dims() const {
-    Dims d{N, M};
-    d.insert(d.end(), out_spatial.begin(), out_spatial.end());
-    return d;
-  }
-};
-
 ConvTShape convt_shape(const Node& n, const Dims& x, const Dims& w) {
   TESSERA_CHECK(x.size() >= 3, n.describe(), ": input X must have rank >= 3 (N, C, spatial...), got rank ", x.size());
   TESSERA_CHECK(w.size() == x.size(), n.describe(), ": weight W has rank ", w.size(), " but X has rank ", x.size());
@@ -81,6 +65,8 @@ ConvTShape convt_shape(const Node& n, const Dims& x, const Dims& w) {
   }
   return s;
 }
+
+namespace {
 
 void infer_convt(InferContext& c) {
   const TensorType& x = c.in(0);
