@@ -1,5 +1,6 @@
 // Tensor expressions of Resize (opsets 10..19) and Upsample (7, 9), following
-// the reference (src/ops/resize.cpp) step by step: per resized axis the
+// the reference (src/ops/resize.cpp) step by step, with its attributes, plan,
+// tap window and identity-axis test (src/ops/resize.h): per resized axis the
 // source coordinate is computed in f64 from the output index with the same
 // operations, then nearest picks one clamped index, linear / cubic (with
 // antialias, exclude_outside) weigh their taps, normalised by their sum; the
@@ -11,6 +12,7 @@
 #include <cmath>
 
 #include "ops/expr_tensor.h"
+#include "ops/resize.h"
 #include "support/error.h"
 
 namespace tessera::ops::tensor_expr {
@@ -20,190 +22,6 @@ namespace {
 using Out = std::vector<te::Tensor>;
 using Idx = std::vector<Expr>;
 using loop::Var;
-
-enum class Mode { Nearest, Linear, Cubic };
-
-struct Attrs {
-  Mode mode = Mode::Nearest;
-  std::string coord = "half_pixel", nearest = "round_prefer_floor", keep_aspect = "stretch";
-  double cubic_a = -0.75, extrapolation = 0;
-  bool exclude_outside = false, antialias = false, legacy = false;
-  std::vector<int64_t> axes;
-};
-
-Attrs read_attrs(const Node& n, int64_t opset, int64_t rank) {
-  Attrs a;
-  bool upsample = n.op_type == "Upsample";
-  std::string mode = n.attr_string("mode", "nearest");
-  if (mode == "nearest") a.mode = Mode::Nearest;
-  else if (mode == "linear" || (upsample && mode == "bilinear")) a.mode = Mode::Linear;
-  else if (mode == "cubic" && !upsample && opset >= 11) a.mode = Mode::Cubic;
-  else TESSERA_FAIL(n.describe(), ": unsupported mode '", mode, "'");
-  a.legacy = upsample || opset < 11;
-  if (a.legacy) {
-    a.coord = "asymmetric";
-  } else {
-    a.coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
-    static const char* coords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                   "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-    TESSERA_CHECK(std::find(std::begin(coords), std::end(coords), a.coord) != std::end(coords), n.describe(),
-                  ": unsupported coordinate_transformation_mode '", a.coord, "'");
-    a.nearest = n.attr_string("nearest_mode", "round_prefer_floor");
-    TESSERA_CHECK(a.nearest == "round_prefer_floor" || a.nearest == "round_prefer_ceil" || a.nearest == "floor" ||
-                      a.nearest == "ceil",
-                  n.describe(), ": unsupported nearest_mode '", a.nearest, "'");
-    a.cubic_a = n.attr_float("cubic_coeff_a", -0.75f);
-    a.exclude_outside = n.attr_int("exclude_outside", 0) != 0;
-    a.extrapolation = n.attr_float("extrapolation_value", 0.0f);
-    a.antialias = n.attr_int("antialias", 0) != 0;
-    a.keep_aspect = n.attr_string("keep_aspect_ratio_policy", "stretch");
-  }
-  if (!a.legacy && n.has_attr("axes")) {
-    for (int64_t ax : n.attr_ints("axes")) a.axes.push_back(normalize_axis(n, ax, rank));
-  } else {
-    for (int64_t d = 0; d < rank; ++d) a.axes.push_back(d);
-  }
-  return a;
-}
-
-// Per dim: output size, scale and ROI of the coordinate transform.
-struct Plan {
-  Dims out;
-  std::vector<double> scale, roi_start, roi_end;
-};
-
-Plan make_plan(const Node& n, const Attrs& a, const Dims& xd, const std::vector<double>* scales,
-               const std::vector<int64_t>* sizes, const std::vector<double>* roi) {
-  size_t rank = xd.size(), na = a.axes.size();
-  Plan p{xd, std::vector<double>(rank, 1.0), std::vector<double>(rank, 0.0), std::vector<double>(rank, 1.0)};
-  if (scales) {
-    TESSERA_CHECK(scales->size() == na, n.describe(), ": scales has ", scales->size(), " values for ", na, " axes");
-    for (size_t k = 0; k < na; ++k) {
-      double s = (*scales)[k];
-      TESSERA_CHECK(s > 0 && std::isfinite(s), n.describe(), ": scales must be positive, got ", s);
-      size_t d = static_cast<size_t>(a.axes[k]);
-      p.scale[d] = s;
-      p.out[d] = static_cast<int64_t>(std::floor(static_cast<double>(xd[d]) * s));
-    }
-  } else {
-    TESSERA_CHECK(sizes && sizes->size() == na, n.describe(), ": sizes must have one value per resized axis");
-    if (a.keep_aspect == "stretch") {
-      for (size_t k = 0; k < na; ++k) {
-        size_t d = static_cast<size_t>(a.axes[k]);
-        p.out[d] = (*sizes)[k];
-        p.scale[d] = xd[d] > 0 ? static_cast<double>((*sizes)[k]) / static_cast<double>(xd[d]) : 1.0;
-      }
-    } else {
-      bool known = true;
-      double s = a.keep_aspect == "not_larger" ? INFINITY : 0.0;
-      for (size_t k = 0; k < na; ++k) {
-        int64_t in = xd[static_cast<size_t>(a.axes[k])];
-        if (in <= 0) {
-          known = false;
-          continue;
-        }
-        double r = static_cast<double>((*sizes)[k]) / static_cast<double>(in);
-        s = a.keep_aspect == "not_larger" ? std::min(s, r) : std::max(s, r);
-      }
-      for (size_t k = 0; k < na; ++k) {
-        size_t d = static_cast<size_t>(a.axes[k]);
-        p.scale[d] = known ? s : 1.0;
-        p.out[d] = known ? static_cast<int64_t>(std::floor(s * static_cast<double>(xd[d]) + 0.5)) : -1;
-      }
-    }
-  }
-  if (a.coord == "tf_crop_and_resize") {
-    TESSERA_CHECK(roi && roi->size() == 2 * na, n.describe(), ": tf_crop_and_resize needs an roi of ", 2 * na,
-                  " values");
-    for (size_t k = 0; k < na; ++k) {
-      size_t d = static_cast<size_t>(a.axes[k]);
-      p.roi_start[d] = (*roi)[k];
-      p.roi_end[d] = (*roi)[k + na];
-    }
-  }
-  return p;
-}
-
-// The reference's source coordinate of output index o (scalar double), for
-// the identity test at compile time; extrap set when outside (crop mode).
-double coordinate(const Attrs& a, double xo, int64_t in, int64_t out, double scale, double rs, double re,
-                  bool& extrap) {
-  const double in_w = static_cast<double>(in), out_w = scale * in_w;
-  const std::string& m = a.coord;
-  extrap = false;
-  if (m == "half_pixel") return (xo + 0.5) / scale - 0.5;
-  if (m == "half_pixel_symmetric") {
-    double adjustment = static_cast<double>(out) / out_w, center = in_w / 2;
-    return center * (1 - adjustment) + (xo + 0.5) / scale - 0.5;
-  }
-  if (m == "pytorch_half_pixel") return out > 1 ? (xo + 0.5) / scale - 0.5 : 0.0;
-  if (m == "align_corners") return out_w == 1 ? 0.0 : xo * (in_w - 1) / (out_w - 1);
-  if (m == "asymmetric") return xo / scale;
-  if (m == "tf_half_pixel_for_nn") return (xo + 0.5) / scale;
-  double x = out_w == 1 ? (re - rs) * (in_w - 1) / 2 : xo * (re - rs) * (in_w - 1) / (out_w - 1);
-  x += rs * (in_w - 1);
-  extrap = x < 0 || x > in_w - 1;
-  return x;
-}
-
-double cubic_kernel(double x, double A) {
-  x = std::fabs(x);
-  if (x <= 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
-  if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
-  return 0.0;
-}
-
-// The tap window [start, end) relative to floor(x) for linear / cubic.
-std::pair<int64_t, int64_t> tap_window(const Attrs& a, double scale) {
-  const double support = a.mode == Mode::Linear ? 1.0 : 2.0;
-  const double s = a.antialias ? std::min(scale, 1.0) : 1.0;
-  int64_t start = static_cast<int64_t>(std::floor(-support / s)) + 1;
-  return {start, 2 - start};
-}
-
-// True when the axis maps every output index o to input o with weight 1 (the
-// reference then skips it), computed exactly as the reference does.
-bool identity_axis(const Attrs& a, int64_t in, int64_t out, double scale, double rs, double re) {
-  if (in != out) return false;
-  const double in_w = static_cast<double>(in);
-  auto clampi = [&](double i) { return std::isnan(i) ? int64_t{0} : static_cast<int64_t>(std::clamp(i, 0.0, in_w - 1)); };
-  for (int64_t o = 0; o < out; ++o) {
-    bool ext = false;
-    double x = coordinate(a, static_cast<double>(o), in, out, scale, rs, re, ext);
-    if (ext) return false;
-    double x0 = std::floor(x), r = x - x0;
-    if (a.mode == Mode::Nearest) {
-      double idx;
-      if (a.legacy) idx = scale < 1 ? std::ceil(x) : x0;
-      else if (r == 0) idx = x0;
-      else if (a.nearest == "round_prefer_floor") idx = r <= 0.5 ? x0 : x0 + 1;
-      else if (a.nearest == "round_prefer_ceil") idx = r < 0.5 ? x0 : x0 + 1;
-      else if (a.nearest == "floor") idx = x0;
-      else idx = x0 + 1;
-      if (clampi(idx) != o) return false;
-      continue;
-    }
-    auto [start, end] = tap_window(a, scale);
-    const double s = a.antialias ? std::min(scale, 1.0) : 1.0;
-    double sum = 0;
-    std::vector<std::pair<double, double>> raw;
-    for (int64_t i = start; i < end; ++i) {
-      double arg = (static_cast<double>(i) - r) * s;
-      double w = a.mode == Mode::Linear ? std::clamp(1 - std::fabs(arg), 0.0, 1.0) : cubic_kernel(arg, a.cubic_a);
-      double idx = x0 + static_cast<double>(i);
-      if (a.exclude_outside && (idx < 0 || idx > in_w - 1)) w = 0;
-      raw.push_back({idx, w});
-      sum += w;
-    }
-    int taps = 0;
-    for (auto& [idx, w] : raw) {
-      if (w == 0) continue;
-      if (++taps > 1 || clampi(idx) != o || (sum != 0 ? w / sum : w) != 1.0) return false;
-    }
-    if (taps != 1) return false;
-  }
-  return true;
-}
 
 Expr f64(double v) { return loop::float_imm(v, {DType::F64, 1}); }
 
@@ -231,8 +49,8 @@ class Builder {
   std::vector<std::pair<Var, Expr>> lets_;
 };
 
-AxisTaps axis_taps(Builder& b, const Attrs& a, const Expr& o, int64_t in, int64_t out, double scale, double rs,
-                   double re, const std::string& tag) {
+AxisTaps axis_taps(Builder& b, const ResizeAttrs& a, const Expr& o, int64_t in, int64_t out, double scale,
+                   double rs, double re, const std::string& tag) {
   AxisTaps t;
   const double in_w = static_cast<double>(in), out_w = scale * in_w;
   const std::string& m = a.coord;
@@ -260,7 +78,7 @@ AxisTaps axis_taps(Builder& b, const Attrs& a, const Expr& o, int64_t in, int64_
   Expr r = b.bind(x - x0, "r" + tag);
   // Clamped in floating point, then converted (the coordinate is finite).
   auto clampi = [&](const Expr& i) { return cast_to(loop::max(loop::min(i, f64(in_w - 1)), f64(0.0)), DType::I64); };
-  if (a.mode == Mode::Nearest) {
+  if (a.mode == ResizeMode::Nearest) {
     Expr idx;
     if (a.legacy) idx = scale < 1 ? loop::call("ceil", {x}) : x0;
     else if (a.nearest == "round_prefer_floor") idx = loop::select(r <= f64(0.5), x0, x0 + f64(1.0));
@@ -270,15 +88,15 @@ AxisTaps axis_taps(Builder& b, const Attrs& a, const Expr& o, int64_t in, int64_
     t.index.push_back(b.bind(clampi(idx), "i" + tag));
     return t;
   }
-  auto [start, end] = tap_window(a, scale);
-  const double s = a.antialias ? std::min(scale, 1.0) : 1.0;
+  const ResizeWindow win = resize_tap_window(a, scale);
+  const int64_t start = win.start;
   std::vector<Expr> w, idx;
   Expr sum;
-  for (int64_t i = start; i < end; ++i) {
+  for (int64_t i = start; i < win.end; ++i) {
     Expr arg = f64(static_cast<double>(i)) - r;
-    if (s != 1.0) arg = arg * f64(s);
+    if (win.arg_scale != 1.0) arg = arg * f64(win.arg_scale);
     Expr wi;
-    if (a.mode == Mode::Linear) {
+    if (a.mode == ResizeMode::Linear) {
       Expr v = b.bind(f64(1.0) - loop::call("abs", {arg}), "l" + tag + "_" + std::to_string(i - start));
       wi = loop::select(v < f64(0.0), f64(0.0), loop::select(f64(1.0) < v, f64(1.0), v));
     } else {
@@ -307,45 +125,18 @@ Out resize(ExprContext& c) {
   const Node& n = c.node;
   const te::Tensor& x = c.in(0);
   const Dims& xd = x.shape();
-  Attrs a = read_attrs(n, c.opset, x.rank());
-  // Input slots of roi / scales / sizes for this op and opset.
-  int roi_i = -1, scales_i = -1, sizes_i = -1;
-  if (n.op_type == "Upsample") scales_i = c.opset >= 9 ? 1 : -1;
-  else if (c.opset < 11) scales_i = 1;
-  else roi_i = 1, scales_i = 2, sizes_i = 3;
-  auto get = [&](int i) -> const Tensor* {  // present and non-empty
-    if (i < 0 || !c.has_input(i) || numel_of(c.in(i).shape()) == 0) return nullptr;
-    return &c.value(i);
-  };
-  auto doubles = [](const Tensor& t) {
-    std::vector<double> v;
-    for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_double(i));
-    return v;
-  };
-  std::vector<double> scales, roi;
-  std::vector<int64_t> sizes;
-  const Tensor* tz = get(sizes_i);
-  const Tensor* tr = get(roi_i);
-  if (scales_i < 0) {
-    for (float f : n.attr_floats("scales")) scales.push_back(f);
-  } else if (!tz) {
-    const Tensor* ts = get(scales_i);
-    TESSERA_CHECK(ts, n.describe(), ": one of 'scales' and 'sizes' must be given");
-    scales = doubles(*ts);
-  }
-  if (tz) {
-    TESSERA_CHECK(!get(scales_i), n.describe(), ": only one of 'scales' and 'sizes' may be given");
-    sizes = tz->to_int_vector();
-  }
-  if (tr && a.coord == "tf_crop_and_resize") roi = doubles(*tr);
-  Plan p = make_plan(n, a, xd, tz ? nullptr : &scales, tz ? &sizes : nullptr, tr ? &roi : nullptr);
+  ResizeAttrs a = read_resize_attrs(n, c.opset, x.rank());
+  ResizePlan p = resize_plan_from_inputs(n, c.opset, a, xd, [&](int i) -> const Tensor* {
+    // Present and non-empty (reading a value makes the kernel depend on it).
+    return c.has_input(i) && numel_of(c.in(i).shape()) > 0 ? &c.value(i) : nullptr;
+  });
   const Dims& od = c.out(0).dims;
   TESSERA_CHECK(p.out == od, n.describe(), ": resize plan gives ", dims_to_string(p.out), " but inference says ",
                 dims_to_string(od));
   std::vector<size_t> active;
   for (size_t d = 0; d < xd.size(); ++d) {
     TESSERA_CHECK(xd[d] > 0 || od[d] == 0, n.describe(), ": cannot resize an empty axis ", d, " to ", od[d]);
-    if (numel_of(od) > 0 && !identity_axis(a, xd[d], od[d], p.scale[d], p.roi_start[d], p.roi_end[d]))
+    if (numel_of(od) > 0 && !resize_axis_taps(a, xd[d], od[d], p.scale[d], p.roi_start[d], p.roi_end[d]).identity)
       active.push_back(d);
   }
   DType dt = x.dtype();
@@ -361,7 +152,7 @@ Out resize(ExprContext& c) {
     }
     Idx in = o;
     Expr v;
-    if (a.mode == Mode::Nearest) {
+    if (a.mode == ResizeMode::Nearest) {
       for (size_t k = 0; k < active.size(); ++k) in[active[k]] = taps[k].index[0];
       v = x(in);  // one tap of weight 1: the element itself (64-bit integers pass through f64 like the reference)
       if (dt == DType::I64 || dt == DType::U64) v = f64_to(cast_to(v, DType::F64), dt);

@@ -9,36 +9,25 @@
 
 #include "ops/nn_extra.h"
 #include "ops/op_helpers.h"
+#include "ops/resize.h"
 
 namespace tessera {
 namespace {
 
-enum class Mode { Nearest, Linear, Cubic };
-
-struct ResizeAttrs {
-  Mode mode = Mode::Nearest;
-  std::string coord = "half_pixel";
-  std::string nearest = "round_prefer_floor";
-  double cubic_a = -0.75;
-  bool exclude_outside = false;
-  bool antialias = false;
-  double extrapolation = 0.0;
-  std::string keep_aspect = "stretch";
-  std::vector<int64_t> axes;  // normalized; all axes when the attribute is absent
-  bool legacy = false;        // Upsample / Resize-10: asymmetric, "simple" nearest rounding
-};
-
 bool is_upsample(const Node& n) { return n.op_type == "Upsample"; }
 
-ResizeAttrs read_attrs(const Node& n, int64_t opset, int64_t rank) {
+}  // namespace
+
+// Mode, coordinate transform, nearest rounding, cubic / antialias options and the resized axes, all checked.
+ResizeAttrs read_resize_attrs(const Node& n, int64_t opset, int64_t rank) {
   ResizeAttrs a;
   std::string mode = n.attr_string("mode", "nearest");
   if (mode == "nearest") {
-    a.mode = Mode::Nearest;
+    a.mode = ResizeMode::Nearest;
   } else if (mode == "linear" || (is_upsample(n) && mode == "bilinear")) {
-    a.mode = Mode::Linear;
+    a.mode = ResizeMode::Linear;
   } else if (mode == "cubic" && !is_upsample(n) && opset >= 11) {
-    a.mode = Mode::Cubic;
+    a.mode = ResizeMode::Cubic;
   } else {
     TESSERA_FAIL(n.describe(), ": unsupported mode '", mode, "'");
   }
@@ -77,12 +66,7 @@ ResizeAttrs read_attrs(const Node& n, int64_t opset, int64_t rank) {
   return a;
 }
 
-// Output dims and, per dim, the scale and ROI used by the coordinate transform.
-struct ResizePlan {
-  Dims out;
-  std::vector<double> scale;
-  std::vector<double> roi_start, roi_end;
-};
+namespace {
 
 // `scales` or `sizes` (exactly one non-null); dims of `xd` may be -1 (then the
 // matching outputs are -1).
@@ -180,16 +164,49 @@ double cubic_kernel(double x, double A) {
   return 0.0;
 }
 
-// Per-axis interpolation: for each output index, (input index, weight) taps,
-// or the extrapolation flag.
-struct AxisTaps {
-  std::vector<std::vector<std::pair<int64_t, double>>> taps;
-  std::vector<char> extrap;
-  bool identity = true;
-};
+void check_one_of(const Node& n, bool has_scales, bool has_sizes) {
+  TESSERA_CHECK(!(has_scales && has_sizes), n.describe(), ": only one of 'scales' and 'sizes' may be given");
+  TESSERA_CHECK(has_scales || has_sizes, n.describe(), ": one of 'scales' and 'sizes' must be given");
+}
 
-AxisTaps axis_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, double rs, double re) {
-  AxisTaps t;
+}  // namespace
+
+// Reads scales (input or Upsample-7 attribute) or sizes, and roi, then plans the output.
+ResizePlan resize_plan_from_inputs(const Node& n, int64_t opset, const ResizeAttrs& a, const Dims& xd,
+                                   const std::function<const Tensor*(int)>& input) {
+  InputSlots slots = input_slots(n, opset);
+  auto get = [&](int i) -> const Tensor* {
+    if (i < 0) return nullptr;
+    const Tensor* t = input(i);
+    return t && t->numel() > 0 ? t : nullptr;
+  };
+  std::vector<double> scales, roi;
+  std::vector<int64_t> sizes;
+  const Tensor* ts = get(slots.scales);
+  const Tensor* tz = get(slots.sizes);
+  const Tensor* tr = get(slots.roi);
+  if (slots.scales < 0) {
+    scales = attr_scales(n);
+  } else {
+    check_one_of(n, ts != nullptr, tz != nullptr);
+    if (ts) scales = to_doubles(*ts);
+  }
+  if (tz) sizes = tz->to_int_vector();
+  if (tr) roi = to_doubles(*tr);
+  return make_plan(n, a, xd, tz ? nullptr : &scales, tz ? &sizes : nullptr, tr ? &roi : nullptr);
+}
+
+// The kernel's support (1 linear, 2 cubic) widened by 1 / scale when antialiasing a downscale.
+ResizeWindow resize_tap_window(const ResizeAttrs& a, double scale) {
+  const double support = a.mode == ResizeMode::Linear ? 1.0 : 2.0;
+  const double s = a.antialias ? std::min(scale, 1.0) : 1.0;
+  const int64_t start = static_cast<int64_t>(std::floor(-support / s)) + 1;
+  return {start, 2 - start, s};
+}
+
+// Coordinate transform, then nearest index or normalised linear / cubic weights, per output index.
+ResizeAxisTaps resize_axis_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, double rs, double re) {
+  ResizeAxisTaps t;
   t.taps.resize(static_cast<size_t>(out));
   t.extrap.assign(static_cast<size_t>(out), 0);
   const double in_w = static_cast<double>(in);
@@ -228,7 +245,7 @@ AxisTaps axis_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
     auto clampi = [&](double i) {
       return std::isnan(i) ? int64_t{0} : static_cast<int64_t>(std::clamp(i, 0.0, in_w - 1));
     };
-    if (a.mode == Mode::Nearest) {
+    if (a.mode == ResizeMode::Nearest) {
       double idx;
       if (a.legacy) {
         idx = scale < 1 ? std::ceil(x) : x0;
@@ -245,15 +262,13 @@ AxisTaps axis_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
       }
       taps.push_back({clampi(idx), 1.0});
     } else {
-      const double support = a.mode == Mode::Linear ? 1.0 : 2.0;
-      const double s = a.antialias ? std::min(scale, 1.0) : 1.0;
-      const int64_t start = static_cast<int64_t>(std::floor(-support / s)) + 1;
-      const int64_t end = 2 - start;  // exclusive
+      const ResizeWindow win = resize_tap_window(a, scale);
       double sum = 0;
       std::vector<std::pair<double, double>> raw;  // (unclamped index, weight)
-      for (int64_t i = start; i < end; ++i) {
-        double arg = (static_cast<double>(i) - r) * s;
-        double w = a.mode == Mode::Linear ? std::clamp(1 - std::fabs(arg), 0.0, 1.0) : cubic_kernel(arg, a.cubic_a);
+      for (int64_t i = win.start; i < win.end; ++i) {
+        double arg = (static_cast<double>(i) - r) * win.arg_scale;
+        double w = a.mode == ResizeMode::Linear ? std::clamp(1 - std::fabs(arg), 0.0, 1.0)
+                                                : cubic_kernel(arg, a.cubic_a);
         double idx = x0 + static_cast<double>(i);
         if (a.exclude_outside && (idx < 0 || idx > in_w - 1)) w = 0;
         raw.push_back({idx, w});
@@ -270,15 +285,12 @@ AxisTaps axis_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
   return t;
 }
 
-void check_one_of(const Node& n, bool has_scales, bool has_sizes) {
-  TESSERA_CHECK(!(has_scales && has_sizes), n.describe(), ": only one of 'scales' and 'sizes' may be given");
-  TESSERA_CHECK(has_scales || has_sizes, n.describe(), ": one of 'scales' and 'sizes' must be given");
-}
+namespace {
 
 void infer_resize(InferContext& c) {
   const Node& n = c.node;
   const TensorType& x = c.in(0);
-  ResizeAttrs a = read_attrs(n, c.opset, x.rank());
+  ResizeAttrs a = read_resize_attrs(n, c.opset, x.rank());
   InputSlots slots = input_slots(n, c.opset);
   TensorType out;
   out.dtype = x.dtype;
@@ -314,7 +326,7 @@ void infer_resize(InferContext& c) {
 }
 
 template <class T>
-void resize_loop(const Tensor& x, Tensor& y, const std::vector<AxisTaps>& axes, double extrap) {
+void resize_loop(const Tensor& x, Tensor& y, const std::vector<ResizeAxisTaps>& axes, double extrap) {
   const T* src = x.data<T>();
   T* dst = y.data<T>();
   const Dims& od = y.dims();
@@ -359,31 +371,15 @@ void resize_loop(const Tensor& x, Tensor& y, const std::vector<AxisTaps>& axes, 
 std::vector<Tensor> run_resize(const KernelContext& c) {
   const Node& n = c.node;
   const Tensor& x = c.in(0);
-  ResizeAttrs a = read_attrs(n, c.opset, x.rank());
-  InputSlots slots = input_slots(n, c.opset);
-  auto get = [&](int i) -> const Tensor* {
-    if (i < 0 || !c.has_input(i) || c.inputs[static_cast<size_t>(i)]->numel() == 0) return nullptr;
-    return c.inputs[static_cast<size_t>(i)];
-  };
-  std::vector<double> scales, roi;
-  std::vector<int64_t> sizes;
-  const Tensor* ts = get(slots.scales);
-  const Tensor* tz = get(slots.sizes);
-  const Tensor* tr = get(slots.roi);
-  if (slots.scales < 0) {
-    scales = attr_scales(n);
-  } else {
-    check_one_of(n, ts != nullptr, tz != nullptr);
-    if (ts) scales = to_doubles(*ts);
-  }
-  if (tz) sizes = tz->to_int_vector();
-  if (tr) roi = to_doubles(*tr);
-  ResizePlan p = make_plan(n, a, x.dims(), tz ? nullptr : &scales, tz ? &sizes : nullptr, tr ? &roi : nullptr);
-  std::vector<AxisTaps> axes;
+  ResizeAttrs a = read_resize_attrs(n, c.opset, x.rank());
+  ResizePlan p = resize_plan_from_inputs(n, c.opset, a, x.dims(), [&](int i) {
+    return c.has_input(i) ? c.inputs[static_cast<size_t>(i)] : nullptr;
+  });
+  std::vector<ResizeAxisTaps> axes;
   for (size_t d = 0; d < p.out.size(); ++d) {
     int64_t in = x.dims()[d];
     TESSERA_CHECK(in > 0 || p.out[d] == 0, n.describe(), ": cannot resize an empty axis ", d, " to ", p.out[d]);
-    axes.push_back(axis_taps(a, in, p.out[d], p.scale[d], p.roi_start[d], p.roi_end[d]));
+    axes.push_back(resize_axis_taps(a, in, p.out[d], p.scale[d], p.roi_start[d], p.roi_end[d]));
   }
   Tensor y(x.dtype(), p.out);
   dispatch_dtype(x.dtype(), [&]<class T>() { resize_loop<T>(x, y, axes, a.extrapolation); });
