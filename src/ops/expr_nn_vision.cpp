@@ -1,6 +1,7 @@
 // Tensor expressions of the convolution-shaped vision ops: Col2Im (N-D) and
 // DeformConv (2-D). Both compute in f64 like their references.
 #include "ops/expr_nn.h"
+#include "ops/vision_conv.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -94,29 +95,10 @@ std::vector<te::Tensor> deform_conv_expr(ExprContext& c) {
   const te::Tensor& O = c.in(2);
   const te::Tensor* B = c.has_input(3) ? &c.in(3) : nullptr;
   const te::Tensor* Mk = c.has_input(4) ? &c.in(4) : nullptr;
-  TESSERA_CHECK(X.rank() == 4 && W.rank() == 4, n.describe(), ": only 2-D DeformConv is supported");
-  std::vector<int64_t> k = n.attr_ints("kernel_shape");
-  if (k.empty()) k = {W.dim(2), W.dim(3)};
-  TESSERA_CHECK(k.size() == 2, n.describe(), ": kernel_shape must have 2 values");
-  std::vector<int64_t> s = axis_attr(n, "strides", 2, 1), dl = axis_attr(n, "dilations", 2, 1),
-                       p = axis_attr(n, "pads", 4, 0);
-  const int64_t kh = k[0], kw = k[1], H = X.dim(2), Wd = X.dim(3);
-  const int64_t oh = (H + p[0] + p[2] - dl[0] * (kh - 1) - 1) / s[0] + 1;
-  const int64_t ow = (Wd + p[1] + p[3] - dl[1] * (kw - 1) - 1) / s[1] + 1;
-  TESSERA_CHECK(kh > 0 && kw > 0 && oh > 0 && ow > 0, n.describe(), ": kernel ", kh, "x", kw, " gives an empty output");
-  const int64_t N = X.dim(0), C = X.dim(1), OC = W.dim(0);
-  const int64_t group = n.attr_int("group", 1), og = n.attr_int("offset_group", 1);
-  TESSERA_CHECK(group > 0 && C % group == 0 && OC % group == 0 && W.dim(1) == C / group, n.describe(), ": W shape ",
-                dims_to_string(W.shape()), " does not fit ", C, " channels in ", group, " groups");
-  TESSERA_CHECK(og > 0 && C % og == 0, n.describe(), ": offset_group ", og, " does not divide ", C, " channels");
-  TESSERA_CHECK(W.dim(2) == kh && W.dim(3) == kw, n.describe(), ": kernel_shape does not match W");
-  const int64_t K = kh * kw;
-  TESSERA_CHECK(O.shape() == Dims({N, og * 2 * K, oh, ow}), n.describe(), ": offset must be ",
-                dims_to_string({N, og * 2 * K, oh, ow}));
-  if (Mk)
-    TESSERA_CHECK(Mk->shape() == Dims({N, og * K, oh, ow}), n.describe(), ": mask must be ",
-                  dims_to_string({N, og * K, oh, ow}));
-  if (B) TESSERA_CHECK(B->shape() == Dims({OC}), n.describe(), ": B must be [", OC, "]");
+  const DeformConvShape g = deform_conv_shape(n, X.shape(), W.shape(), O.shape(), Mk ? &Mk->shape() : nullptr,
+                                              B ? &B->shape() : nullptr);
+  const int64_t kh = g.kh, kw = g.kw, oh = g.oh, ow = g.ow, H = g.H, Wd = g.W, N = g.N, C = g.C, OC = g.OC;
+  const int64_t group = g.group, og = g.offset_group;
   for (const te::Tensor* t : {&X, &W, &O, B, Mk})
     if (t) TESSERA_CHECK(is_float(t->dtype()), n.describe(), ": DeformConv needs float inputs");
   const DType F64 = DType::F64;
@@ -127,10 +109,10 @@ std::vector<te::Tensor> deform_conv_expr(ExprContext& c) {
   te::Tensor sample = te::compute({N, C, kh, kw, oh, ow}, [&](const Indices& i) {
     Expr b = i[0], ch = i[1], ki = i[2], kj = i[3], oy = i[4], ox = i[5];
     Expr o = cpo == C ? loop::int_imm(0) : ch / cpo;
-    Expr kk = ki * kw + kj;
-    Expr dy = f64(O(b, o * (2 * K) + kk * 2, oy, ox)), dx = f64(O(b, o * (2 * K) + kk * 2 + 1, oy, ox));
-    Expr yy = f64(oy * s[0] - p[0] + ki * dl[0]) + dy;
-    Expr xx = f64(ox * s[1] - p[1] + kj * dl[1]) + dx;
+    Expr dyc = g.offset_channel(o, ki * kw + kj);
+    Expr dy = f64(O(b, dyc, oy, ox)), dx = f64(O(b, dyc + 1, oy, ox));
+    Expr yy = f64(g.sample_y(oy, ki)) + dy;
+    Expr xx = f64(g.sample_x(ox, kj)) + dx;
     Expr inside = yy > fconst(-1) && yy < fconst(static_cast<double>(H)) && xx > fconst(-1) &&
                   xx < fconst(static_cast<double>(Wd));
     Expr fy = loop::call("floor", {yy}), fx = loop::call("floor", {xx});
@@ -158,7 +140,7 @@ std::vector<te::Tensor> deform_conv_expr(ExprContext& c) {
     Expr col = sample(b, ch, ry.var, rx.var, oy, ox);
     if (Mk) {
       Expr o = cpo == C ? loop::int_imm(0) : ch / cpo;
-      col = col * f64((*Mk)(b, o * K + Expr(ry.var) * kw + rx.var, oy, ox));
+      col = col * f64((*Mk)(b, g.mask_channel(o, Expr(ry.var) * kw + rx.var), oy, ox));
     }
     Expr start = B ? f64((*B)(std::vector<Expr>{oc})) : fconst(0);
     return loop::reduce(loop::ReduceOp::Sum, f64(W(oc, rc, ry.var, rx.var)) * col, axes, {}, start);

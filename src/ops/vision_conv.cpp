@@ -6,6 +6,7 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/vision_conv.h"
 
 namespace tessera {
 namespace {
@@ -99,24 +100,48 @@ std::vector<Tensor> run_col2im(const KernelContext& c) {
   return {numeric_tensor(X.dtype(), od, y)};
 }
 
+}  // namespace
+
 // ---- DeformConv --------------------------------------------------------------
 
-struct DeformGeom {
-  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
-};
-
-DeformGeom deform_geom(const Node& n, const Dims& x, const Dims& w) {
+// Reads kernel_shape (default W's), strides, dilations and pads; oh / ow stay -1 where X's dims are unknown.
+DeformConvShape deform_conv_geom(const Node& n, const Dims& x, const Dims& w) {
   std::vector<int64_t> k = n.attr_ints("kernel_shape");
   if (k.empty()) k = {w[2], w[3]};
   TESSERA_CHECK(k.size() == 2, n.describe(), ": kernel_shape must have 2 values");
   std::vector<int64_t> s = axis_attr(n, "strides", 2, 1), d = axis_attr(n, "dilations", 2, 1),
                        p = axis_attr(n, "pads", 4, 0);
-  DeformGeom g{k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3], -1, -1};
+  DeformConvShape g{k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3]};
   TESSERA_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0, n.describe(), ": strides and dilations must be positive");
   if (x[2] >= 0 && g.kh >= 0) g.oh = (x[2] + g.pt + g.pb - g.dh * (g.kh - 1) - 1) / g.sh + 1;
   if (x[3] >= 0 && g.kw >= 0) g.ow = (x[3] + g.pl + g.pr - g.dw * (g.kw - 1) - 1) / g.sw + 1;
   return g;
 }
+
+// The geometry with N, C, H, W, OC and the groups, after checking every input's dims against it.
+DeformConvShape deform_conv_shape(const Node& n, const Dims& x, const Dims& w, const Dims& offset, const Dims* mask,
+                                  const Dims* bias) {
+  TESSERA_CHECK(x.size() == 4 && w.size() == 4, n.describe(), ": only 2-D DeformConv is supported");
+  DeformConvShape g = deform_conv_geom(n, x, w);
+  TESSERA_CHECK(g.kh > 0 && g.kw > 0 && g.oh > 0 && g.ow > 0, n.describe(), ": kernel ", g.kh, "x", g.kw,
+                " gives an empty output");
+  g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3], g.OC = w[0];
+  g.group = n.attr_int("group", 1), g.offset_group = n.attr_int("offset_group", 1);
+  const int64_t C = g.C, group = g.group, og = g.offset_group, K = g.taps();
+  TESSERA_CHECK(group > 0 && C % group == 0 && g.OC % group == 0 && w[1] == C / group, n.describe(),
+                ": W shape ", dims_to_string(w), " does not fit ", C, " channels in ", group, " groups");
+  TESSERA_CHECK(og > 0 && C % og == 0, n.describe(), ": offset_group ", og, " does not divide ", C, " channels");
+  TESSERA_CHECK(w[2] == g.kh && w[3] == g.kw, n.describe(), ": kernel_shape does not match W");
+  TESSERA_CHECK(offset == Dims({g.N, og * 2 * K, g.oh, g.ow}), n.describe(), ": offset must be ",
+                dims_to_string({g.N, og * 2 * K, g.oh, g.ow}), ", got ", dims_to_string(offset));
+  if (mask)
+    TESSERA_CHECK(*mask == Dims({g.N, og * K, g.oh, g.ow}), n.describe(), ": mask must be ",
+                  dims_to_string({g.N, og * K, g.oh, g.ow}));
+  if (bias) TESSERA_CHECK(*bias == Dims({g.OC}), n.describe(), ": B must be [", g.OC, "]");
+  return g;
+}
+
+namespace {
 
 void infer_deform_conv(InferContext& c) {
   const Node& n = c.node;
@@ -124,7 +149,7 @@ void infer_deform_conv(InferContext& c) {
   const TensorType& w = c.in(1);
   TESSERA_CHECK(is_float(x.dtype), n.describe(), ": X must be a float tensor");
   TESSERA_CHECK(x.rank() == 4 && w.rank() == 4, n.describe(), ": only 2-D DeformConv is supported (X and W 4-D)");
-  DeformGeom g = deform_geom(n, x.dims, w.dims);
+  DeformConvShape g = deform_conv_geom(n, x.dims, w.dims);
   c.out(0) = TensorType{x.dtype, {x.dims[0], w.dims[0], g.oh, g.ow}};
 }
 
@@ -135,23 +160,9 @@ std::vector<Tensor> run_deform_conv(const KernelContext& c) {
   const Tensor& O = c.in(2);
   const Tensor* Bs = c.has_input(3) ? c.inputs[3] : nullptr;
   const Tensor* M = c.has_input(4) ? c.inputs[4] : nullptr;
-  TESSERA_CHECK(X.rank() == 4 && W.rank() == 4, n.describe(), ": only 2-D DeformConv is supported");
-  DeformGeom g = deform_geom(n, X.dims(), W.dims());
-  TESSERA_CHECK(g.kh > 0 && g.kw > 0 && g.oh > 0 && g.ow > 0, n.describe(), ": kernel ", g.kh, "x", g.kw,
-                " gives an empty output");
-  const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), Wd = X.dim(3), OC = W.dim(0);
-  const int64_t group = n.attr_int("group", 1), og = n.attr_int("offset_group", 1);
-  TESSERA_CHECK(group > 0 && C % group == 0 && OC % group == 0 && W.dim(1) == C / group, n.describe(),
-                ": W shape ", dims_to_string(W.dims()), " does not fit ", C, " channels in ", group, " groups");
-  TESSERA_CHECK(og > 0 && C % og == 0, n.describe(), ": offset_group ", og, " does not divide ", C, " channels");
-  TESSERA_CHECK(W.dim(2) == g.kh && W.dim(3) == g.kw, n.describe(), ": kernel_shape does not match W");
-  const int64_t K = g.kh * g.kw;
-  TESSERA_CHECK(O.dims() == Dims({N, og * 2 * K, g.oh, g.ow}), n.describe(), ": offset must be ",
-                dims_to_string({N, og * 2 * K, g.oh, g.ow}), ", got ", dims_to_string(O.dims()));
-  if (M)
-    TESSERA_CHECK(M->dims() == Dims({N, og * K, g.oh, g.ow}), n.describe(), ": mask must be ",
-                  dims_to_string({N, og * K, g.oh, g.ow}));
-  if (Bs) TESSERA_CHECK(Bs->dims() == Dims({OC}), n.describe(), ": B must be [", OC, "]");
+  const DeformConvShape g = deform_conv_shape(n, X.dims(), W.dims(), O.dims(), M ? &M->dims() : nullptr,
+                                              Bs ? &Bs->dims() : nullptr);
+  const int64_t N = g.N, C = g.C, H = g.H, Wd = g.W, OC = g.OC, group = g.group, og = g.offset_group, K = g.taps();
   const char* what = "DeformConv";
   std::vector<double> x = float_values(X, what), w = float_values(W, what), off = float_values(O, what);
   std::vector<double> mask = M ? float_values(*M, what) : std::vector<double>();
@@ -170,10 +181,10 @@ std::vector<Tensor> run_deform_conv(const KernelContext& c) {
       for (int64_t k = 0; k < K; ++k)
         for (int64_t p = 0; p < P; ++p) {
           const int64_t ki = k / g.kw, kj = k % g.kw, oy = p / g.ow, ox = p % g.ow;
-          double dy = off[static_cast<size_t>(((b * og + o) * 2 * K + 2 * k) * P + p)];
-          double dx = off[static_cast<size_t>(((b * og + o) * 2 * K + 2 * k + 1) * P + p)];
-          double yy = static_cast<double>(oy * g.sh - g.pt + ki * g.dh) + dy;
-          double xx = static_cast<double>(ox * g.sw - g.pl + kj * g.dw) + dx;
+          const int64_t dyc = b * og * 2 * K + g.offset_channel(o, k);
+          double dy = off[static_cast<size_t>(dyc * P + p)], dx = off[static_cast<size_t>((dyc + 1) * P + p)];
+          double yy = static_cast<double>(g.sample_y(oy, ki)) + dy;
+          double xx = static_cast<double>(g.sample_x(ox, kj)) + dx;
           double v = 0;
           if (yy > -1 && yy < static_cast<double>(H) && xx > -1 && xx < static_cast<double>(Wd)) {
             double fy = std::floor(yy), fx = std::floor(xx), ly = yy - fy, lx = xx - fx;
@@ -181,7 +192,7 @@ std::vector<Tensor> run_deform_conv(const KernelContext& c) {
             v = (1 - ly) * (1 - lx) * pixel(img, y0, x0) + (1 - ly) * lx * pixel(img, y0, x0 + 1) +
                 ly * (1 - lx) * pixel(img, y0 + 1, x0) + ly * lx * pixel(img, y0 + 1, x0 + 1);
           }
-          if (M) v *= mask[static_cast<size_t>(((b * og + o) * K + k) * P + p)];
+          if (M) v *= mask[static_cast<size_t>((b * og * K + g.mask_channel(o, k)) * P + p)];
           cols[static_cast<size_t>((ch * K + k) * P + p)] = v;
         }
     }

@@ -1,0 +1,35 @@
+// DeformConv facts shared by the reference kernel (vision_conv.cpp) and the
+// tensor expression (expr_nn_vision.cpp): attributes, output size, shape
+// checks, and the offset / mask channels and sampling positions of each tap.
+#pragma once
+
+#include "ir/op_registry.h"
+
+namespace tessera {
+
+// Geometry of one 2-D DeformConv: X [N, C, H, W], W [OC, C/group, kh, kw],
+// offset [N, offset_group*2*K, oh, ow], mask [N, offset_group*K, oh, ow] with K = kh*kw taps.
+struct DeformConvShape {
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+  int64_t oh = -1, ow = -1;  // -1 where X's spatial dims are unknown
+  // Known only from deform_conv_shape:
+  int64_t N = -1, C = -1, H = -1, W = -1, OC = -1, group = 1, offset_group = 1;
+
+  int64_t taps() const { return kh * kw; }
+  // Channel of tap k's row offset in offset group o (the column offset follows it).
+  template <class I> I offset_channel(const I& o, const I& k) const { return o * (2 * taps()) + k * 2; }
+  // Channel of tap k's mask in offset group o.
+  template <class I> I mask_channel(const I& o, const I& k) const { return o * taps() + k; }
+  // Input row / column that tap (ki, kj) of output (oy, ox) reads before its offset is added.
+  template <class I> I sample_y(const I& oy, const I& ki) const { return oy * sh - pt + ki * dh; }
+  template <class I> I sample_x(const I& ox, const I& kj) const { return ox * sw - pl + kj * dw; }
+};
+
+// Kernel shape, strides, dilations and pads of a 2-D DeformConv, and the output size where X's dims allow.
+DeformConvShape deform_conv_geom(const Node& n, const Dims& x, const Dims& w);
+
+// Checks X, W, offset and the optional mask and B (nullptr when absent) of a 2-D DeformConv.
+DeformConvShape deform_conv_shape(const Node& n, const Dims& x, const Dims& w, const Dims& offset, const Dims* mask,
+                                  const Dims* bias);
+
+}  // namespace tessera
