@@ -1,5 +1,5 @@
-// Helpers for the JIT tests: seeded random tensors, and running a kernel with
-// both the reference evaluator and the JIT on copies of the same buffers.
+// Helpers for the JIT and loop-pass tests: seeded random tensors, and running
+// kernels with the reference evaluator and the JIT on copies of the same buffers.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +16,37 @@
 
 namespace tessera::codegen::testing {
 
+// A copy of every tensor in args.
+inline std::vector<Tensor> clones(const std::vector<Tensor>& args) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : args) out.push_back(t.clone());
+  return out;
+}
+
+// Element k of a and b hold the same bits, or are both NaN.
+inline bool same_element(const Tensor& a, const Tensor& b, int64_t k) {
+  size_t size = dtype_size(a.dtype());
+  const char* x = static_cast<const char*>(a.raw()) + static_cast<size_t>(k) * size;
+  const char* y = static_cast<const char*>(b.raw()) + static_cast<size_t>(k) * size;
+  if (std::memcmp(x, y, size) == 0) return true;
+  return is_float(a.dtype()) && std::isnan(a.get_double(k)) && std::isnan(b.get_double(k));
+}
+
+// Runs both kernels with the evaluator on copies of args (a loop pass's input
+// and output); every buffer must end up with the same bits (NaN matching NaN).
+inline void expect_same_results(const loop::Kernel& before, const loop::Kernel& after,
+                                const std::vector<Tensor>& args) {
+  std::vector<Tensor> want = clones(args), got = clones(args);
+  loop::run_kernel(before, want);
+  ASSERT_NO_THROW(loop::run_kernel(after, got)) << loop::to_string(after);
+  std::vector<loop::Buffer> params = before.params();
+  for (size_t p = 0; p < params.size(); ++p)
+    for (int64_t k = 0; k < want[p].numel(); ++k)
+      ASSERT_TRUE(same_element(want[p], got[p], k))
+          << "buffer " << params[p].name() << " element " << k << ": " << got[p].get_double(k) << ", want "
+          << want[p].get_double(k) << "\nbefore:\n" << loop::to_string(before) << "after:\n" << loop::to_string(after);
+}
+
 // Every test runs for AVX-512 and AVX2, skipped (with the reason) when the
 // host lacks the instruction set.
 class JitIsaTest : public ::testing::TestWithParam<Isa> {
@@ -30,6 +61,10 @@ class JitIsaTest : public ::testing::TestWithParam<Isa> {
     o.fast_math = fast_math;
     return o;
   }
+  // The JIT on `lowered` (a loop pass's output) against the evaluator on
+  // `original`: integers and floats bit for bit (NaN matching NaN).
+  void expect_jit_matches_original(const loop::Kernel& original, const loop::Kernel& lowered,
+                                   const std::vector<Tensor>& args) const;
 };
 
 inline std::string isa_param_name(const ::testing::TestParamInfo<Isa>& i) { return std::string(isa_name(i.param)); }
@@ -77,6 +112,21 @@ inline int64_t ulp_distance(const Tensor& a, const Tensor& b, int64_t i) {
   int64_t d = key(a) - key(b);
   if (d == 0 && std::signbit(x) != std::signbit(y)) return 1;  // +0 vs -0
   return d < 0 ? -d : d;
+}
+
+inline void JitIsaTest::expect_jit_matches_original(const loop::Kernel& original, const loop::Kernel& lowered,
+                                                     const std::vector<Tensor>& args) const {
+  std::vector<Tensor> want = clones(args), got = clones(args);
+  loop::run_kernel(original, want);
+  jit_compile(lowered, options())->run(got);
+  std::vector<loop::Buffer> params = original.params();
+  for (size_t p = 0; p < params.size(); ++p)
+    for (int64_t k = 0; k < want[p].numel(); ++k) {
+      bool ok = is_float(want[p].dtype()) ? ulp_distance(want[p], got[p], k) == 0
+                                          : want[p].get_int(k) == got[p].get_int(k);
+      ASSERT_TRUE(ok) << "buffer " << params[p].name() << " element " << k << ": JIT " << got[p].get_double(k)
+                      << ", evaluator " << want[p].get_double(k) << "\n" << loop::to_string(lowered);
+    }
 }
 
 // Runs `k` with the evaluator and with the JIT, each on its own copy of

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <random>
 
 #include "jit_test_util.h"
@@ -19,32 +18,7 @@ namespace tessera::loop {
 namespace {
 
 using codegen::testing::random_tensor;
-
-std::vector<Tensor> clones(const std::vector<Tensor>& args) {
-  std::vector<Tensor> out;
-  for (const Tensor& t : args) out.push_back(t.clone());
-  return out;
-}
-
-// Runs both kernels with the evaluator on copies of args; every buffer must
-// end up with the same bits (NaN matching NaN).
-void expect_same_results(const Kernel& before, const Kernel& after, const std::vector<Tensor>& args) {
-  std::vector<Tensor> want = clones(args), got = clones(args);
-  run_kernel(before, want);
-  ASSERT_NO_THROW(run_kernel(after, got)) << to_string(after);
-  std::vector<Buffer> params = before.params();
-  for (size_t p = 0; p < params.size(); ++p) {
-    size_t size = dtype_size(want[p].dtype());
-    for (int64_t k = 0; k < want[p].numel(); ++k) {
-      bool same = std::memcmp(static_cast<const char*>(want[p].raw()) + k * size,
-                              static_cast<const char*>(got[p].raw()) + k * size, size) == 0 ||
-                  (is_float(want[p].dtype()) && std::isnan(want[p].get_double(k)) && std::isnan(got[p].get_double(k)));
-      ASSERT_TRUE(same) << "buffer " << params[p].name() << " element " << k << ": " << got[p].get_double(k)
-                        << ", want " << want[p].get_double(k) << "\nbefore:\n" << to_string(before) << "after:\n"
-                        << to_string(after);
-    }
-  }
-}
+using codegen::testing::expect_same_results;
 
 struct Counts {
   int loops = 0, unrolled = 0, stores = 0;
@@ -196,23 +170,7 @@ TEST(LoopUnroll, MatmulInnerLoop) {
   expect_same_results(k, un, {random_tensor(DType::F32, 18, rng), random_tensor(DType::F32, 30, rng), Tensor(DType::F32, {15})});
 }
 
-class LoopUnrollJit : public codegen::testing::JitIsaTest {
- protected:
-  // The JIT on `lowered` against the evaluator on `original`, bit for bit.
-  void expect_jit_matches_original(const Kernel& original, const Kernel& lowered, const std::vector<Tensor>& args) {
-    std::vector<Tensor> want = clones(args), got = clones(args);
-    run_kernel(original, want);
-    codegen::jit_compile(lowered, options())->run(got);
-    std::vector<Buffer> params = original.params();
-    for (size_t p = 0; p < params.size(); ++p)
-      for (int64_t k = 0; k < want[p].numel(); ++k) {
-        bool ok = is_float(want[p].dtype()) ? codegen::testing::ulp_distance(want[p], got[p], k) == 0
-                                            : want[p].get_int(k) == got[p].get_int(k);
-        ASSERT_TRUE(ok) << "buffer " << params[p].name() << " element " << k << ": JIT " << got[p].get_double(k)
-                        << ", evaluator " << want[p].get_double(k) << "\n" << to_string(lowered);
-      }
-  }
-};
+class LoopUnrollJit : public codegen::testing::JitIsaTest {};
 
 TEST_P(LoopUnrollJit, UnrolledKernels) {
   std::mt19937 rng(7);

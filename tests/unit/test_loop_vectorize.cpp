@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <random>
 
 #include "jit_test_util.h"
@@ -20,34 +19,7 @@ namespace tessera::loop {
 namespace {
 
 using codegen::testing::random_tensor;
-
-// Element k of a and b hold the same bits, or are both NaN.
-bool same_element(const Tensor& a, const Tensor& b, int64_t k) {
-  size_t size = dtype_size(a.dtype());
-  const char* x = static_cast<const char*>(a.raw()) + static_cast<size_t>(k) * size;
-  const char* y = static_cast<const char*>(b.raw()) + static_cast<size_t>(k) * size;
-  if (std::memcmp(x, y, size) == 0) return true;
-  return is_float(a.dtype()) && std::isnan(a.get_double(k)) && std::isnan(b.get_double(k));
-}
-
-std::vector<Tensor> clones(const std::vector<Tensor>& args) {
-  std::vector<Tensor> out;
-  for (const Tensor& t : args) out.push_back(t.clone());
-  return out;
-}
-
-// Runs both kernels with the evaluator on copies of args; every buffer must end up identical.
-void expect_same_results(const Kernel& before, const Kernel& after, const std::vector<Tensor>& args) {
-  std::vector<Tensor> want = clones(args), got = clones(args);
-  run_kernel(before, want);
-  ASSERT_NO_THROW(run_kernel(after, got)) << to_string(after);
-  std::vector<Buffer> params = before.params();
-  for (size_t p = 0; p < params.size(); ++p)
-    for (int64_t k = 0; k < want[p].numel(); ++k)
-      ASSERT_TRUE(same_element(want[p], got[p], k))
-          << "buffer " << params[p].name() << " element " << k << ": " << got[p].get_double(k) << ", want "
-          << want[p].get_double(k) << "\nbefore:\n" << to_string(before) << "after:\n" << to_string(after);
-}
+using codegen::testing::expect_same_results;
 
 // Loops of each kind in s.
 int count_loops(const Stmt& s, ForKind kind) {
@@ -624,24 +596,7 @@ TEST(LoopVectorizeRandom, UnrollingAndBothPassesPreserveSemantics) {
 
 // --- the JIT on vectorized kernels ---------------------------------------------------------
 
-class LoopVectorizeJit : public codegen::testing::JitIsaTest {
- protected:
-  // The JIT on `lowered` against the evaluator on `original`: integers and
-  // floats bit for bit (NaN matching NaN).
-  void expect_jit_matches_original(const Kernel& original, const Kernel& lowered, const std::vector<Tensor>& args) {
-    std::vector<Tensor> want = clones(args), got = clones(args);
-    run_kernel(original, want);
-    codegen::jit_compile(lowered, options())->run(got);
-    std::vector<Buffer> params = original.params();
-    for (size_t p = 0; p < params.size(); ++p)
-      for (int64_t k = 0; k < want[p].numel(); ++k) {
-        bool ok = is_float(want[p].dtype()) ? codegen::testing::ulp_distance(want[p], got[p], k) == 0
-                                            : want[p].get_int(k) == got[p].get_int(k);
-        ASSERT_TRUE(ok) << "buffer " << params[p].name() << " element " << k << ": JIT " << got[p].get_double(k)
-                        << ", evaluator " << want[p].get_double(k) << "\n" << to_string(lowered);
-      }
-  }
-};
+class LoopVectorizeJit : public codegen::testing::JitIsaTest {};
 
 TEST_P(LoopVectorizeJit, HandWrittenKernels) {
   std::mt19937 rng(20);
