@@ -16,9 +16,12 @@
 
 namespace tessera {
 
+// Loading: import (or build the zoo model), infer and fold constants, then
+// the graph passes in order.
 std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& opts) {
+  std::unique_ptr<Graph> g;
   if (spec.rfind("zoo:", 0) == 0) {
-    auto g = build_zoo_model(spec.substr(4));
+    g = build_zoo_model(spec.substr(4));
     for (const auto& [name, dims] : opts.input_shapes) {
       Value* v = g->find_value(name);
       TESSERA_CHECK(v && v->is_graph_input, "--shape names '", name, "' which is not an input of ", spec);
@@ -26,12 +29,14 @@ std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& op
     }
     if (opts.fold_constants) fold_constants(*g);
     else infer_graph(*g);
-    return g;
+  } else {
+    ImportOptions io;
+    io.input_shapes = opts.input_shapes;
+    io.fold_constants = opts.fold_constants;
+    g = import_onnx_file(spec, io);
   }
-  ImportOptions io;
-  io.input_shapes = opts.input_shapes;
-  io.fold_constants = opts.fold_constants;
-  return import_onnx_file(spec, io);
+  if (opts.fold_batchnorm) fold_batchnorm(*g);
+  return g;
 }
 
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {

@@ -14,6 +14,7 @@ namespace tessera {
 struct LoadOptions {
   std::map<std::string, Dims> input_shapes;  // --shape name=1x3x224x224
   bool fold_constants = true;
+  bool fold_batchnorm = true;  // BatchNorm after Conv folded into the Conv's weights and bias
 };
 
 // "zoo:NAME" builds an embedded model; anything else is an ONNX file.

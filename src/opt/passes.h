@@ -10,4 +10,10 @@ namespace tessera {
 // the nodes that no longer reach an output. Returns the number folded.
 int fold_constants(Graph& g);
 
+// Folds inference-mode BatchNormalization into the Conv feeding it (that
+// Conv's output used only by the BatchNorm, weights and statistics constant):
+// scaled weights and a bias; the Conv takes over the BatchNorm's output.
+// Returns the number folded.
+int fold_batchnorm(Graph& g);
+
 }  // namespace tessera

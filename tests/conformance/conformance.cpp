@@ -357,7 +357,11 @@ int main(int argc, char** argv) {
     if (r.pass) ++ps.first;
     bool listed = expected.count(c.id) > 0;
     if (!r.pass && wexp) wexp << c.id << " " << (listed ? expected[c.id] : r.category) << "  # " << r.detail << "\n";
-    if (r.pass && listed) {
+    if (r.pass && listed && expected[c.id] == "random") {
+      // Outputs drawn at random can match the recorded ones by chance (a few 0/1 values).
+      ++expected_fail;
+      if (verbose) std::cout << "random case matched by chance " << c.id << "\n";
+    } else if (r.pass && listed) {
       ++unexpected_pass;
       std::cout << "UNEXPECTED PASS " << c.id << " (listed as " << expected[c.id] << "): remove it from the expectation file\n";
     } else if (!r.pass && !listed) {
