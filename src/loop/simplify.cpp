@@ -295,8 +295,6 @@ Expr Simplifier::mod(const Expr& a, const Expr& b) {
   if (known_multiple(a, c)) return make_zero(t);
   if (auto* r = a.as<RampNode>()) {
     const int64_t* s = ci(r->stride);
-    if (s && c > 0 && *s >= 0 && known_multiple(r->base, c) && *s * (r->lanes - 1) < c)
-      return ramp_of(make_zero(t.element()), r->stride, t.lanes);
     if (s && c > 0 && *s >= 0 && *s * (r->lanes - 1) < std::gcd(known_factor(r->base), c))  // no wrap inside
       return ramp_of(mod(r->base, b.as<BroadcastNode>()->value), r->stride, t.lanes);
   }

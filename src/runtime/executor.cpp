@@ -79,6 +79,13 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
     }
   };
 
+  // The step's node inputs as tensors (null where absent).
+  auto inputs_of = [&](const Step& st, std::deque<Tensor>& views) {
+    std::vector<const Tensor*> ins;
+    for (int s : st.inputs) ins.push_back(s < 0 ? nullptr : tensor_of(s, views));
+    return ins;
+  };
+
   std::vector<void*> args;
   for (size_t si = 0; si < plan.steps.size(); ++si) {
     const Step& st = plan.steps[si];
@@ -93,9 +100,7 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
       }
       if (st.def && st.def->value_check) {  // index ranges, division by zero: what the kernel cannot report
         std::deque<Tensor> views;
-        std::vector<const Tensor*> ins;
-        for (int s : st.inputs) ins.push_back(s < 0 ? nullptr : tensor_of(s, views));
-        st.def->value_check(*st.node, ins);
+        st.def->value_check(*st.node, inputs_of(st, views));
       }
       args.clear();
       for (int a : st.args) args.push_back(ptr(a));
@@ -104,8 +109,7 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
     }
     const Node& n = *st.node;
     std::deque<Tensor> views;
-    std::vector<const Tensor*> ins;
-    for (int s : st.inputs) ins.push_back(s < 0 ? nullptr : tensor_of(s, views));
+    std::vector<const Tensor*> ins = inputs_of(st, views);
     auto resolve = [&](const std::string& name) -> const Tensor* {
       auto it = plan.slot_by_name.find(name);
       return it == plan.slot_by_name.end() ? nullptr : tensor_of(it->second, views);

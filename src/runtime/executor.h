@@ -80,7 +80,7 @@ struct Step {
   schedule::Schedule schedule;  // compiled steps: the schedule the kernel was lowered with
   std::shared_ptr<codegen::JitKernel> prepack;  // compiled steps that pack constants: run once when traced
   std::vector<int> packed;      // compiled steps: the Packed slots the kernel reads
-  const OpDef* def = nullptr;   // the op (its value_check runs before a compiled kernel)
+  const OpDef* def = nullptr;   // the node's op (a compiled step runs its value_check before the kernel)
   std::vector<std::string> captures;  // reference steps with subgraphs: names read by the bodies
   std::string reason;        // reference steps: why the node is not compiled
 };

@@ -251,6 +251,7 @@ class Tracer {
     std::vector<TensorType> types(n.inputs.size());
     Step st;
     st.node = &n;
+    st.def = &def;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Value* v = n.inputs[i];
       if (!v) {
@@ -339,7 +340,6 @@ class Tracer {
                       "[", dims_to_string(params[k].dims()), "] but is bound to ", dtype_name(s.dtype), "[",
                       dims_to_string(s.dims), "]");
       }
-      st.def = &def;
       if (def.value_check) def.value_check(n, ins);
       st.kernel->run(args);
       // Values baked into the kernel make the plan depend on them.
@@ -429,8 +429,7 @@ class Tracer {
       int64_t step = static_cast<int64_t>(si);
       int present = 0;
       for (int o : st.outputs) present += o >= 0;
-      const OpDef* def = OpRegistry::global().find(st.node->op_type, st.node->domain);
-      bool elementwise = def && def->mapping == MappingType::OneToOne;
+      bool elementwise = st.def->mapping == MappingType::OneToOne;
       // A reference step's output is copied into its slot after the kernel ran,
       // so it may overwrite any dying input; a compiled step only an input it
       // reads element for element.

@@ -1,6 +1,7 @@
 // Default schedules per op class.
 #include "schedule/default_schedule.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "loop/visitor.h"
@@ -13,6 +14,11 @@ bool is_output(const std::vector<te::Tensor>& outputs, const te::Stage* s) {
   for (const auto& t : outputs)
     if (&t.stage() == s) return true;
   return false;
+}
+
+// Lanes of a vector of `dtype` elements on the target.
+int64_t lanes_of(const TargetInfo& target, DType dtype) {
+  return std::max<int64_t>(1, target.vector_bytes / static_cast<int64_t>(std::max<size_t>(dtype_size(dtype), 1)));
 }
 
 int64_t reduce_extent(const te::Stage& s) {
@@ -58,7 +64,7 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
   if (shape.empty()) return "";
   int64_t numel = numel_of(shape);
   if (numel == 0) return "";
-  int64_t lanes = std::max<int64_t>(1, target.vector_bytes / static_cast<int64_t>(std::max<size_t>(dtype_size(st.dtypes[0]), 1)));
+  int64_t lanes = lanes_of(target, st.dtypes[0]);
   bool top_reduce = te::is_top_reduce(st);
   bool big = numel * reduce_extent(st) >= target.parallel_grain;
   bool in_place = reads_in_place(st);
@@ -134,16 +140,18 @@ int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
   return best;
 }
 
-// Convolutions (NCHW output) vectorize output channels when there are
-// whole vectors of them: a tile is a run of output pixels along the width
-// (rows) by nr channels (columns); input pixels are broadcast and the packed
-// weights read as vectors, so strides and narrow images cost nothing.
-// Otherwise, and for matrix products, the columns are the innermost output
-// axis and the rows the channel axis (convolution) or the one before it.
+// Convolutions (NCHW output) vectorize output channels when some input (the
+// image) is read alike by every output channel and there are whole vectors
+// of channels, or many of them: a tile is a run of output pixels along the
+// width (rows) by nr channels (columns); input pixels are broadcast and the
+// packed weights read as vectors, so strides and narrow images cost nothing.
+// Otherwise (depthwise convolutions), and for matrix products and pools, the
+// columns are the innermost output axis and the rows the channel axis
+// (convolution) or the one before it.
 std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
   size_t rank = shape.size();
-  int64_t lanes = target.vector_bytes / 4;
+  int64_t lanes = lanes_of(target, DType::F32);
   bool conv = st.tag.find("conv") != std::string::npos && rank >= 3;
   // Channel vectors need an input (the image) that every output channel
   // reads alike; a depthwise convolution reads one channel per output channel.
@@ -263,7 +271,7 @@ bool schedule_row_reduction(Schedule& s, const te::Stage& st, const TargetInfo& 
   const auto* red = st.body.as<loop::ReduceNode>();
   const loop::ReduceAxis& r = red->axes.back();
   const int64_t* n = loop::as_const_int(r.extent);
-  int64_t lanes = target.vector_bytes / static_cast<int64_t>(std::max<size_t>(dtype_size(st.dtypes[0]), 1));
+  int64_t lanes = lanes_of(target, st.dtypes[0]);
   if (!n || *n < lanes || lanes < 2 || st.dtypes[0] == DType::Bool) return false;
   bool contiguous = false;
   for (const te::Tensor& in : st.inputs()) contiguous |= dim_indexed_by(st, in.stage(), r.var) == in.rank() - 1;

@@ -71,9 +71,8 @@ Value* CodeGen::call_vector_math(const std::string& name, Type t, const std::vec
   // libm's precision (accumulations, integer results), so it stays libm.
   llvm::Type* st = scalar_type(t.dtype);
   if (!st->isFloatTy()) return nullptr;
-  bool f64 = false;
-  int native = options_.vector_math_bits / (f64 ? 64 : 32);
-  std::string sym = vector_math_symbol(name, f64, native, options_.vector_math_bits == 512);
+  int native = options_.vector_math_bits / 32;
+  std::string sym = vector_math_symbol(name, false, native, options_.vector_math_bits == 512);
   if (sym.empty()) return nullptr;
   auto* vt = llvm::FixedVectorType::get(st, static_cast<unsigned>(native));
   std::vector<llvm::Type*> params(args.size(), vt);
@@ -99,8 +98,9 @@ Value* CodeGen::call_vector_math(const std::string& name, Type t, const std::vec
 }
 
 // Math intrinsics in the register type (float for f32/f16/bf16), rounded to
-// the element type. Vectors of transcendentals call libmvec's vector
-// variants when the target has them (vector_math.h); otherwise LLVM
+// the element type. exp and sigmoid on float vectors are inline
+// (vector_exp_f32); other float vectors of transcendentals call libmvec's
+// vector variants when the target has them (vector_math.h); otherwise LLVM
 // intrinsics where one exists (lowered to instructions or libm calls the JIT
 // resolves from the process), and tanh, erf, the inverse and hyperbolic
 // trigonometric functions, tan, log1p and expm1 call libm lane by lane.
@@ -117,10 +117,8 @@ Value* CodeGen::emit_call(const Expr& e) {
   auto one = [&] { return llvm::ConstantFP::get(a[0]->getType(), 1.0); };
   Value* r = nullptr;
   bool float_vector = t.lanes > 1 && a[0]->getType()->getScalarType()->isFloatTy();
-  auto exp_of = [&](Value* x) -> Value* {
-    if (float_vector) return vector_exp_f32(x);
-    if (Value* v = call_vector_math("exp", t, {x})) return v;
-    return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
+  auto exp_of = [&](Value* x) {  // libmvec never serves exp: float vectors are inline, the rest libm
+    return float_vector ? vector_exp_f32(x) : b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
   };
   if (n == "exp") return round_to(t.dtype, exp_of(a[0]));
   if (n == "sigmoid" && a[0]->getType()->getScalarType()->isDoubleTy())  // as the evaluator computes it

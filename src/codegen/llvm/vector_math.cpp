@@ -22,10 +22,7 @@ const std::map<std::string, int>& vector_functions() {
 }
 
 void* libmvec() {
-  static void* handle = [] {
-    void* h = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL);
-    return h;
-  }();
+  static void* handle = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL);
   return handle;
 }
 
