@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "ops/expr_misc.h"
+#include "ops/signal.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -156,24 +157,8 @@ std::vector<te::Tensor> mel_expr(ExprContext& c) {
   const int64_t mel = scalar_value(c, 0, "num_mel_bins");
   const int64_t dft = scalar_value(c, 1, "dft_length");
   const int64_t rate = scalar_value(c, 2, "sample_rate");
-  TESSERA_CHECK(mel > 0 && dft > 0 && rate > 0, c.node.describe(),
-                ": num_mel_bins, dft_length and sample_rate must be positive");
-  const Tensor& lo_t = c.value(3);
-  const Tensor& hi_t = c.value(4);
-  TESSERA_CHECK(lo_t.numel() == 1 && hi_t.numel() == 1, c.node.describe(), ": edge frequencies must be scalars");
-  const float lo_hz = static_cast<float>(lo_t.get_double(0)), hi_hz = static_cast<float>(hi_t.get_double(0));
-  TESSERA_CHECK(lo_hz >= 0 && hi_hz > lo_hz, c.node.describe(), ": need 0 <= lower_edge_hertz < upper_edge_hertz");
-  const float lo_mel = 2595.0f * std::log10(1.0f + lo_hz / 700.0f);
-  const float hi_mel = 2595.0f * std::log10(1.0f + hi_hz / 700.0f);
-  const float stepf = (hi_mel - lo_mel) / static_cast<float>(mel + 2);
+  const std::vector<int64_t> fb = mel_bin_edges(c.node, mel, dft, rate, c.value(3), c.value(4));
   const int64_t spec = dft / 2 + 1;
-  std::vector<int64_t> fb(static_cast<size_t>(mel + 2));
-  for (int64_t i = 0; i < mel + 2; ++i) {
-    double m = static_cast<double>(i) * static_cast<double>(stepf) + static_cast<double>(lo_mel);
-    double hz = 700.0 * (std::pow(10.0, m / 2595.0) - 1.0);
-    fb[static_cast<size_t>(i)] =
-        static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
-  }
   auto check = [&](int64_t j) {
     TESSERA_CHECK(j >= 0 && j < spec, c.node.describe(), ": mel bin edge ", j, " falls outside the ", spec,
                   " spectrogram bins (upper_edge_hertz above the Nyquist frequency?)");

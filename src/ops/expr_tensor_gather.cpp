@@ -8,6 +8,7 @@
 // wrap negative indices like the references and then clamp into the axis, so
 // no read leaves the tensor; scatters skip writes whose index is out of range.
 #include "ops/expr_tensor.h"
+#include "ops/tensor_common.h"
 #include "support/error.h"
 
 namespace tessera::ops::tensor_expr {
@@ -124,18 +125,6 @@ Out compress(ExprContext& c) {
 }
 
 // ---------------------------------------------------------------- scatters (extern stages)
-
-enum class Reduction { None, Add, Mul, Max, Min };
-
-Reduction reduction_of(const Node& n) {
-  std::string r = n.attr_string("reduction", "none");
-  if (r == "none") return Reduction::None;
-  if (r == "add") return Reduction::Add;
-  if (r == "mul") return Reduction::Mul;
-  if (r == "max") return Reduction::Max;
-  if (r == "min") return Reduction::Min;
-  TESSERA_FAIL(n.describe(), ": unsupported reduction '", r, "'");
-}
 
 // The reference's update of element a with b: f16/bf16 in f32, rounded back
 // after each update; max/min keep a unless the comparison says otherwise (NaN).

@@ -9,6 +9,7 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/signal.h"
 
 namespace tessera {
 namespace {
@@ -260,26 +261,35 @@ void infer_mel(InferContext& c) {
   c.out(0) = TensorType{output_datatype(c.node), d};
 }
 
-std::vector<Tensor> run_mel(const KernelContext& c) {
-  const Node& n = c.node;
-  const int64_t mel = scalar_int(n, c.in(0), "num_mel_bins");
-  const int64_t dft = scalar_int(n, c.in(1), "dft_length");
-  const int64_t rate = scalar_int(n, c.in(2), "sample_rate");
+}  // namespace
+
+std::vector<int64_t> mel_bin_edges(const Node& n, int64_t mel, int64_t dft, int64_t rate, const Tensor& lo,
+                                   const Tensor& hi) {
   TESSERA_CHECK(mel > 0 && dft > 0 && rate > 0, n.describe(), ": num_mel_bins, dft_length and sample_rate must be positive");
-  TESSERA_CHECK(c.in(3).numel() == 1 && c.in(4).numel() == 1, n.describe(), ": edge frequencies must be scalars");
-  // Mel edges in float32, as the reference computes them.
-  const float lo_hz = static_cast<float>(c.in(3).get_double(0)), hi_hz = static_cast<float>(c.in(4).get_double(0));
+  TESSERA_CHECK(lo.numel() == 1 && hi.numel() == 1, n.describe(), ": edge frequencies must be scalars");
+  const float lo_hz = static_cast<float>(lo.get_double(0)), hi_hz = static_cast<float>(hi.get_double(0));
   TESSERA_CHECK(lo_hz >= 0 && hi_hz > lo_hz, n.describe(), ": need 0 <= lower_edge_hertz < upper_edge_hertz");
   const float lo_mel = 2595.0f * std::log10(1.0f + lo_hz / 700.0f);
   const float hi_mel = 2595.0f * std::log10(1.0f + hi_hz / 700.0f);
   const float step = (hi_mel - lo_mel) / static_cast<float>(mel + 2);
-  const int64_t spec = dft / 2 + 1;
   std::vector<int64_t> fb(static_cast<size_t>(mel + 2));
   for (int64_t i = 0; i < mel + 2; ++i) {
     double m = static_cast<double>(i) * static_cast<double>(step) + static_cast<double>(lo_mel);
     double hz = 700.0 * (std::pow(10.0, m / 2595.0) - 1.0);
     fb[static_cast<size_t>(i)] = static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
   }
+  return fb;
+}
+
+namespace {
+
+std::vector<Tensor> run_mel(const KernelContext& c) {
+  const Node& n = c.node;
+  const int64_t mel = scalar_int(n, c.in(0), "num_mel_bins");
+  const int64_t dft = scalar_int(n, c.in(1), "dft_length");
+  const int64_t rate = scalar_int(n, c.in(2), "sample_rate");
+  const std::vector<int64_t> fb = mel_bin_edges(n, mel, dft, rate, c.in(3), c.in(4));
+  const int64_t spec = dft / 2 + 1;
   std::vector<double> out(static_cast<size_t>(spec * mel));
   auto at = [&](int64_t j, int64_t i) -> double& {
     TESSERA_CHECK(j >= 0 && j < spec, n.describe(), ": mel bin edge ", j, " falls outside the ", spec,

@@ -92,6 +92,9 @@ int64_t known_product(const Dims& d, size_t from, size_t to);
 int64_t merge_dim(const Node& n, int64_t a, int64_t b, const char* what);
 // Normalises and checks a list of axes (no repeats) for the given rank.
 std::vector<int64_t> normalize_axes(const Node& n, const std::vector<int64_t>& axes, int64_t rank);
+// A scatter's `reduction` attribute (none, add, mul, max, min); throws naming the node otherwise.
+enum class Reduction { None, Add, Mul, Max, Min };
+Reduction reduction_of(const Node& n);
 // FLOPs of pure data movement: none.
 double zero_flops(const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&);
 

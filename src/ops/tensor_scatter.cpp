@@ -4,10 +4,6 @@
 
 namespace tessera {
 
-namespace {
-
-enum class Reduction { None, Add, Mul, Max, Min };
-
 Reduction reduction_of(const Node& n) {
   std::string r = n.attr_string("reduction", "none");
   if (r == "none") return Reduction::None;
@@ -17,6 +13,8 @@ Reduction reduction_of(const Node& n) {
   if (r == "min") return Reduction::Min;
   TESSERA_FAIL(n.describe(), ": unsupported reduction '", r, "' (expected none, add, mul, max or min)");
 }
+
+namespace {
 
 // Applies the writes (destination offset in y, source offset in updates) in
 // order with the node's reduction. y starts as a copy of data.
