@@ -328,6 +328,17 @@ TEST(MathRewrite, ChainsRulesAndIsIdempotent) {
   EXPECT_EQ(rewrite_math_properties(*b.g), 0);
 }
 
+TEST(MathRewrite, LoadModelRunsThePassUnlessTurnedOff) {
+  // BERT's embeddings add two constants to the word lookup: they are summed once.
+  LoadOptions off;
+  off.rewrite = false;
+  auto plain = load_model("zoo:bert_base", off);
+  auto rewritten = load_model("zoo:bert_base");
+  EXPECT_LT(rewritten->nodes().size(), plain->nodes().size());
+  EXPECT_EQ(rewrite_math_properties(*plain), 1);
+  EXPECT_EQ(plain->nodes().size(), rewritten->nodes().size());
+}
+
 // The pass on a real model changes no output beyond rounding.
 TEST(MathRewrite, Gpt2TinyKeepsItsOutputs) {
   auto g = build_zoo_model("gpt2_tiny");
