@@ -1,6 +1,9 @@
 // Graph passes. Each is a free function that rewrites the graph in place.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "ir/graph.h"
 
 namespace tessera {
@@ -15,5 +18,8 @@ int fold_constants(Graph& g);
 // scaled weights and a bias; the Conv takes over the BatchNorm's output.
 // Returns the number folded.
 int fold_batchnorm(Graph& g);
+
+// DNNFusion's mathematical-property rewriting, greedily by FLOP reduction; returns the count applied.
+int rewrite_math_properties(Graph& g, std::vector<std::string>* applied = nullptr);
 
 }  // namespace tessera
