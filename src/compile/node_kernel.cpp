@@ -20,6 +20,41 @@ std::string sanitize_name(const std::string& s) {
   return r;
 }
 
+LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
+                             const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
+                             const std::optional<schedule::Schedule>& sched, int vector_bytes) {
+  schedule::TargetInfo target;
+  target.vector_bytes = vector_bytes;
+  schedule::LowerOptions lopts;
+  for (size_t i = 0; i < params.size(); ++i) {
+    lopts.constant_inputs.push_back(constant[i]);
+    if (constant[i]) target.constant_inputs.insert(params[i].name());
+  }
+  LoweredProgram lp;
+  lp.schedule = sched ? *sched : schedule::default_schedule(outs, target);
+  schedule::LoweredKernels lk = schedule::lower_with_prepack(name, params, outs, lp.schedule, lopts);
+  lp.kernel = std::move(lk.main);
+  if (lk.prepack) {
+    for (const loop::Buffer& b : lk.prepack->inputs)
+      for (size_t i = 0; i < params.size(); ++i)
+        if (lp.kernel.inputs[i].same_as(b)) lp.prepack_params.push_back(static_cast<int>(i));
+    lp.prepack = std::move(lk.prepack);
+  }
+  return lp;
+}
+
+void materialize_outputs(std::vector<te::Tensor>& outs, const std::function<std::string(size_t)>& stage_name) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    bool repeat = false;
+    for (size_t j = 0; j < i; ++j) repeat |= outs[j].same_as(outs[i]);
+    if (outs[i].stage().kind != te::StageKind::Placeholder && !repeat) continue;
+    te::Tensor src = outs[i];
+    outs[i] = te::compute(src.shape(), [&](const te::Indices& idx) {
+      return src(std::vector<loop::Expr>(idx.begin(), idx.end()));
+    }, stage_name(i), "copy");
+  }
+}
+
 NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const TensorType*>& in_types,
                         const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
                         const std::optional<schedule::Schedule>& sched, const NodeKernelOptions& options) {
@@ -49,18 +84,12 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
                   outs[i].defined() ? std::string(dtype_name(outs[i].dtype())) + "[" + dims_to_string(outs[i].shape()) + "]"
                                     : std::string("undefined"),
                   ", inference says ", out_types[i].to_string());
-    // Kernel outputs must be distinct computed stages: copy inputs and repeats.
-    bool repeat = false;
-    for (size_t j = 0; j < i; ++j) repeat |= outs[j].same_as(outs[i]);
-    if (outs[i].stage().kind == te::StageKind::Placeholder || repeat) {
-      te::Tensor src = outs[i];
-      outs[i] = te::compute(src.shape(), [&](const te::Indices& idx) {
-        return src(std::vector<loop::Expr>(idx.begin(), idx.end()));
-      }, ctx.stage_name("out" + std::to_string(i)), "copy");
-    }
   }
+  // Kernel outputs must be distinct computed stages: copy inputs and repeats.
+  materialize_outputs(outs, [&](size_t i) { return ctx.stage_name("out" + std::to_string(i)); });
   NodeKernel nk;
   std::vector<te::Tensor> params;
+  std::vector<bool> constant;
   auto stages = te::stages_of(outs);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
     if (!ctx.inputs[i].defined()) continue;
@@ -68,30 +97,19 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
       if (s.get() == &ctx.inputs[i].stage()) {
         params.push_back(ctx.inputs[i]);
         nk.param_inputs.push_back(static_cast<int>(i));
+        constant.push_back(i < options.constant_inputs.size() && options.constant_inputs[i]);
       }
   }
   nk.value_used = ctx.value_used;
   nk.value_used.resize(in_types.size());
-  schedule::TargetInfo target;
-  target.vector_bytes = options.vector_bytes;
-  schedule::LowerOptions lopts;
-  for (int p : nk.param_inputs) {
-    bool c = static_cast<size_t>(p) < options.constant_inputs.size() && options.constant_inputs[static_cast<size_t>(p)];
-    lopts.constant_inputs.push_back(c);
-    if (c) target.constant_inputs.insert(ctx.inputs[static_cast<size_t>(p)].name());
-  }
-  nk.schedule = sched ? *sched : schedule::default_schedule(outs, target);
   nk.expr_text = te::to_string(outs);
   std::string name = sanitize_name(n.name.empty() ? n.op_type : n.name);
   try {
-    schedule::LoweredKernels lk = schedule::lower_with_prepack(name, params, outs, nk.schedule, lopts);
-    nk.kernel = std::move(lk.main);
-    if (lk.prepack) {
-      for (const loop::Buffer& b : lk.prepack->inputs)
-        for (size_t i = 0; i < params.size(); ++i)
-          if (nk.kernel.inputs[i].same_as(b)) nk.prepack_inputs.push_back(nk.param_inputs[i]);
-      nk.prepack = std::move(lk.prepack);
-    }
+    LoweredProgram lp = lower_program(name, params, constant, outs, sched, options.vector_bytes);
+    nk.kernel = std::move(lp.kernel);
+    nk.schedule = std::move(lp.schedule);
+    for (int p : lp.prepack_params) nk.prepack_inputs.push_back(nk.param_inputs[static_cast<size_t>(p)]);
+    nk.prepack = std::move(lp.prepack);
   } catch (const Error& e) {
     TESSERA_FAIL(n.describe(), ": lowering failed: ", e.what());
   }

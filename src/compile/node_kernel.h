@@ -4,6 +4,7 @@
 // and lowered to a loop-IR kernel ready for the JIT.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "ir/graph.h"
 #include "loop/stmt.h"
 #include "schedule/schedule.h"
+#include "te/tensor_expr.h"
 
 namespace tessera::compile {
 
@@ -43,6 +45,22 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
                         const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
                         const std::optional<schedule::Schedule>& sched = std::nullopt,
                         const NodeKernelOptions& options = {});
+
+// A tensor-expression program scheduled (the default schedule unless one is
+// given) and lowered; constant params (weights) may get a prepack kernel.
+struct LoweredProgram {
+  loop::Kernel kernel;
+  schedule::Schedule schedule;
+  std::optional<loop::Kernel> prepack;
+  std::vector<int> prepack_params;  // the params the prepack kernel reads, by position
+};
+LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
+                             const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
+                             const std::optional<schedule::Schedule>& sched, int vector_bytes);
+
+// Kernel outputs must be distinct computed stages: outputs that are
+// placeholders or repeat an earlier output become copies named stage_name(i).
+void materialize_outputs(std::vector<te::Tensor>& outs, const std::function<std::string(size_t)>& stage_name);
 
 // A name usable as a kernel / buffer name: letters, digits, '_' and '.'.
 std::string sanitize_name(const std::string& s);

@@ -83,7 +83,9 @@ using FlopsFn = std::function<double(const Node&, const std::vector<const Tensor
 
 // Checks of input values that a compiled kernel cannot report itself (index
 // ranges, integer division by zero), made by the compiled runtime before the
-// kernel runs; throws naming the node, as the reference kernel would.
+// kernel runs; throws naming the node, as the reference kernel would. They
+// look at integer inputs only: a node whose inputs are all floating point
+// needs none (the fusion planner relies on this).
 using ValueCheckFn = std::function<void(const Node&, const std::vector<const Tensor*>& inputs)>;
 
 struct OpDef {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "loop/visitor.h"
 
@@ -92,10 +93,40 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
   return loop;
 }
 
-// True when a stage's body is a guarded select (a padded copy of its input).
-bool is_padding(const te::Stage& s) {
-  return s.kind == te::StageKind::Compute && s.body.defined() && s.body.kind() == loop::ExprKind::Select &&
-         !te::has_reduce(s.body);
+// True when a stage is cheap enough to recompute at every read of a
+// contraction's inner loop: with the stages inlined into it, one read of
+// memory, a few arithmetic operations, no selects (padding, concatenation)
+// or calls.
+bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st) {
+  struct Counter : loop::IRVisitor {
+    const std::vector<te::Tensor>* outputs;
+    int loads = 0, ops = 0;
+    bool select = false;
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      auto* p = static_cast<const te::Stage*>(op->producer.get());
+      if (p->kind == te::StageKind::Compute && !is_output(*outputs, p) && !te::has_reduce(p->body))
+        visit(p->body);  // inlined where it is read
+      else
+        ++loads;
+      IRVisitor::visit(op);
+    }
+    void visit(const loop::BinaryNode* op) override {
+      ++ops;
+      IRVisitor::visit(op);
+    }
+    void visit(const loop::SelectNode* op) override {
+      select = true;
+      IRVisitor::visit(op);
+    }
+    void visit(const loop::CallNode* op) override {
+      select = true;
+      IRVisitor::visit(op);
+    }
+  } c;
+  c.outputs = &outputs;
+  c.visit(st.body);
+  return !c.select && c.loads <= 1 && c.ops <= 2;
 }
 
 // True when some read of `in` in `st` has an index that uses `v`.
@@ -197,11 +228,60 @@ int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v)
   return f.dim < 0 ? -1 : f.dim;
 }
 
+// True when every read of `st` in `consumer` is at the consumer's own
+// output position (a dim of 1 may be read at 0).
+bool reads_at_own_position(const te::Stage& consumer, const te::Stage& st) {
+  struct Checker : loop::IRVisitor {
+    const te::Stage *st, *consumer;
+    bool ok = true;
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      if (op->producer.get() == st)
+        for (size_t d = 0; d < op->indices.size(); ++d)
+          ok = ok && (loop::equal(op->indices[d], consumer->axes[d]) ||
+                      (consumer->shapes[0][d] == 1 && loop::is_const_int(op->indices[d], 0)));
+      IRVisitor::visit(op);
+    }
+  } c;
+  c.st = &st;
+  c.consumer = &consumer;
+  c.visit(consumer.body);
+  return c.ok;
+}
+
+// The elementwise output that can finish a contraction tile by tile: the
+// stage reading `st` alone, then the stage reading that one alone ..., each
+// of the same shape, without reductions, reading its predecessor only at its
+// own output position (bias, activation, residual add), ending at an output;
+// the stages in between are inlined into it. Null when there is none.
+const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
+                             const te::Stage& st) {
+  const te::Stage* cur = &st;
+  while (!is_output(outputs, cur)) {
+    const te::Stage* next = nullptr;
+    for (const te::StagePtr& s : stages) {
+      bool reads = false;
+      for (const te::Tensor& in : s->inputs()) reads |= &in.stage() == cur;
+      if (!reads) continue;
+      if (next) return nullptr;  // read by two stages
+      next = s.get();
+    }
+    if (!next || next->kind != te::StageKind::Compute || te::has_reduce(next->body) ||
+        next->shapes[0] != st.shapes[0] || next->axes.size() != st.shapes[0].size() ||
+        !reads_at_own_position(*next, *cur))
+      return nullptr;
+    cur = next;
+  }
+  return cur == &st ? nullptr : cur;
+}
+
 // Register tiling for contractions (GEMM, convolution): the output is
-// computed in mr x nr tiles accumulated in a local buffer (cache_write +
-// compute_at), the columns vectorized and the rows unrolled, the reduction
-// loops outside the tile; the tiles run in parallel.
-bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target) {
+// computed in mr x nr tiles accumulated in a local buffer (compute_at), the
+// columns vectorized and the rows unrolled, the reduction loops outside the
+// tile; the tiles run in parallel. The accumulator is a cache_write copy of
+// the stage, or, with an epilogue (a fused consumer, see epilogue_of), the
+// stage itself, finished by the epilogue tile by tile.
+bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue) {
   const Dims& shape = st.shapes[0];
   if (shape.size() < 2 || !te::is_top_reduce(st) || st.dtypes[0] != DType::F32) return false;
   bool pool = st.tag == "pool";  // window reductions (max, average): tiled like a contraction without weights
@@ -211,7 +291,6 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   if (!tile) return false;
   size_t rank = shape.size();
   const std::string& name = st.name;
-  std::string I = st.axes[tile->row].name(), J = st.axes[tile->col].name();
   // Constant inputs (weights) that the tile's columns do not read
   // contiguously are packed once: the dimension the columns index is split
   // by nr and its inner part moved last ([K, C, R, S] -> [K/nr, C, R, S, nr],
@@ -223,41 +302,44 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
     s.cache_read(in.name(), name);
     s.layout(in.name() + "." + name, d, tile->nr);
   }
-  s.cache_write(name);
-  s.split(name, J, tile->nr);
-  s.split(name, I, tile->mr);
+  const te::Stage& tiled = epilogue ? *epilogue : st;
+  std::string local = epilogue ? name : name + ".local";
+  if (!epilogue) s.cache_write(name);
+  std::string I = tiled.axes[tile->row].name(), J = tiled.axes[tile->col].name();
+  s.split(tiled.name, J, tile->nr);
+  s.split(tiled.name, I, tile->mr);
   // Tile loops: the output axes in order, split axes by their outer part;
   // then the tile's rows and columns.
   std::vector<std::string> outer;
   for (size_t d = 0; d < rank; ++d)
-    outer.push_back(d == tile->row ? outer_name(I) : d == tile->col ? outer_name(J) : st.axes[d].name());
+    outer.push_back(d == tile->row ? outer_name(I) : d == tile->col ? outer_name(J) : tiled.axes[d].name());
   std::vector<std::string> full = outer;
   full.push_back(inner_name(I));
   full.push_back(inner_name(J));
-  s.reorder(name, full);
+  s.reorder(tiled.name, full);
   // With enough work the tile loops are fused and run in parallel; the
-  // tile's local buffer is computed inside the innermost of them.
+  // accumulator is computed inside the innermost of them.
   int64_t work = numel_of(shape) * std::max<int64_t>(reduce_extent(st), 1);
   bool parallel = work >= target.parallel_grain;
   std::string tile_loop = outer[0];
   for (size_t k = 1; k < outer.size(); ++k) {
-    if (parallel) s.fuse(name, tile_loop, outer[k]);
+    if (parallel) s.fuse(tiled.name, tile_loop, outer[k]);
     tile_loop = parallel ? fused_name(tile_loop, outer[k]) : outer[k];
   }
-  if (parallel) s.parallel(name, tile_loop);
-  std::string local = name + ".local";
-  s.compute_at(local, name, tile_loop);
+  if (parallel) s.parallel(tiled.name, tile_loop);
+  s.compute_at(local, tiled.name, tile_loop);
   // The accumulator keeps its columns innermost, so each row is one vector.
   if (tile->col != rank - 1) s.layout(local, static_cast<int64_t>(tile->col), tile->nr);
   // Inside the tile: reduction loops outermost, then rows (unrolled), columns (vectorized).
+  std::string AI = st.axes[tile->row].name(), AJ = st.axes[tile->col].name();
   std::vector<std::string> lorder;
   for (const auto& a : st.body.as<loop::ReduceNode>()->axes) lorder.push_back(a.var.name());
-  lorder.push_back(I);
-  lorder.push_back(J);
+  lorder.push_back(AI);
+  lorder.push_back(AJ);
   s.reorder(local, lorder);
-  s.unroll(local, I);
-  s.vectorize(local, J);
-  s.vectorize(name, inner_name(J));
+  s.unroll(local, AI);
+  s.vectorize(local, AJ);
+  s.vectorize(tiled.name, inner_name(J));
   return true;
 }
 
@@ -294,15 +376,21 @@ bool schedule_row_reduction(Schedule& s, const te::Stage& st, const TargetInfo& 
 Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetInfo& target) {
   Schedule s;
   auto stages = te::stages_of(outputs);
+  std::set<const te::Stage*> done;  // epilogues scheduled with their contraction
   for (const te::StagePtr& st : stages) {
-    if (st->kind != te::StageKind::Compute) continue;
+    if (st->kind != te::StageKind::Compute || done.count(st.get())) continue;
     bool root = is_output(outputs, st.get()) || te::has_reduce(st->body);
     if (!root) continue;
-    if (schedule_contraction(s, *st, target)) {
-      // Padded inputs of a tiled contraction are materialized once, so the
-      // tile's inner loop reads without guards.
+    const te::Stage* epilogue = epilogue_of(outputs, stages, *st);
+    if (schedule_contraction(s, *st, target, epilogue)) {
+      if (epilogue) done.insert(epilogue);
+      // Computed inputs of a tiled contraction (padding, and the ops of a
+      // fused block before it) are materialized once, so the tile's inner
+      // loop reads plain memory without guards or recomputation; only a
+      // cheap elementwise prologue (a ReLU) is applied as it is read.
       for (const te::Tensor& in : st->inputs())
-        if (is_padding(in.stage()) && !is_output(outputs, &in.stage())) {
+        if (in.stage().kind == te::StageKind::Compute && !is_output(outputs, &in.stage()) &&
+            !te::has_reduce(in.stage().body) && !cheap_prologue(outputs, in.stage())) {
           s.compute_root(in.name());
           schedule_generic(s, in.stage(), target);
         }
