@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev googletest                    # unit tests
   clang libclang-rt-14-dev                   # libFuzzer for the importer fuzz target
   llvm-14-dev                                # the JIT backend (ORC LLJIT, x86 codegen)
+  graphviz                                   # tessera viz: graphs and fusion plans drawn by dot
 )
 
 missing=()

@@ -1,8 +1,10 @@
 // The tessera command-line tool: run (compiled or reference), compile, bench,
-// info, print and export-zoo.
+// viz, info, print and export-zoo.
 #include <CLI/CLI.hpp>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -13,12 +15,15 @@
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_tensor.h"
+#include "fusion/fusion_dot.h"
 #include "interp/interpreter.h"
 #include "ir/op_registry.h"
+#include "runtime/executor.h"
 #include "runtime/latency_stats.h"
 #include "runtime/memory_plan.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
+#include "support/file_util.h"
 #include "tessera/runtime.h"
 #include "zoo/zoo.h"
 
@@ -29,8 +34,10 @@ namespace {
 struct Common {
   std::string model;
   std::vector<std::string> shapes;
+  bool no_rewrite = false;
   LoadOptions load_options() const {
     LoadOptions o;
+    o.rewrite = !no_rewrite;
     for (const auto& s : shapes) {
       auto eq = s.rfind('=');
       TESSERA_CHECK(eq != std::string::npos && eq > 0, "--shape expects NAME=DIMS, got '", s, "'");
@@ -58,6 +65,7 @@ struct Exec {
   std::string isa;
   int threads = 0;
   bool dump_ir = false, dump_llvm = false, dump_asm = false, verbose = false;
+  bool no_fusion = false;
   std::string kernel;
 
   bool compiled() const {
@@ -77,6 +85,8 @@ struct Exec {
     o.dump_asm = dump_asm;
     o.dump_kernel = kernel;
     o.verbose = verbose;
+    o.fusion = !no_fusion;
+    o.rewrite = c.load_options().rewrite;
     return o;
   }
 };
@@ -164,7 +174,7 @@ int cmd_run(const Common& c, const Exec& e, const std::vector<std::string>& inpu
   return 0;
 }
 
-int cmd_compile(const Common& c, const Exec& e, const std::string& out, bool report) {
+int cmd_compile(const Common& c, const Exec& e, const std::string& out, bool report, bool dump_fusion) {
   TESSERA_CHECK(e.compiled(), "'tessera compile' needs --backend compiled");
   auto t0 = Clock::now();
   CompiledModel m = CompiledModel::compile(c.model, e.compile_options(c));
@@ -188,6 +198,7 @@ int cmd_compile(const Common& c, const Exec& e, const std::string& out, bool rep
   else
     std::printf("compile  deferred: the inputs have dynamic shapes (fix them with --shape NAME=DIMS)\n");
   if (report) std::fputs(m.report().c_str(), stdout);
+  if (dump_fusion) std::fputs(m.fusion_report().c_str(), stdout);
   std::printf("wrote    %s\n", out.c_str());
   return 0;
 }
@@ -227,7 +238,51 @@ void print_profile(const std::vector<StepProfile>& steps, int top) {
                 gflops(steps[i].flops, steps[i].seconds).c_str());
 }
 
-int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t seed, int profile, bool vs_reference) {
+// Largest |a - b| over every output, and the largest |b|.
+std::pair<double, double> max_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  double diff = 0, mag = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i].dtype() == DType::String) continue;
+    TESSERA_CHECK(a[i].dims() == b[i].dims(), "output ", i, " has different shapes");
+    for (int64_t k = 0; k < a[i].numel(); ++k) {
+      double x = a[i].get_double(k), y = b[i].get_double(k);
+      diff = std::max(diff, std::isnan(x) != std::isnan(y) ? INFINITY : std::isnan(y) ? 0.0 : std::fabs(x - y));
+      mag = std::max(mag, std::fabs(y));
+    }
+  }
+  return {diff, mag};
+}
+
+// Fusion on against fusion off: both compiled, timed round by round on the
+// same inputs, outputs compared.
+void bench_vs_no_fusion(const Common& c, const Exec& e, CompiledModel& fused, const std::vector<Tensor>& ins,
+                        int runs, int warmup) {
+  Exec off = e;
+  off.no_fusion = true;
+  CompiledModel unfused = open_compiled(c, off);
+  unfused.prepare(ins);
+  std::printf("unfused  %d compiled kernels, %d reference steps\n", unfused.compiled_steps(), unfused.reference_steps());
+  for (int i = 0; i < warmup; ++i) unfused.run(ins);
+  std::vector<double> on_s, off_s;
+  std::vector<Tensor> on_out, off_out;
+  for (int i = 0; i < runs; ++i) {
+    auto a = Clock::now();
+    on_out = fused.run(ins);
+    auto b = Clock::now();
+    off_out = unfused.run(ins);
+    auto d = Clock::now();
+    on_s.push_back(std::chrono::duration<double>(b - a).count());
+    off_s.push_back(std::chrono::duration<double>(d - b).count());
+  }
+  runtime::LatencyStats on = runtime::latency_stats(on_s), offs = runtime::latency_stats(off_s);
+  auto [diff, mag] = max_difference(on_out, off_out);
+  std::printf("fusion on  %s\nfusion off %s\n", runtime::format_latency(on).c_str(), runtime::format_latency(offs).c_str());
+  std::printf("fusion   %.2fx faster (median off / median on); outputs max |on - off| %.3g (largest |output| %.3g)\n",
+              offs.median / on.median, diff, mag);
+}
+
+int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t seed, int profile, bool vs_reference,
+              bool vs_no_fusion) {
   TESSERA_CHECK(runs >= 1, "--runs must be at least 1");
   TESSERA_CHECK(warmup >= 0, "--warmup must not be negative");
   if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
@@ -263,10 +318,12 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
       std::printf("reference %s (interpreter, 1 thread)\n", runtime::format_latency(rs).c_str());
       std::printf("speedup  %.1fx over the reference interpreter (median / median)\n", rs.median / cs.median);
     }
+    if (vs_no_fusion) bench_vs_no_fusion(c, e, m, ins, runs, warmup);
     if (profile > 0) print_profile(m.profile(ins, runs), profile);
   } else {
     TESSERA_CHECK(profile <= 0, "--profile needs the compiled backend (the reference interpreter is not profiled per step)");
     TESSERA_CHECK(!vs_reference, "--vs-reference needs the compiled backend");
+    TESSERA_CHECK(!vs_no_fusion, "--vs-no-fusion needs the compiled backend");
     auto g = load_model(c.model, c.load_options());
     std::vector<Tensor> ins = random_inputs(*g, seed);
     for (int i = 0; i < warmup; ++i) interpret(*g, ins);
@@ -281,6 +338,43 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
   }
   auto rss = runtime::peak_resident_bytes();
   std::printf("memory   peak RSS %s\n", rss ? runtime::format_bytes(*rss).c_str() : "n/a");
+  return 0;
+}
+
+// The graph (with --fusion: the fusion plan's blocks as coloured clusters)
+// drawn by Graphviz, or as DOT text when the output ends in .dot.
+int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion) {
+  auto g = load_model(c.model, c.load_options());
+  std::string dot;
+  if (fusion) {
+    runtime::ExecutorOptions eo;
+    eo.isa = runtime::parse_isa(e.isa);
+    eo.threads = e.threads;
+    eo.fusion = !e.no_fusion;
+    if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
+    runtime::CompiledModel m(std::move(g), eo);
+    dot = fusion::graph_dot(m.graph(), &m.fusion_plan());
+    fusion::FusionStats st = fusion::fusion_stats(m.graph(), m.fusion_plan());
+    std::printf("fusion   %d ops -> %d kernels (%d fused blocks)\n", st.ops, st.blocks, st.fused_blocks);
+  } else {
+    dot = fusion::graph_dot(*g);
+  }
+  std::string ext = std::filesystem::path(out).extension().string();
+  if (ext == ".dot" || ext == ".gv") {
+    write_file(out, dot);
+  } else {
+    TESSERA_CHECK(ext == ".svg" || ext == ".png" || ext == ".pdf", "viz: unknown output format '", ext,
+                  "' (use .svg, .png, .pdf or .dot)");
+    std::string cmd = "dot -T" + ext.substr(1) + " -o '" + out + "' 2>&1";
+    FILE* p = popen(cmd.c_str(), "w");
+    TESSERA_CHECK(p, "viz: cannot start Graphviz's dot");
+    std::fwrite(dot.data(), 1, dot.size(), p);
+    int status = pclose(p);
+    TESSERA_CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 127,
+                  "viz: Graphviz's 'dot' was not found; install Debian's graphviz package, or write DOT text with -o FILE.dot");
+    TESSERA_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "viz: dot failed to render ", out);
+  }
+  std::printf("wrote    %s\n", out.c_str());
   return 0;
 }
 
@@ -321,6 +415,7 @@ int main(int argc, char** argv) {
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("model", common.model, "ONNX file, or zoo:NAME for an embedded model")->required();
     sub->add_option("--shape", common.shapes, "fix an input's shape, NAME=1x3x224x224 (repeatable)");
+    sub->add_flag("--no-rewrite", common.no_rewrite, "no mathematical-property rewriting of the graph (DNNFusion)");
   };
 
   Exec exec;
@@ -333,6 +428,7 @@ int main(int argc, char** argv) {
     sub->add_flag("--dump-asm", exec.dump_asm, "print every kernel's assembly (stderr)");
     sub->add_option("--kernel", exec.kernel, "dump only kernels whose node name contains NAME");
     sub->add_flag("-v,--verbose", exec.verbose, "print compile progress (stderr)");
+    sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
   };
 
   std::vector<std::string> inputs;
@@ -354,6 +450,8 @@ int main(int argc, char** argv) {
   add_exec(comp, false);
   comp->add_option("-o,--output", compile_out, "output artifact (.tsr)")->required();
   comp->add_flag("--report", report, "print which steps are compiled and the memory plan");
+  bool dump_fusion = false;
+  comp->add_flag("--dump-fusion", dump_fusion, "print every fused block with its ops and mapping types");
 
   int runs = 20, warmup = 3;
   CLI::App* bench = app.add_subcommand("bench", "time repeated runs: median, p10, p90 latency and peak memory");
@@ -365,7 +463,17 @@ int main(int argc, char** argv) {
   int profile = 0;
   bool vs_reference = false;
   bench->add_flag("--vs-reference", vs_reference, "also time the reference interpreter on the same inputs; print the speedup");
+  bool vs_no_fusion = false;
+  bench->add_flag("--vs-no-fusion", vs_no_fusion, "also run with fusion off, round by round; print both medians and the output difference");
   bench->add_option("--profile", profile, "then time every step over --runs more runs; print the N slowest and the time per op");
+
+  std::string viz_out;
+  bool viz_fusion = false;
+  CLI::App* viz = app.add_subcommand("viz", "draw the graph (and its fusion plan) with Graphviz");
+  add_common(viz);
+  add_exec(viz, false);
+  viz->add_option("-o,--output", viz_out, "output picture: .svg, .png, .pdf, or .dot for DOT text")->required();
+  viz->add_flag("--fusion", viz_fusion, "colour every fused block of the fusion plan");
 
   CLI::App* info = app.add_subcommand("info", "print op histogram, parameters, FLOPs and signature");
   add_common(info);
@@ -383,9 +491,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) return cmd_run(common, exec, inputs, out_dir, npy, seed, report);
-    if (*comp) return cmd_compile(common, exec, compile_out, report);
-    if (*bench) return cmd_bench(common, exec, runs, warmup, seed, profile, vs_reference);
+    if (*comp) return cmd_compile(common, exec, compile_out, report, dump_fusion);
+    if (*bench) return cmd_bench(common, exec, runs, warmup, seed, profile, vs_reference, vs_no_fusion);
     if (*info) return cmd_info(common);
+    if (*viz) return cmd_viz(common, exec, viz_out, viz_fusion);
     if (*print) {
       auto g = load_model(common.model, common.load_options());
       std::fputs(print_graph(*g).c_str(), stdout);

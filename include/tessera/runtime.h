@@ -37,6 +37,10 @@ struct CompileOptions {
   std::string dump_kernel;
   // Progress on stderr for every kernel compiled.
   bool verbose = false;
+  // DNNFusion's fusion planner: blocks of ops compiled as one kernel each.
+  bool fusion = true;
+  // DNNFusion's mathematical-property rewriting of the graph before planning.
+  bool rewrite = true;
 };
 
 // A model input or output: name and static type (-1 for a dynamic dim).
@@ -49,8 +53,8 @@ struct TensorInfo {
 
 // One step of a compiled model's plan, timed by CompiledModel::profile.
 struct StepProfile {
-  std::string node;      // node name (or "#index" when unnamed)
-  std::string op;        // op type
+  std::string node;      // node name (or "#index" when unnamed); a fused step: its first node's
+  std::string op;        // op type; a fused step: its ops joined by '+' ("Conv+Add+Relu")
   bool compiled = true;  // false: the op's reference kernel ran
   double seconds = 0;    // median wall time over the profiled runs
   double flops = 0;      // arithmetic of the node (multiply-add = 2), 0 when not counted
@@ -82,6 +86,9 @@ class CompiledModel {
   void save(const std::string& path) const;
   // Compiled / reference steps, reasons, activation memory per signature.
   std::string report() const;
+  // The fusion plan as text: every block with its ops and mapping types, the
+  // profile decisions and the totals (made on the first compile of a signature).
+  std::string fusion_report();
 
   std::string name() const;
   size_t node_count() const;

@@ -10,6 +10,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/op_registry.h"
+#include "runtime/fusion_profiler.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
 
@@ -176,13 +177,25 @@ Plan& CompiledModel::find_or_trace(const std::vector<Tensor>& inputs, const Save
     last_plan_ = plans_.back().get();
     return *plans_.back();
   }
-  std::unique_ptr<Plan> p = trace_plan(*graph_, inputs, opts_, saved);
+  const std::vector<std::vector<int>>* blocks = saved && !saved->blocks.empty() ? &saved->blocks : &block_lists();
+  std::unique_ptr<Plan> p = trace_plan(*graph_, inputs, opts_, saved, blocks);
   ++traces_;
   last_compile_seconds_ = p->trace_seconds;
   plans_.push_back(std::move(p));
   while (plans_.size() > opts_.max_plans) plans_.erase(plans_.begin());
   last_plan_ = plans_.back().get();
   return *plans_.back();
+}
+
+const fusion::FusionPlan& CompiledModel::fusion_plan() {
+  if (!fusion_) fusion_ = std::make_unique<fusion::FusionPlan>(plan_model_fusion(*graph_, opts_));
+  return *fusion_;
+}
+
+const std::vector<std::vector<int>>& CompiledModel::block_lists() {
+  if (block_nodes_.empty())
+    for (const fusion::Block& b : fusion_plan().blocks) block_nodes_.push_back(b.nodes);
+  return block_nodes_;
 }
 
 const Plan& CompiledModel::prepare(const std::vector<Tensor>& inputs) {
@@ -217,6 +230,10 @@ std::string CompiledModel::report() const {
     os << "\n  steps " << p.steps.size() << " (" << p.compiled_steps << " compiled, " << p.reference_steps
        << " reference), traced in " << static_cast<int64_t>(p.trace_seconds * 1000 + 0.5) << " ms\n"
        << "  activation memory " << describe(p.memory) << "\n";
+    if (p.fused_steps > 0)
+      os << "  fused steps " << p.fused_steps << " (intermediates inside fused kernels "
+         << format_bytes(p.internal_bytes) << ")\n";
+    for (const std::string& f : p.fusion_fallbacks) os << "  not fused: " << f << "\n";
     if (p.packed_bytes > 0) os << "  packed weights " << format_bytes(p.packed_bytes) << "\n";
     std::map<std::string, std::pair<int, std::string>> ref;
     for (const Step& st : p.steps)

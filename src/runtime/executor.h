@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "codegen/llvm/jit.h"
+#include "fusion/fusion_plan.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 #include "runtime/memory_plan.h"
@@ -44,10 +45,19 @@ struct ExecutorOptions {
   // has taken a few seconds).
   bool verbose = false;
   size_t max_plans = 8;  // plans kept (least recently used dropped first)
+  // DNNFusion: nodes planned into blocks (src/fusion), each block one kernel.
+  bool fusion = true;
+  // Profile cells of the fusion table are decided by measuring the fused
+  // kernel against its parts (false: they are not fused).
+  bool fusion_profile = true;
+  // The profiling database file; "" = fusion::ProfileDb::default_path().
+  std::string fusion_db;
 };
 
 // "host", "avx2", "avx512", "generic"/"x86-64"; throws naming the value otherwise.
 codegen::Isa parse_isa(const std::string& name);
+// Bytes of a vector register of the ISA kernels are compiled for (Host: this machine's).
+int vector_bytes(codegen::Isa isa);
 
 enum class SlotKind {
   Input,     // a graph input: the caller's tensor
@@ -71,12 +81,14 @@ struct Slot {
 };
 
 struct Step {
-  const Node* node = nullptr;
+  const Node* node = nullptr;        // the (first) node of the step
+  std::vector<const Node*> nodes;    // every node the step computes (a fused block: several)
+  bool elementwise = false;          // every output element is computed from its inputs' same elements
   bool compiled = false;
   std::shared_ptr<codegen::JitKernel> kernel;  // compiled steps
   std::vector<int> args;     // compiled: the slot of every kernel parameter
-  std::vector<int> inputs;   // per node input: its slot, -1 when absent
-  std::vector<int> outputs;  // per node output: its slot, -1 when absent
+  std::vector<int> inputs;   // per node input (fused: per block input): its slot, -1 when absent
+  std::vector<int> outputs;  // per node output (fused: per block output): its slot, -1 when absent
   schedule::Schedule schedule;  // compiled steps: the schedule the kernel was lowered with
   std::shared_ptr<codegen::JitKernel> prepack;  // compiled steps that pack constants: run once when traced
   std::vector<int> packed;      // compiled steps: the Packed slots the kernel reads
@@ -99,6 +111,9 @@ struct Plan {
   MemoryPlan memory;
   int compiled_steps = 0, reference_steps = 0;
   int64_t packed_bytes = 0;  // constants packed when traced (held besides the graph's constants)
+  int fused_steps = 0;       // steps computing a block of several nodes
+  int64_t internal_bytes = 0;  // intermediates fused kernels materialize inside themselves
+  std::vector<std::string> fusion_fallbacks;  // blocks that could not be one kernel, and why
   double trace_seconds = 0;
   Tensor arena;  // u8, allocated on first run
 
@@ -110,13 +125,18 @@ struct Plan {
 // so tracing it again reuses them: the schedule, and the packed constants
 // (the packing kernel is then not run).
 struct SavedSteps {
+  std::vector<std::vector<int>> blocks;  // the nodes of every step (empty: plan the fusion again)
   std::map<int64_t, schedule::Schedule> schedules;
   std::map<int64_t, std::vector<Tensor>> packed;
 };
 
-// Traces a plan for `inputs` (already checked against the signature).
+// Traces a plan for `inputs` (already checked against the signature). Steps
+// follow `blocks` (node indices per step, in a valid order; null or empty:
+// one step per node); a block that cannot be one kernel falls back to one
+// step per node, recorded in Plan::fusion_fallbacks.
 std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
-                                 const SavedSteps* saved = nullptr);
+                                 const SavedSteps* saved = nullptr,
+                                 const std::vector<std::vector<int>>* blocks = nullptr);
 
 // Runs a plan on inputs matching it; returns the graph outputs. With
 // step_seconds (resized to the plan's steps), adds each step's wall time.
@@ -140,6 +160,9 @@ class CompiledModel {
   // The plan for these inputs, tracing it when none matches (checks them).
   const Plan& prepare(const std::vector<Tensor>& inputs);
 
+  // The fusion plan (made on the first trace; every node alone when fusion is off).
+  const fusion::FusionPlan& fusion_plan();
+
   // Seconds spent tracing (compiling) in the last run; 0 when a cached plan ran.
   double last_compile_seconds() const { return last_compile_seconds_; }
   const Plan* last_plan() const { return last_plan_; }
@@ -160,6 +183,9 @@ class CompiledModel {
   Plan& find_or_trace(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
   std::unique_ptr<Graph> graph_;
   ExecutorOptions opts_;
+  const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists
+  std::unique_ptr<fusion::FusionPlan> fusion_;
+  std::vector<std::vector<int>> block_nodes_;
   std::vector<std::unique_ptr<Plan>> plans_;  // most recently used last
   const Plan* last_plan_ = nullptr;
   double last_compile_seconds_ = 0;

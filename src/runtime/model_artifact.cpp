@@ -88,6 +88,14 @@ std::string step_section(size_t plan, size_t step, const std::string& what) {
 // The schedules and packed weights saved for plan `plan`.
 SavedSteps saved_steps(const Artifact& a, size_t plan, size_t steps, const std::string& path) {
   SavedSteps s;
+  for (size_t k = 0; k < steps; ++k) {  // the nodes of every step, while there are steps
+    auto it = a.sections.find(step_section(plan, k, "nodes"));
+    if (it == a.sections.end()) break;
+    std::vector<int> nodes;
+    for (const std::string& w : split(it->second, ' '))
+      if (!w.empty()) nodes.push_back(std::stoi(w));
+    s.blocks.push_back(std::move(nodes));
+  }
   for (size_t k = 0; k < steps; ++k) {
     auto it = a.sections.find(step_section(plan, k, "schedule"));
     if (it == a.sections.end()) continue;
@@ -117,6 +125,8 @@ void CompiledModel::save(const std::string& path) const {
   opts << "isa=" << codegen::isa_name(opts_.isa) << "\nthreads=" << opts_.threads << "\n";
   a.sections["options"] = opts.str();
   std::string sigs;
+  std::map<const Node*, int> index;
+  for (size_t k = 0; k < graph_->nodes().size(); ++k) index[graph_->nodes()[k].get()] = static_cast<int>(k);
   for (size_t i = 0; i < plans_.size(); ++i) {
     const Plan& p = *plans_[i];
     sigs += signature_line(p) + "\n";
@@ -127,6 +137,9 @@ void CompiledModel::save(const std::string& path) const {
     }
     for (size_t k = 0; k < p.steps.size(); ++k) {
       const Step& st = p.steps[k];
+      std::string nodes;
+      for (const Node* n : st.nodes) nodes += (nodes.empty() ? "" : " ") + std::to_string(index.at(n));
+      a.sections[step_section(i, k, "nodes")] = nodes;
       if (!st.compiled) continue;
       a.sections[step_section(i, k, "schedule")] = schedule::to_text(st.schedule);
       for (size_t j = 0; j < st.packed.size(); ++j) {

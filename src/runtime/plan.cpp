@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "compile/node_kernel.h"
+#include "compile/block_kernel.h"
 #include "ir/op_registry.h"
 #include "runtime/executor.h"
 #include "support/error.h"
@@ -85,13 +85,15 @@ bool matches_filter(const Node& n, const std::string& filter) {
   return filter.empty() || n.name.find(filter) != std::string::npos;
 }
 
-void dump_kernel(const Node& n, const codegen::JitKernel& k, const ExecutorOptions& opts) {
+void dump_kernel(const Node& n, const codegen::JitKernel& k, const ExecutorOptions& opts,
+                 const schedule::Schedule& sched) {
   if (!(opts.dump_ir || opts.dump_llvm || opts.dump_asm) || !matches_filter(n, opts.dump_kernel)) return;
   auto section = [&](const char* what, const std::string& text) {
     std::fprintf(stderr, "--- %s of kernel %s (%s) ---\n%s", what, k.name().c_str(), n.describe().c_str(),
                  text.c_str());
     if (!text.empty() && text.back() != '\n') std::fputc('\n', stderr);
   };
+  if (opts.dump_ir) section("schedule", schedule::to_text(sched));
   if (opts.dump_ir) section("loop IR", k.loop_ir());
   if (opts.dump_llvm) section("LLVM IR", k.llvm_ir());
   if (opts.dump_asm) section("assembly", k.assembly());
@@ -99,8 +101,9 @@ void dump_kernel(const Node& n, const codegen::JitKernel& k, const ExecutorOptio
 
 class Tracer {
  public:
-  Tracer(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts, const SavedSteps* saved)
-      : g_(g), inputs_(inputs), opts_(opts), saved_(saved), plan_(std::make_unique<Plan>()) {}
+  Tracer(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts, const SavedSteps* saved,
+         const std::vector<std::vector<int>>* blocks)
+      : g_(g), inputs_(inputs), opts_(opts), saved_(saved), blocks_(blocks), plan_(std::make_unique<Plan>()) {}
 
   std::unique_ptr<Plan> trace() {
     auto t0 = Clock::now();
@@ -129,7 +132,17 @@ class Tracer {
     }
     for (const Value* o : g_.outputs()) remaining_[o] += 1 << 30;
 
-    for (size_t i = 0; i < g_.nodes().size(); ++i) trace_node(*g_.nodes()[i], static_cast<int64_t>(i));
+    if (blocks_ && !blocks_->empty()) {
+      size_t covered = 0;
+      for (const auto& b : *blocks_) covered += b.size();
+      TESSERA_CHECK(covered == g_.nodes().size(), "fusion plan covers ", covered, " of ", g_.nodes().size(), " nodes");
+      for (const auto& b : *blocks_) {
+        if (b.size() == 1) trace_node(*g_.nodes().at(static_cast<size_t>(b[0])), step_index());
+        else trace_block(b);
+      }
+    } else {
+      for (const auto& n : g_.nodes()) trace_node(*n, step_index());
+    }
 
     for (const Value* o : g_.outputs()) {
       auto it = slot_of_.find(o);
@@ -148,6 +161,8 @@ class Tracer {
   }
 
  private:
+  int64_t step_index() const { return static_cast<int64_t>(plan_->steps.size()); }
+
   int add_slot(Slot s) {
     plan_->slots.push_back(std::move(s));
     return static_cast<int>(plan_->slots.size()) - 1;
@@ -185,9 +200,10 @@ class Tracer {
   // Runs the node's prepack kernel on its constant inputs now (or takes the
   // packed tensors an artifact saved for this step); the packed tensors
   // become Packed slots passed to the main kernel after its inputs.
-  void pack_constants(const Node& n, const compile::NodeKernel& nk, const std::vector<const Tensor*>& ins,
-                      const codegen::JitOptions& jo, int64_t step, Step& st, std::vector<void*>& args) {
-    const std::vector<loop::Buffer>& outs = nk.prepack->outputs;
+  void pack_constants(const Node& n, const loop::Kernel& prepack, const std::vector<int>& prepack_inputs,
+                      const std::vector<const Tensor*>& ins, const codegen::JitOptions& jo, int64_t step, Step& st,
+                      std::vector<void*>& args) {
+    const std::vector<loop::Buffer>& outs = prepack.outputs;
     const std::vector<Tensor>* given = nullptr;
     if (saved_ && saved_->packed.count(step)) {
       given = &saved_->packed.at(step);
@@ -197,7 +213,7 @@ class Tracer {
       TESSERA_CHECK(ok, n.describe(), ": the packed weights saved in the artifact do not fit the kernel's layout");
     }
     std::vector<void*> pargs;
-    for (int i : nk.prepack_inputs) pargs.push_back(const_cast<void*>(ins[static_cast<size_t>(i)]->raw()));
+    for (int i : prepack_inputs) pargs.push_back(const_cast<void*>(ins[static_cast<size_t>(i)]->raw()));
     for (size_t i = 0; i < outs.size(); ++i) {
       Slot s;
       s.kind = SlotKind::Packed;
@@ -210,7 +226,7 @@ class Tracer {
     }
     if (!given) {
       try {
-        st.prepack = codegen::jit_compile(*nk.prepack, jo);
+        st.prepack = codegen::jit_compile(prepack, jo);
       } catch (const Error& e) {
         TESSERA_FAIL(n.describe(), ": JIT compilation of the weight-packing kernel failed: ", e.what());
       }
@@ -251,7 +267,9 @@ class Tracer {
     std::vector<TensorType> types(n.inputs.size());
     Step st;
     st.node = &n;
+    st.nodes = {&n};
     st.def = &def;
+    st.elementwise = def.mapping == MappingType::OneToOne;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Value* v = n.inputs[i];
       if (!v) {
@@ -286,8 +304,7 @@ class Tracer {
       try {
         // Schedules use the vector width of the ISA the kernels are compiled for.
         compile::NodeKernelOptions ko;
-        codegen::Isa isa = opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa;
-        ko.vector_bytes = isa == codegen::Isa::AVX512 ? 64 : isa == codegen::Isa::AVX2 ? 32 : 16;
+        ko.vector_bytes = vector_bytes(opts_.isa);
         // Constant inputs (weights) may be packed once, here, instead of every run.
         for (const Value* v : n.inputs) ko.constant_inputs.push_back(v && v->constant);
         std::optional<schedule::Schedule> sched;
@@ -312,7 +329,7 @@ class Tracer {
       } catch (const Error& e) {
         TESSERA_FAIL(n.describe(), ": JIT compilation failed: ", e.what());
       }
-      dump_kernel(n, *st.kernel, opts_);
+      dump_kernel(n, *st.kernel, opts_, nk->schedule);
       st.compiled = true;
       std::vector<void*> args;
       for (int i : nk->param_inputs) {
@@ -320,7 +337,7 @@ class Tracer {
         st.args.push_back(st.inputs[static_cast<size_t>(i)]);
       }
       st.schedule = nk->schedule;
-      if (nk->prepack) pack_constants(n, *nk, ins, jo, step, st, args);
+      if (nk->prepack) pack_constants(n, *nk->prepack, nk->prepack_inputs, ins, jo, step, st, args);
       for (size_t k = 0; k < out_types.size(); ++k) {
         outs.emplace_back(out_types[k].dtype, out_types[k].dims);
         args.push_back(outs.back().raw());
@@ -328,18 +345,7 @@ class Tracer {
         st.outputs.push_back(s);
         st.args.push_back(s);
       }
-      std::vector<loop::Buffer> params = nk->kernel.params();
-      TESSERA_CHECK(args.size() == params.size(), n.describe(), ": kernel has ", params.size(),
-                    " parameters but the step binds ", args.size());
-      // Kernels do not check their buffers: a binding mismatch must not reach them.
-      for (size_t k = 0; k < params.size(); ++k) {
-        const Slot& s = plan_->slots[static_cast<size_t>(st.args[k])];
-        bool ok = params[k].dtype() == s.dtype &&
-                  (params[k].dims().empty() ? true : numel_of(params[k].dims()) == numel_of(s.dims));
-        TESSERA_CHECK(ok, n.describe(), ": kernel parameter ", params[k].name(), " is ", dtype_name(params[k].dtype()),
-                      "[", dims_to_string(params[k].dims()), "] but is bound to ", dtype_name(s.dtype), "[",
-                      dims_to_string(s.dims), "]");
-      }
+      check_binding(n.describe(), nk->kernel, st, args);
       if (def.value_check) def.value_check(n, ins);
       st.kernel->run(args);
       // Values baked into the kernel make the plan depend on them.
@@ -387,6 +393,106 @@ class Tracer {
     plan_->steps.push_back(std::move(st));
   }
 
+  // A fused block as one compiled step; when the block cannot be one kernel
+  // its nodes are traced one by one and the reason is kept in the plan.
+  void trace_block(const std::vector<int>& idx) {
+    int64_t step = step_index();
+    std::vector<const Node*> ns;
+    for (int i : idx) ns.push_back(g_.nodes().at(static_cast<size_t>(i)).get());
+    std::vector<const Value*> outputs = fusion::block_outputs(g_, fusion::Block{idx, MappingType::OneToOne, -1});
+    auto input = [&](const Value* v) -> const Tensor* {
+      auto it = env_.find(v);
+      if (it != env_.end()) return &it->second;
+      return v->constant ? &*v->constant : nullptr;
+    };
+    std::optional<schedule::Schedule> sched;
+    if (saved_ && saved_->schedules.count(step)) sched = saved_->schedules.at(step);
+    compile::BlockKernelOptions bo;
+    bo.vector_bytes = vector_bytes(opts_.isa);
+    std::optional<compile::BlockKernel> bk;
+    try {
+      bk = compile::compile_block(g_.opset, ns, input, outputs, sched, bo);
+    } catch (const Error& e) {
+      plan_->fusion_fallbacks.push_back(e.what());
+      if (opts_.verbose) std::fprintf(stderr, "fusion: %s; its nodes run as separate kernels\n", e.what());
+      for (const Node* n : ns) trace_node(*n, step_index());
+      return;
+    }
+    progress(*ns[0], step);
+    Step st;
+    st.node = ns[0];
+    st.nodes = ns;
+    st.compiled = true;
+    st.elementwise = std::all_of(ns.begin(), ns.end(), [](const Node* n) {
+      return node_mapping_type(*n) == MappingType::OneToOne;
+    });
+    codegen::JitOptions jo;
+    jo.isa = opts_.isa;
+    try {
+      st.kernel = codegen::jit_compile(bk->kernel, jo);
+    } catch (const Error& e) {
+      TESSERA_FAIL(compile::describe_block(ns), ": JIT compilation failed: ", e.what());
+    }
+    for (const Node* n : ns)  // dumped once, when any of the block's nodes matches --kernel
+      if (matches_filter(*n, opts_.dump_kernel)) {
+        dump_kernel(*n, *st.kernel, opts_, bk->schedule);
+        break;
+      }
+    std::vector<void*> args;
+    for (const Value* v : bk->params) {
+      int s = value_slot(v);
+      use(s, step);
+      st.inputs.push_back(s);
+      st.args.push_back(s);
+      args.push_back(const_cast<void*>(input(v)->raw()));
+    }
+    st.schedule = bk->schedule;
+    if (bk->prepack) {
+      std::vector<const Tensor*> ins;
+      std::vector<int> prepack_inputs;
+      for (const Value* v : bk->prepack_inputs) {
+        prepack_inputs.push_back(static_cast<int>(ins.size()));
+        ins.push_back(input(v));
+      }
+      pack_constants(*ns[0], *bk->prepack, prepack_inputs, ins, jo, step, st, args);
+    }
+    std::vector<Tensor> outs;
+    for (size_t k = 0; k < bk->outputs.size(); ++k) {
+      const TensorType& t = bk->output_types[k];
+      outs.emplace_back(t.dtype, t.dims);
+      args.push_back(outs.back().raw());
+      int s = output_slot(bk->outputs[k], t.dtype, t.dims, step);
+      st.outputs.push_back(s);
+      st.args.push_back(s);
+    }
+    check_binding(compile::describe_block(ns), bk->kernel, st, args);
+    st.kernel->run(args);
+    for (const Value* v : bk->values_used) value_deps_.push_back(v);
+    ++plan_->compiled_steps;
+    ++plan_->fused_steps;
+    plan_->internal_bytes += bk->internal_bytes;
+    for (size_t k = 0; k < bk->outputs.size(); ++k) env_[bk->outputs[k]] = std::move(outs[k]);
+    for (const Node* n : ns)
+      for (const Value* v : n->inputs)
+        if (v && env_.count(v) && --remaining_[v] == 0 && release_ && !input_index_.count(v)) env_.erase(v);
+    plan_->steps.push_back(std::move(st));
+  }
+
+  // Kernels do not check their buffers: a binding mismatch must not reach them.
+  void check_binding(const std::string& what, const loop::Kernel& k, const Step& st, const std::vector<void*>& args) {
+    std::vector<loop::Buffer> params = k.params();
+    TESSERA_CHECK(args.size() == params.size() && st.args.size() == params.size(), what, ": kernel has ",
+                  params.size(), " parameters but the step binds ", args.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Slot& s = plan_->slots[static_cast<size_t>(st.args[i])];
+      bool ok = params[i].dtype() == s.dtype &&
+                (params[i].dims().empty() ? true : numel_of(params[i].dims()) == numel_of(s.dims));
+      TESSERA_CHECK(ok, what, ": kernel parameter ", params[i].name(), " is ", dtype_name(params[i].dtype()), "[",
+                    dims_to_string(params[i].dims()), "] but is bound to ", dtype_name(s.dtype), "[",
+                    dims_to_string(s.dims), "]");
+    }
+  }
+
   // Follows the values the plan depends on back to graph inputs.
   void collect_value_inputs() {
     std::unordered_set<const Value*> seen;
@@ -429,7 +535,7 @@ class Tracer {
       int64_t step = static_cast<int64_t>(si);
       int present = 0;
       for (int o : st.outputs) present += o >= 0;
-      bool elementwise = st.def->mapping == MappingType::OneToOne;
+      bool elementwise = st.elementwise;
       // A reference step's output is copied into its slot after the kernel ran,
       // so it may overwrite any dying input; a compiled step only an input it
       // reads element for element.
@@ -459,6 +565,7 @@ class Tracer {
   const std::vector<Tensor>& inputs_;
   const ExecutorOptions& opts_;
   const SavedSteps* saved_;
+  const std::vector<std::vector<int>>* blocks_;
   std::unique_ptr<Plan> plan_;
   std::unordered_map<const Value*, int> slot_of_;
   std::unordered_map<const Value*, int> input_index_;
@@ -472,6 +579,11 @@ class Tracer {
 
 }  // namespace
 
+int vector_bytes(codegen::Isa isa) {
+  if (isa == codegen::Isa::Host) isa = codegen::host_isa();
+  return isa == codegen::Isa::AVX512 ? 64 : isa == codegen::Isa::AVX2 ? 32 : 16;
+}
+
 codegen::Isa parse_isa(const std::string& name) {
   if (name.empty() || name == "host") return codegen::Isa::Host;
   if (name == "avx2") return codegen::Isa::AVX2;
@@ -481,8 +593,8 @@ codegen::Isa parse_isa(const std::string& name) {
 }
 
 std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
-                                 const SavedSteps* saved) {
-  return Tracer(g, inputs, opts, saved).trace();
+                                 const SavedSteps* saved, const std::vector<std::vector<int>>* blocks) {
+  return Tracer(g, inputs, opts, saved, blocks).trace();
 }
 
 }  // namespace tessera::runtime

@@ -28,6 +28,7 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   e.dump_asm = o.dump_asm;
   e.dump_kernel = o.dump_kernel;
   e.verbose = o.verbose;
+  e.fusion = o.fusion;
   return e;
 }
 
@@ -43,6 +44,7 @@ CompiledModel::~CompiledModel() = default;
 CompiledModel CompiledModel::compile(const std::string& model, const CompileOptions& options) {
   LoadOptions lo;
   lo.input_shapes = options.input_shapes;
+  lo.rewrite = options.rewrite;
   runtime::ExecutorOptions eo = executor_options(options);
   auto impl = std::make_unique<Impl>();
   impl->model = std::make_unique<runtime::CompiledModel>(load_model(model, lo), std::move(eo));
@@ -77,13 +79,14 @@ std::vector<StepProfile> CompiledModel::profile(const std::vector<Tensor>& input
     const runtime::Step& st = plan.steps[i];
     StepProfile p;
     p.node = st.node->name.empty() ? "#" + std::to_string(i) : st.node->name;
-    p.op = st.node->op_type;
+    p.op.clear();
+    for (const Node* n : st.nodes) p.op += (p.op.empty() ? "" : "+") + n->op_type;
     p.compiled = st.compiled;
     std::vector<double> v;
     for (const auto& run : samples) v.push_back(i < run.size() ? run[i] : 0.0);
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
     p.seconds = v[v.size() / 2];
-    p.flops = node_flops(*st.node);
+    for (const Node* n : st.nodes) p.flops += node_flops(*n);
     out.push_back(std::move(p));
   }
   return out;
@@ -98,6 +101,10 @@ std::vector<Tensor> CompiledModel::run_reference(const std::vector<Tensor>& inpu
 void CompiledModel::save(const std::string& path) const { impl_->model->save(path); }
 
 std::string CompiledModel::report() const { return impl_->model->report(); }
+
+std::string CompiledModel::fusion_report() {
+  return fusion::print_fusion(impl_->model->graph(), impl_->model->fusion_plan());
+}
 
 std::string CompiledModel::name() const { return impl_->model->graph().name; }
 

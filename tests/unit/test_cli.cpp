@@ -187,7 +187,7 @@ TEST_F(Cli, BenchPrintsLatencyAndMemory) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("median"), std::string::npos) << r.out;
   // Per-step profile: time per op and the slowest steps, with their node names.
-  r = cli("bench " + model_ + " --runs 3 --warmup 0 --profile 2");
+  r = cli("bench " + model_ + " --runs 3 --warmup 0 --profile 2 --no-fusion");
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* s : {"profile  medians per step", "GFLOP/s", "slowest 2 steps"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
@@ -200,15 +200,54 @@ TEST_F(Cli, BenchPrintsLatencyAndMemory) {
   EXPECT_NE(r.out.find("--profile needs the compiled backend"), std::string::npos) << r.out;
 }
 
+// Fusion from the command line: the plan dumped block by block, switched
+// off, drawn by Graphviz (SVG, and DOT text), and timed against no fusion.
+TEST_F(Cli, FusionPlanDumpVizAndSwitches) {
+  std::string tsr = (dir_ / "m.tsr").string();
+  auto r = cli("compile zoo:squeezenet1_1 --shape input=1x3x64x64 -o " + tsr + " --dump-fusion --threads 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"block 0  ", "seed Relu", "Conv node", "many-to-many", "one-to-one", "fusion: 65 ops -> ",
+                        "intermediate results"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  r = cli("compile zoo:squeezenet1_1 --shape input=1x3x64x64 -o " + tsr + " --dump-fusion --no-fusion --no-rewrite");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("fusion: 65 ops -> 65 kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("65 compiled kernels"), std::string::npos) << r.out;
+  std::string svg = (dir_ / "plan.svg").string();
+  r = cli("viz zoo:squeezenet1_1 --shape input=1x3x64x64 --fusion -o " + svg);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::string text = read_file(svg);
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("block "), std::string::npos) << "fused blocks are labelled clusters";
+  std::string dot = (dir_ / "graph.dot").string();
+  r = cli("viz " + model_ + " -o " + dot);
+  ASSERT_EQ(r.code, 0) << r.out;
+  text = read_file(dot);
+  EXPECT_NE(text.find("digraph"), std::string::npos);
+  EXPECT_NE(text.find("Relu"), std::string::npos);
+  EXPECT_EQ(text.find("cluster"), std::string::npos) << "no plan without --fusion";
+  r = cli("viz " + model_ + " -o " + (dir_ / "x.bmp").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("unknown output format"), std::string::npos) << r.out;
+  r = cli("bench " + model_ + " --runs 3 --warmup 1 --vs-no-fusion");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"fusion on", "fusion off", "outputs max |on - off| 0"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
 TEST_F(Cli, DumpsKernels) {
   const OpDef* relu = OpRegistry::global().find("Relu");
   const OpDef* add = OpRegistry::global().find("Add");
   if (!relu || !relu->expr || !add || !add->expr) GTEST_SKIP() << "Relu/Add have no expression";
-  auto r = cli("run " + model_ + " --dump-ir");
+  auto r = cli("run " + model_ + " --dump-ir --no-fusion");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("loop IR of kernel relu0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("loop IR of kernel add0"), std::string::npos) << r.out;
-  r = cli("run " + model_ + " --dump-llvm --dump-asm --kernel relu");
+  // Fused, the block's kernel is named after its first node and dumped by any of its nodes' names.
+  r = cli("run " + model_ + " --dump-ir --kernel relu");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("loop IR of kernel add0.fused"), std::string::npos) << r.out;
+  r = cli("run " + model_ + " --dump-llvm --dump-asm --kernel relu --no-fusion");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("LLVM IR of kernel relu0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("assembly of kernel relu0"), std::string::npos) << r.out;

@@ -48,9 +48,12 @@ void expect_matches_reference(CompiledModel& m, const std::vector<Tensor>& ins) 
   }
 }
 
+// Fusion off: these tests look at one step per node (fusion has test_fusion.cpp).
 std::unique_ptr<CompiledModel> make(std::unique_ptr<Graph> g) {
   infer_graph(*g);
-  return std::make_unique<CompiledModel>(std::move(g), ExecutorOptions{});
+  ExecutorOptions o;
+  o.fusion = false;
+  return std::make_unique<CompiledModel>(std::move(g), o);
 }
 
 TEST(Executor, ElementwiseChain) {

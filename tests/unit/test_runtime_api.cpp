@@ -52,7 +52,9 @@ TEST_F(RuntimeApi, SqueezenetCompileRunSaveLoad) {
   std::vector<Tensor> got = m.run(ins);
   EXPECT_GT(m.last_compile_seconds(), 0);
   EXPECT_GT(m.peak_activation_bytes(), 0);
-  EXPECT_EQ(m.compiled_steps() + m.reference_steps(), static_cast<int>(m.node_count()));
+  // Fused: fewer steps than nodes (each Conv takes its Relu at least).
+  EXPECT_GT(m.compiled_steps(), 0);
+  EXPECT_LT(m.compiled_steps() + m.reference_steps(), static_cast<int>(m.node_count()));
   expect_close(got, m.run_reference(ins), 1e-4);
   ASSERT_EQ(got[0].dims(), (Dims{1, 1000}));
 

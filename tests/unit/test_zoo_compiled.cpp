@@ -53,6 +53,8 @@ TEST_P(ZooCompiled, MatchesReference) {
   std::vector<Tensor> ins = m.random_inputs(11);
   std::vector<Tensor> got = m.run(ins);
   EXPECT_EQ(m.reference_steps(), 0) << m.report();
+  // Every block the fusion planner made compiled as one kernel.
+  EXPECT_EQ(m.report().find("not fused:"), std::string::npos) << m.report();
   std::vector<Tensor> want = m.run_reference(ins);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {

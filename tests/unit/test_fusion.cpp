@@ -1,0 +1,364 @@
+// DNNFusion's fusion planning and fused kernels: every cell of the fusion
+// table decided as the table says (profile cells both ways) and the fused
+// kernels checked against the reference interpreter; blocks that stay
+// acyclic; the register-pressure bound; the profiling database (persisted,
+// reused); epilogue scheduling of contraction + elementwise blocks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "compile/block_kernel.h"
+#include "fusion/fusion_plan.h"
+#include "interp/interpreter.h"
+#include "ir/op_registry.h"
+#include "runtime/executor.h"
+#include "runtime/fusion_profiler.h"
+#include "schedule/schedule.h"
+
+namespace tessera {
+namespace {
+
+using fusion::Decision;
+using M = MappingType;
+
+Tensor rand_f32(const Dims& dims, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  Tensor t(DType::F32, dims);
+  for (float& v : t.span<float>()) v = u(rng);
+  return t;
+}
+
+// x [1, 8, 6, 6] (Reorganize producers: [1, 8, 36]) -> producer -> consumer
+// -> Relu (the seed that reaches both). Each op is a representative of its
+// mapping type with shapes that chain.
+struct Pair {
+  M producer, consumer;
+};
+
+Value* add_op(Graph& g, M type, Value* x, const std::string& name, bool consumer) {
+  switch (type) {
+    case M::OneToOne: return g.add_node(consumer ? "Sigmoid" : "Neg", {x}, {name + "_out"}, {}, name)->outputs[0];
+    case M::OneToMany: {
+      Value* b = g.add_constant(name + "_b", rand_f32({8, 1, 1}, 3));  // broadcast: one-to-many
+      return g.add_node("Add", {x, b}, {name + "_out"}, {}, name)->outputs[0];
+    }
+    case M::ManyToMany: {
+      AttrMap a;
+      a["pads"] = Attribute::of_ints({1, 1, 1, 1});
+      Value* w = g.add_constant(name + "_w", rand_f32({8, 8, 3, 3}, 4));
+      return g.add_node("Conv", {x, w}, {name + "_out"}, a, name)->outputs[0];
+    }
+    case M::Reorganize: {
+      Tensor shape(DType::I64, {4});
+      Dims to = consumer ? Dims{1, 8, 36, 1} : Dims{1, 8, 6, 6};
+      for (int i = 0; i < 4; ++i) shape.data<int64_t>()[i] = to[static_cast<size_t>(i)];
+      return g.add_node("Reshape", {x, g.add_constant(name + "_shape", shape)}, {name + "_out"}, {}, name)->outputs[0];
+    }
+    case M::Shuffle: {
+      AttrMap a;
+      a["perm"] = Attribute::of_ints({0, 1, 3, 2});
+      return g.add_node("Transpose", {x}, {name + "_out"}, a, name)->outputs[0];
+    }
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Graph> pair_graph(const Pair& p) {
+  auto g = std::make_unique<Graph>();
+  Dims in = p.producer == M::Reorganize ? Dims{1, 8, 36, 1} : Dims{1, 8, 6, 6};
+  Value* x = g->add_input("x", {DType::F32, in, true});
+  Value* a = add_op(*g, p.producer, x, "producer", false);
+  Value* b = add_op(*g, p.consumer, a, "consumer", true);
+  g->add_output(g->add_node("Relu", {b}, {"y"}, {}, "seed")->outputs[0]);
+  infer_graph(*g);
+  return g;
+}
+
+std::string pair_name(const Pair& p) {
+  return std::string(mapping_type_name(p.producer)) + " -> " + std::string(mapping_type_name(p.consumer));
+}
+
+// Runs the graph through the compiled runtime with the given blocks and
+// compares every output with the interpreter's.
+void expect_fused_matches_reference(const Graph& g, const fusion::FusionPlan& plan, int want_fused_steps) {
+  std::vector<Tensor> ins;
+  uint32_t seed = 17;
+  for (const Value* v : g.inputs()) ins.push_back(rand_f32(v->type.dims, seed++));
+  std::vector<std::vector<int>> blocks;
+  for (const auto& b : plan.blocks) blocks.push_back(b.nodes);
+  runtime::ExecutorOptions opts;
+  auto p = runtime::trace_plan(g, ins, opts, nullptr, &blocks);
+  EXPECT_TRUE(p->fusion_fallbacks.empty()) << p->fusion_fallbacks.front();
+  EXPECT_EQ(p->fused_steps, want_fused_steps);
+  std::vector<Tensor> got = runtime::run_plan(g, *p, ins);
+  std::vector<Tensor> want = interpret(g, ins);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].dims(), want[i].dims());
+    for (int64_t k = 0; k < got[i].numel(); ++k)
+      ASSERT_NEAR(got[i].get_double(k), want[i].get_double(k), 1e-5 * (1 + std::fabs(want[i].get_double(k))))
+          << "output " << i << " element " << k;
+  }
+}
+
+// The table, cell by cell: the seed's block reaches the consumer, then the
+// producer is fused exactly when the cell says "fuse" (or "profile" and the
+// measurement favours fusing); the plan, run fused, matches the interpreter.
+TEST(FusionTable, EveryCellDecidesAndRunsCorrectly) {
+  int cells = 0;
+  for (M prod : fusion::kMappingTypes)
+    for (M cons : fusion::kMappingTypes) {
+      Pair p{prod, cons};
+      SCOPED_TRACE(pair_name(p));
+      auto g = pair_graph(p);
+      ASSERT_EQ(node_mapping_type(*g->nodes()[0]), prod);
+      ASSERT_EQ(node_mapping_type(*g->nodes()[1]), cons);
+      fusion::FusionRule rule = fusion::fusion_rule(prod, cons);
+      for (bool profile_says_fuse : {true, false}) {
+        int measured = 0;
+        fusion::PlanOptions po;
+        po.profile = [&](const std::vector<int>&, const std::vector<std::vector<int>>&) {
+          ++measured;
+          return std::optional<fusion::ProfileEntry>(
+              fusion::ProfileEntry{profile_says_fuse ? 1.0 : 3.0, 2.0});
+        };
+        fusion::FusionPlan plan = fusion::plan_fusion(*g, po);
+        bool together = plan.block_of[0] == plan.block_of[1];
+        bool want = rule.decision == Decision::Fuse || (rule.decision == Decision::Profile && profile_says_fuse);
+        EXPECT_EQ(together, want) << "profile says " << (profile_says_fuse ? "fuse" : "apart") << "\n"
+                                  << fusion::print_fusion(*g, plan);
+        if (together) {
+          EXPECT_EQ(plan.blocks[static_cast<size_t>(plan.block_of[0])].type, rule.result) << fusion::print_fusion(*g, plan);
+        }
+        int fused = 0;
+        for (const auto& b : plan.blocks) fused += b.nodes.size() > 1;
+        expect_fused_matches_reference(*g, plan, fused);
+      }
+      ++cells;
+    }
+  EXPECT_EQ(cells, 25);
+}
+
+TEST(FusionTable, MatchesThePaper) {
+  using fusion::fusion_rule;
+  // One-to-One producers take the consumer's type and always fuse.
+  for (M c : fusion::kMappingTypes) {
+    EXPECT_EQ(fusion_rule(M::OneToOne, c).decision, Decision::Fuse);
+    EXPECT_EQ(fusion_rule(M::OneToOne, c).result, c);
+  }
+  EXPECT_EQ(fusion_rule(M::OneToMany, M::ManyToMany).decision, Decision::Break);
+  EXPECT_EQ(fusion_rule(M::ManyToMany, M::ManyToMany).decision, Decision::Break);
+  EXPECT_EQ(fusion_rule(M::ManyToMany, M::OneToOne).decision, Decision::Fuse);
+  EXPECT_EQ(fusion_rule(M::ManyToMany, M::Shuffle).decision, Decision::Profile);
+  EXPECT_EQ(fusion_rule(M::Reorganize, M::ManyToMany).result, M::ManyToMany);
+  EXPECT_EQ(fusion_rule(M::Shuffle, M::Reorganize).result, M::Reorganize);
+  EXPECT_EQ(fusion_rule(M::Shuffle, M::Reorganize).decision, Decision::Fuse);
+  EXPECT_EQ(fusion_rule(M::Reorganize, M::OneToMany).result, M::OneToMany);
+}
+
+// A diamond whose one branch leaves through a Many-to-Many op: fusing the
+// join into the fork's block would make blocks depend on each other both
+// ways, so the planner must keep them acyclic; the plan runs correctly.
+TEST(FusionPlan, BlocksStayAcyclic) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {1, 8, 6, 6}, true});
+  Value* a = g->add_node("Relu", {x}, {"a"}, {}, "fork")->outputs[0];
+  AttrMap ca;
+  ca["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* c1 = g->add_node("Conv", {a, g->add_constant("w1", rand_f32({8, 8, 3, 3}, 1))}, {"c1"}, ca, "conv1")->outputs[0];
+  Value* c2 = g->add_node("Conv", {c1, g->add_constant("w2", rand_f32({8, 8, 3, 3}, 2))}, {"c2"}, ca, "conv2")->outputs[0];
+  Value* j = g->add_node("Add", {a, c2}, {"j"}, {}, "join")->outputs[0];
+  g->add_output(g->add_node("Sigmoid", {j}, {"y"}, {}, "out")->outputs[0]);
+  infer_graph(*g);
+  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  // Every block's inputs come from blocks earlier in the order.
+  for (size_t bi = 0; bi < plan.blocks.size(); ++bi)
+    for (const Value* v : fusion::block_inputs(*g, plan.blocks[bi]))
+      if (v->producer) {
+        int pi = -1;
+        for (size_t k = 0; k < g->nodes().size(); ++k)
+          if (g->nodes()[k].get() == v->producer) pi = static_cast<int>(k);
+        EXPECT_LT(plan.block_of[static_cast<size_t>(pi)], static_cast<int>(bi)) << fusion::print_fusion(*g, plan);
+      }
+  int fused = 0;
+  for (const auto& b : plan.blocks) fused += b.nodes.size() > 1;
+  EXPECT_GE(fused, 1);
+  expect_fused_matches_reference(*g, plan, fused);
+}
+
+// A node whose block would keep more live values than the register budget
+// stays apart.
+TEST(FusionPlan, RegisterPressureBoundsBlocks) {
+  auto g = std::make_unique<Graph>();
+  std::vector<Value*> xs;
+  for (int i = 0; i < 6; ++i) xs.push_back(g->add_input("x" + std::to_string(i), {DType::F32, {64}, true}));
+  Value* acc = xs[0];
+  for (int i = 1; i < 6; ++i) acc = g->add_node("Add", {acc, xs[static_cast<size_t>(i)]}, {"s" + std::to_string(i)}, {}, "add" + std::to_string(i))->outputs[0];
+  g->add_output(acc);
+  infer_graph(*g);
+  fusion::PlanOptions po;
+  po.max_live = 100;
+  EXPECT_EQ(fusion::plan_fusion(*g, po).blocks.size(), 1u);
+  po.max_live = 4;  // at most 4 distinct inputs per block
+  fusion::FusionPlan plan = fusion::plan_fusion(*g, po);
+  EXPECT_GT(plan.blocks.size(), 1u);
+  for (const auto& b : plan.blocks) EXPECT_LE(fusion::block_inputs(*g, b).size(), 4u);
+  int fused = 0;
+  for (const auto& b : plan.blocks) fused += b.nodes.size() > 1;
+  expect_fused_matches_reference(*g, plan, fused);
+}
+
+// Ops that cannot share a kernel stay alone with a reason.
+TEST(FusionPlan, UnfusableNodesStayAlone) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {4, 5}, true});
+  Value* idx = g->add_input("i", {DType::I64, {3}, true});
+  Value* a = g->add_node("Relu", {x}, {"a"}, {}, "relu")->outputs[0];
+  Value* b = g->add_node("Gather", {a, idx}, {"b"}, {}, "gather")->outputs[0];  // checks its indices
+  g->add_output(g->add_node("Neg", {b}, {"y"}, {}, "neg")->outputs[0]);
+  infer_graph(*g);
+  EXPECT_NE(fusion::unfusable_reason(*g->nodes()[1], g->opset), "");
+  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  EXPECT_EQ(plan.blocks.size(), 3u);
+  EXPECT_NE(fusion::print_fusion(*g, plan).find("not fusible"), std::string::npos);
+  fusion::PlanOptions off;
+  off.fuse = false;
+  EXPECT_EQ(fusion::plan_fusion(*g, off).blocks.size(), 3u);
+}
+
+TEST(ProfileDb, PersistsAndIsReused) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tessera_profile_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::string path = (dir / "sub" / "fusion_profile.tsv").string();
+  {
+    fusion::ProfileDb db(path);
+    EXPECT_FALSE(db.find("k1"));
+    db.record("k1", {1e-5, 2e-5});
+    db.record("k2", {3e-5, 2e-5});
+    db.record("k1", {4e-5, 2e-5});  // later entries win
+  }
+  fusion::ProfileDb again(path);
+  ASSERT_EQ(again.size(), 2u);
+  ASSERT_TRUE(again.find("k1"));
+  EXPECT_DOUBLE_EQ(again.find("k1")->fused_seconds, 4e-5);
+  EXPECT_FALSE(again.find("k1")->fuse());
+  EXPECT_FALSE(again.find("k2")->fuse());
+  fs::remove_all(dir);
+}
+
+TEST(ProfileDb, DefaultPathFollowsTheEnvironment) {
+  const char* old = std::getenv("TESSERA_CACHE_DIR");
+  std::string saved = old ? old : "";
+  setenv("TESSERA_CACHE_DIR", "/tmp/tessera-cache-test", 1);
+  EXPECT_EQ(fusion::ProfileDb::default_path(), "/tmp/tessera-cache-test/fusion_profile.tsv");
+  unsetenv("TESSERA_CACHE_DIR");
+  setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+  EXPECT_EQ(fusion::ProfileDb::default_path(), "/tmp/xdg/tessera/fusion_profile.tsv");
+  unsetenv("XDG_CACHE_HOME");
+  if (old) setenv("TESSERA_CACHE_DIR", saved.c_str(), 1);
+}
+
+// The real profiler measures a profile cell once; planning again takes the
+// decision from the database without measuring.
+TEST(FusionPlan, ProfileDecisionsAreMeasuredOnceThenCached) {
+  auto g = pair_graph({M::ManyToMany, M::Shuffle});  // Conv -> Transpose: a profile cell
+  runtime::ExecutorOptions eo;
+  fusion::ProfileDb db;
+  fusion::PlanOptions po;
+  po.db = &db;
+  int calls = 0;
+  fusion::ProfileFn real = runtime::make_fusion_profiler(*g, eo);
+  po.profile = [&](const std::vector<int>& f, const std::vector<std::vector<int>>& parts) {
+    ++calls;
+    return real(f, parts);
+  };
+  fusion::FusionPlan first = fusion::plan_fusion(*g, po);
+  ASSERT_EQ(first.profiled.size(), 1u) << fusion::print_fusion(*g, first);
+  EXPECT_FALSE(first.profiled[0].cached);
+  EXPECT_GT(first.profiled[0].entry.fused_seconds, 0);
+  EXPECT_GT(first.profiled[0].entry.parts_seconds, 0);
+  EXPECT_EQ(calls, 1);
+  fusion::FusionPlan second = fusion::plan_fusion(*g, po);
+  ASSERT_EQ(second.profiled.size(), 1u);
+  EXPECT_TRUE(second.profiled[0].cached);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(first.blocks.size(), second.blocks.size());
+  int fused = 0;
+  for (const auto& b : second.blocks) fused += b.nodes.size() > 1;
+  expect_fused_matches_reference(*g, second, fused);
+}
+
+// Conv + bias + residual Add + Relu as one block: the convolution is
+// computed tile by tile inside the epilogue's loops (no whole intermediate),
+// and the result matches the interpreter.
+TEST(FusedKernel, ContractionEpilogueIsTiled) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 10, 10}, true});
+  Value* r = g->add_input("r", {DType::F32, {1, 32, 10, 10}, true});
+  AttrMap ca;
+  ca["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* c = g->add_node("Conv", {x, g->add_constant("w", rand_f32({32, 16, 3, 3}, 1)), g->add_constant("b", rand_f32({32}, 2))},
+                         {"c"}, ca, "conv")->outputs[0];
+  Value* s = g->add_node("Add", {c, r}, {"s"}, {}, "add")->outputs[0];
+  g->add_output(g->add_node("Relu", {s}, {"y"}, {}, "relu")->outputs[0]);
+  infer_graph(*g);
+  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  ASSERT_EQ(plan.blocks.size(), 1u) << fusion::print_fusion(*g, plan);
+  std::vector<const Node*> nodes;
+  for (const auto& n : g->nodes()) nodes.push_back(n.get());
+  Tensor xv = rand_f32({1, 16, 10, 10}, 3), rv = rand_f32({1, 32, 10, 10}, 4);
+  auto input = [&](const Value* v) -> const Tensor* {
+    if (v->constant) return &*v->constant;
+    return v->name == "x" ? &xv : &rv;
+  };
+  compile::BlockKernel bk = compile::compile_block(g->opset, nodes, input, {g->outputs()[0]});
+  std::string text = schedule::to_text(bk.schedule);
+  EXPECT_NE(text.find("compute_at conv.conv "), std::string::npos) << text << bk.expr_text;
+  EXPECT_EQ(text.find("cache_write conv.conv"), std::string::npos) << text;
+  // Only the padded input is materialized whole, not the convolution's output.
+  EXPECT_EQ(bk.internal_bytes, 16 * 12 * 12 * 4) << text;
+  expect_fused_matches_reference(*g, plan, 1);
+}
+
+// An artifact keeps the fused steps: loading traces the same blocks with
+// their saved schedules, and the outputs stay the interpreter's.
+TEST(FusedKernel, ArtifactKeepsTheBlocks) {
+  namespace fs = std::filesystem;
+  auto build = [] {
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {1, 8, 6, 6}, true});
+    AttrMap ca;
+    ca["pads"] = Attribute::of_ints({1, 1, 1, 1});
+    Value* c = g->add_node("Conv", {x, g->add_constant("w", rand_f32({8, 8, 3, 3}, 1))}, {"c"}, ca, "conv")->outputs[0];
+    Value* r = g->add_node("Relu", {c}, {"r"}, {}, "relu")->outputs[0];
+    g->add_output(g->add_node("Sigmoid", {r}, {"y"}, {}, "sig")->outputs[0]);
+    infer_graph(*g);
+    return g;
+  };
+  runtime::CompiledModel m(build(), runtime::ExecutorOptions{});
+  Tensor x = rand_f32({1, 8, 6, 6}, 9);
+  std::vector<Tensor> got = m.run({x});
+  ASSERT_EQ(m.last_plan()->steps.size(), 1u);
+  EXPECT_EQ(m.last_plan()->fused_steps, 1);
+  std::string path = (fs::temp_directory_path() / ("tessera_fused_" + std::to_string(::getpid()) + ".tsr")).string();
+  m.save(path);
+  auto l = runtime::CompiledModel::load(path, runtime::ExecutorOptions{}, true);
+  fs::remove(path);
+  ASSERT_EQ(l->plans().size(), 1u);
+  EXPECT_EQ(l->plans()[0]->steps.size(), 1u);
+  EXPECT_EQ(l->plans()[0]->steps[0].nodes.size(), 3u);
+  EXPECT_EQ(l->plans()[0]->steps[0].schedule, m.last_plan()->steps[0].schedule);
+  std::vector<Tensor> again = l->run({x});
+  std::vector<Tensor> want = interpret(m.graph(), {x});
+  for (int64_t k = 0; k < want[0].numel(); ++k) {
+    EXPECT_EQ(again[0].get_double(k), got[0].get_double(k));
+    EXPECT_NEAR(got[0].get_double(k), want[0].get_double(k), 1e-5);
+  }
+}
+
+}  // namespace
+}  // namespace tessera
