@@ -197,6 +197,17 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
     return t;
   }
   Tile t{conv ? 1 : rank - 2, rank - 1, 1, 1};
+  // Matrix products take as rows the longest axis before the columns that
+  // the column operand (B) does not depend on: batch axes over a shared B
+  // ([128, 1, K] x [K, N]) are rows of one GEMM, not GEMVs re-reading B.
+  if (!conv)
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      if (shape[d] <= shape[t.row]) continue;
+      bool shared = true;
+      for (const te::Tensor& in : st.inputs())
+        if (reads_use(st, in.stage(), st.axes[t.col])) shared = shared && !reads_use(st, in.stage(), st.axes[d]);
+      if (shared) t.row = d;
+    }
   int64_t ej = shape[t.col];
   if (ej < lanes / 2) return std::nullopt;
   t.nr = ej >= 2 * lanes ? 2 * lanes : lanes;
