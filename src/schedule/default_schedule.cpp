@@ -261,29 +261,39 @@ bool reads_at_own_position(const te::Stage& consumer, const te::Stage& st) {
 }
 
 // The elementwise output that can finish a contraction tile by tile: the
-// stage reading `st` alone, then the stage reading that one alone ..., each
-// of the same shape, without reductions, reading its predecessor only at its
-// own output position (bias, activation, residual add), ending at an output;
-// the stages in between are inlined into it. Null when there is none.
+// stages reading `st`, and those reading them in turn, are of its shape,
+// without reductions, read each other only at their own output position
+// (bias, activation, residual add, x * sigmoid(x)), and all end in one
+// output stage, into which the others are inlined. Null when there is none.
 const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
                              const te::Stage& st) {
-  const te::Stage* cur = &st;
-  while (!is_output(outputs, cur)) {
-    const te::Stage* next = nullptr;
-    for (const te::StagePtr& s : stages) {
-      bool reads = false;
-      for (const te::Tensor& in : s->inputs()) reads |= &in.stage() == cur;
-      if (!reads) continue;
-      if (next) return nullptr;  // read by two stages
-      next = s.get();
-    }
-    if (!next || next->kind != te::StageKind::Compute || te::has_reduce(next->body) ||
-        next->shapes[0] != st.shapes[0] || next->axes.size() != st.shapes[0].size() ||
-        !reads_at_own_position(*next, *cur))
+  if (is_output(outputs, &st)) return nullptr;
+  std::set<const te::Stage*> chain{&st};  // st and every stage that reads it, directly or not
+  const te::Stage* sink = nullptr;
+  for (const te::StagePtr& s : stages) {  // producers come before consumers
+    bool reads = false;
+    for (const te::Tensor& in : s->inputs()) reads |= chain.count(&in.stage()) > 0;
+    if (!reads) continue;
+    if (s->kind != te::StageKind::Compute || te::has_reduce(s->body) || s->shapes[0] != st.shapes[0] ||
+        s->axes.size() != st.shapes[0].size())
       return nullptr;
-    cur = next;
+    for (const te::Tensor& in : s->inputs())
+      if (chain.count(&in.stage()) && !reads_at_own_position(*s, in.stage())) return nullptr;
+    if (is_output(outputs, s.get())) {
+      if (sink) return nullptr;  // two outputs
+      sink = s.get();
+    }
+    chain.insert(s.get());
   }
-  return cur == &st ? nullptr : cur;
+  if (!sink) return nullptr;
+  // Every stage of the chain but the sink must be read only inside the chain
+  // and not be an output (it is inlined into the sink).
+  for (const te::StagePtr& s : stages) {
+    if (chain.count(s.get())) continue;
+    for (const te::Tensor& in : s->inputs())
+      if (chain.count(&in.stage())) return nullptr;
+  }
+  return sink;
 }
 
 // Register tiling for contractions (GEMM, convolution): the output is

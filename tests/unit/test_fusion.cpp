@@ -324,6 +324,29 @@ TEST(FusedKernel, ContractionEpilogueIsTiled) {
   expect_fused_matches_reference(*g, plan, 1);
 }
 
+// Conv -> x * sigmoid(x) (SiLU): the convolution is read twice, by the
+// Sigmoid and by the Mul; both are inlined into the one output, so the
+// convolution is still tiled inside it.
+TEST(FusedKernel, SiluEpilogueReadingTheContractionTwiceIsTiled) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 8, 8}, true});
+  Value* c = g->add_node("Conv", {x, g->add_constant("w", rand_f32({32, 16, 1, 1}, 1))}, {"c"}, {}, "conv")->outputs[0];
+  Value* sg = g->add_node("Sigmoid", {c}, {"s"}, {}, "sig")->outputs[0];
+  g->add_output(g->add_node("Mul", {c, sg}, {"y"}, {}, "mul")->outputs[0]);
+  infer_graph(*g);
+  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  ASSERT_EQ(plan.blocks.size(), 1u) << fusion::print_fusion(*g, plan);
+  std::vector<const Node*> nodes;
+  for (const auto& n : g->nodes()) nodes.push_back(n.get());
+  Tensor xv = rand_f32({1, 16, 8, 8}, 3);
+  auto input = [&](const Value* v) -> const Tensor* { return v->constant ? &*v->constant : &xv; };
+  compile::BlockKernel bk = compile::compile_block(g->opset, nodes, input, {g->outputs()[0]});
+  std::string text = schedule::to_text(bk.schedule);
+  EXPECT_NE(text.find("compute_at conv.conv mul "), std::string::npos) << text;
+  EXPECT_EQ(bk.internal_bytes, 0) << text;
+  expect_fused_matches_reference(*g, plan, 1);
+}
+
 // An artifact keeps the fused steps: loading traces the same blocks with
 // their saved schedules, and the outputs stay the interpreter's.
 TEST(FusedKernel, ArtifactKeepsTheBlocks) {
