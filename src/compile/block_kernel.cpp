@@ -150,10 +150,12 @@ BlockKernel compile_block(int64_t opset, const std::vector<const Node*>& nodes,
     bk.schedule = std::move(lp.schedule);
     for (int p : lp.prepack_params) bk.prepack_inputs.push_back(bk.params[static_cast<size_t>(p)]);
     bk.prepack = std::move(lp.prepack);
+    bk.scratch = std::move(lp.scratch);
   } catch (const Error& e) {
     TESSERA_FAIL(what, ": lowering failed: ", e.what());
   }
   bk.internal_bytes = root_allocation_bytes(bk.kernel.body);
+  for (const loop::Buffer& b : bk.scratch) bk.internal_bytes += numel_of(b.dims()) * static_cast<int64_t>(dtype_size(b.dtype()));
   return bk;
 }
 

@@ -20,6 +20,34 @@ std::string sanitize_name(const std::string& s) {
   return r;
 }
 
+namespace {
+
+// Temporaries this large, allocated outside every loop, become scratch
+// outputs of the kernel (arena memory) instead of a calloc on every call.
+constexpr int64_t kScratchBytes = 16 * 1024;
+
+// Removes the top-level Allocate nodes of at least kScratchBytes, collecting their buffers.
+loop::Stmt hoist_scratch(const loop::Stmt& s, std::vector<loop::Buffer>& scratch) {
+  if (!s.defined()) return s;
+  if (const auto* a = s.as<loop::AllocateNode>()) {
+    const int64_t* n = loop::as_const_int(a->extent);
+    if (n && *n * static_cast<int64_t>(dtype_size(a->buffer.dtype())) >= kScratchBytes &&
+        !a->buffer.dims().empty() && numel_of(a->buffer.dims()) == *n) {
+      scratch.push_back(a->buffer);
+      return hoist_scratch(a->body, scratch);
+    }
+    return loop::allocate(a->buffer, a->extent, hoist_scratch(a->body, scratch));
+  }
+  if (const auto* b = s.as<loop::BlockNode>()) {
+    std::vector<loop::Stmt> parts;
+    for (const loop::Stmt& p : b->stmts) parts.push_back(hoist_scratch(p, scratch));
+    return loop::block(parts);
+  }
+  return s;  // loops and everything inside them keep their temporaries
+}
+
+}  // namespace
+
 LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
                              const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
                              const std::optional<schedule::Schedule>& sched, int vector_bytes) {
@@ -34,6 +62,8 @@ LoweredProgram lower_program(const std::string& name, const std::vector<te::Tens
   lp.schedule = sched ? *sched : schedule::default_schedule(outs, target);
   schedule::LoweredKernels lk = schedule::lower_with_prepack(name, params, outs, lp.schedule, lopts);
   lp.kernel = std::move(lk.main);
+  lp.kernel.body = hoist_scratch(lp.kernel.body, lp.scratch);
+  for (const loop::Buffer& b : lp.scratch) lp.kernel.outputs.push_back(b);
   if (lk.prepack) {
     for (const loop::Buffer& b : lk.prepack->inputs)
       for (size_t i = 0; i < params.size(); ++i)
@@ -110,6 +140,7 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
     nk.schedule = std::move(lp.schedule);
     for (int p : lp.prepack_params) nk.prepack_inputs.push_back(nk.param_inputs[static_cast<size_t>(p)]);
     nk.prepack = std::move(lp.prepack);
+    nk.scratch = std::move(lp.scratch);
   } catch (const Error& e) {
     TESSERA_FAIL(n.describe(), ": lowering failed: ", e.what());
   }

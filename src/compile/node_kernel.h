@@ -27,6 +27,9 @@ struct NodeKernel {
   // `kernel` as extra inputs after the param_inputs.
   std::optional<loop::Kernel> prepack;
   std::vector<int> prepack_inputs;
+  // Whole intermediates the kernel materializes: its last outputs, after the
+  // node's, for the caller to place (contents on entry do not matter).
+  std::vector<loop::Buffer> scratch;
 };
 
 struct NodeKernelOptions {
@@ -49,7 +52,8 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
 // A tensor-expression program scheduled (the default schedule unless one is
 // given) and lowered; constant params (weights) may get a prepack kernel.
 struct LoweredProgram {
-  loop::Kernel kernel;
+  loop::Kernel kernel;   // its last outputs are the `scratch` buffers
+  std::vector<loop::Buffer> scratch;  // whole intermediates the caller provides (placed in its arena)
   schedule::Schedule schedule;
   std::optional<loop::Kernel> prepack;
   std::vector<int> prepack_params;  // the params the prepack kernel reads, by position

@@ -65,6 +65,10 @@ double time_block(const Graph& g, const std::vector<int>& idx, const ExecutorOpt
     outs.emplace_back(t.dtype, t.dims);
     args.push_back(outs.back().raw());
   }
+  for (const loop::Buffer& b : bk.scratch) {
+    outs.emplace_back(b.dtype(), b.dims());
+    args.push_back(outs.back().raw());
+  }
   std::shared_ptr<codegen::JitKernel> k = codegen::jit_compile(bk.kernel, jo);
   for (int i = 0; i < 2; ++i) k->run(args);  // warm caches and the thread pool
   std::vector<double> times;

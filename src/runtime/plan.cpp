@@ -345,6 +345,8 @@ class Tracer {
         st.outputs.push_back(s);
         st.args.push_back(s);
       }
+      std::vector<Tensor> scratch;
+      bind_scratch(nk->scratch, step, st, args, scratch);
       check_binding(n.describe(), nk->kernel, st, args);
       if (def.value_check) def.value_check(n, ins);
       st.kernel->run(args);
@@ -465,6 +467,8 @@ class Tracer {
       st.outputs.push_back(s);
       st.args.push_back(s);
     }
+    std::vector<Tensor> scratch;
+    bind_scratch(bk->scratch, step, st, args, scratch);
     check_binding(compile::describe_block(ns), bk->kernel, st, args);
     st.kernel->run(args);
     for (const Value* v : bk->values_used) value_deps_.push_back(v);
@@ -476,6 +480,17 @@ class Tracer {
       for (const Value* v : n->inputs)
         if (v && env_.count(v) && --remaining_[v] == 0 && release_ && !input_index_.count(v)) env_.erase(v);
     plan_->steps.push_back(std::move(st));
+  }
+
+  // Scratch buffers (whole intermediates inside a kernel) live in the arena
+  // for this step only; `keep` holds the tensors the traced run writes.
+  void bind_scratch(const std::vector<loop::Buffer>& scratch, int64_t step, Step& st, std::vector<void*>& args,
+                    std::vector<Tensor>& keep) {
+    for (const loop::Buffer& b : scratch) {
+      keep.emplace_back(b.dtype(), Dims{numel_of(b.dims())});
+      args.push_back(keep.back().raw());
+      st.args.push_back(output_slot(nullptr, b.dtype(), Dims{numel_of(b.dims())}, step));
+    }
   }
 
   // Kernels do not check their buffers: a binding mismatch must not reach them.

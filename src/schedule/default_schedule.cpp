@@ -392,6 +392,35 @@ bool schedule_row_reduction(Schedule& s, const te::Stage& st, const TargetInfo& 
   return true;
 }
 
+// Computed inputs of a tiled contraction or window reduction (padding, and
+// the ops of a fused block before it) are materialized once, so the inner
+// loop reads plain memory without guards or recomputation; only a cheap
+// elementwise prologue (a ReLU) is applied as the input is read. What a
+// padded copy reads is materialized first unless cheap: formulas under its
+// guards would not vectorize.
+void materialize_inputs(Schedule& s, const std::vector<te::Tensor>& outputs, const te::Stage& st,
+                        const TargetInfo& target) {
+  auto rooted = [&](const std::string& name) {
+    for (const Step& step : s.steps)
+      if (step.kind == StepKind::ComputeRoot && step.stage == name) return true;
+    return false;
+  };
+  auto needs_root = [&](const te::Tensor& in) {
+    return in.stage().kind == te::StageKind::Compute && !rooted(in.name()) && !is_output(outputs, &in.stage()) &&
+           !te::has_reduce(in.stage().body) && !cheap_prologue(outputs, in.stage());
+  };
+  for (const te::Tensor& in : st.inputs()) {
+    if (!needs_root(in)) continue;
+    s.compute_root(in.name());
+    schedule_generic(s, in.stage(), target);
+    for (const te::Tensor& in2 : in.stage().inputs())
+      if (needs_root(in2)) {
+        s.compute_root(in2.name());
+        schedule_generic(s, in2.stage(), target);
+      }
+  }
+}
+
 }  // namespace
 
 Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetInfo& target) {
@@ -405,19 +434,13 @@ Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetIn
     const te::Stage* epilogue = epilogue_of(outputs, stages, *st);
     if (schedule_contraction(s, *st, target, epilogue)) {
       if (epilogue) done.insert(epilogue);
-      // Computed inputs of a tiled contraction (padding, and the ops of a
-      // fused block before it) are materialized once, so the tile's inner
-      // loop reads plain memory without guards or recomputation; only a
-      // cheap elementwise prologue (a ReLU) is applied as it is read.
-      for (const te::Tensor& in : st->inputs())
-        if (in.stage().kind == te::StageKind::Compute && !is_output(outputs, &in.stage()) &&
-            !te::has_reduce(in.stage().body) && !cheap_prologue(outputs, in.stage())) {
-          s.compute_root(in.name());
-          schedule_generic(s, in.stage(), target);
-        }
+      materialize_inputs(s, outputs, *st, target);
       continue;
     }
     if (schedule_row_reduction(s, *st, target)) continue;
+    // Window reductions not tiled (narrow depthwise convolutions, pools)
+    // read each input element many times: materialize what they read too.
+    if (te::is_top_reduce(*st) && st->tag != "reduce") materialize_inputs(s, outputs, *st, target);
     schedule_generic(s, *st, target);
   }
   return s;

@@ -1,4 +1,6 @@
 // Compiles one node and compares the evaluator and the JIT with the reference.
+#include <cstring>
+#include <limits>
 #include "ops/compiled_test_util.h"
 
 #include <cmath>
@@ -95,8 +97,12 @@ void expect_compiled_matches(const OpCase& c, Tolerance tol) {
     }
     size_t n_in = args.size();
     for (const auto& t : out_types) args.emplace_back(t.dtype, t.dims);
+    // Scratch (whole intermediates the runtime places in its arena) starts
+    // as garbage: a kernel must not rely on its contents.
+    for (const auto& b : nk.scratch) args.push_back(garbage_tensor(b.dtype(), b.dims()));
     run(nk.kernel, args);
-    return std::vector<Tensor>(args.begin() + static_cast<long>(n_in), args.end());
+    return std::vector<Tensor>(args.begin() + static_cast<long>(n_in),
+                               args.begin() + static_cast<long>(n_in + out_types.size()));
   };
   compile::NodeKernel nk;
   if (!compile_for(64, nk)) return;
@@ -117,6 +123,16 @@ void expect_compiled_matches(const OpCase& c, Tolerance tol) {
       return;
     }
   }
+}
+
+Tensor garbage_tensor(DType d, const Dims& dims) {
+  Tensor t(d, dims);
+  if (d == DType::F32) {
+    for (float& v : t.span<float>()) v = std::numeric_limits<float>::quiet_NaN();
+  } else if (t.nbytes() > 0) {
+    std::memset(t.raw(), 0x5a, t.nbytes());
+  }
+  return t;
 }
 
 Tensor random_tensor(DType d, const Dims& dims, std::mt19937& rng, double lo, double hi) {

@@ -20,6 +20,9 @@ void expect_compiled_matches(const OpCase& c, Tolerance tol = {});
 
 // Seeded random tensor: floats uniform in [lo, hi], integers in [lo, hi], bools 0/1.
 Tensor random_tensor(DType d, const Dims& dims, std::mt19937& rng, double lo = -3, double hi = 3);
+// A tensor of garbage (NaN for floats, 0x5a bytes otherwise) for a kernel's
+// scratch buffers, whose contents on entry must not matter.
+Tensor garbage_tensor(DType d, const Dims& dims);
 // Random dims of the given rank, each in [1, max_dim].
 Dims random_dims(int rank, std::mt19937& rng, int64_t max_dim = 6);
 

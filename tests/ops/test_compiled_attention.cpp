@@ -123,7 +123,7 @@ void expect_flex_matches(const std::vector<Tensor>& ins, AttrMap attrs, Toleranc
   std::vector<Tensor> want = run_reference(*n, 26, ref_in);
   compile::NodeKernel nk = compile::compile_node(*n, 26, types, values, {n->outputs[0]->type});
   auto check = [&](std::vector<Tensor>& args, const char* what) {
-    const Tensor& got = args.back();
+    const Tensor& got = args[args.size() - 1 - nk.scratch.size()];
     ASSERT_EQ(got.dims(), want[0].dims());
     for (int64_t i = 0; i < got.numel(); ++i)
       ASSERT_NEAR(got.get_double(i), want[0].get_double(i), tol.atol + tol.rtol * std::fabs(want[0].get_double(i)))
@@ -133,6 +133,7 @@ void expect_flex_matches(const std::vector<Tensor>& ins, AttrMap attrs, Toleranc
     std::vector<Tensor> args;
     for (int p : nk.param_inputs) args.push_back(ins[static_cast<size_t>(p)].clone());
     args.emplace_back(want[0].dtype(), want[0].dims());
+    for (const auto& b : nk.scratch) args.push_back(garbage_tensor(b.dtype(), b.dims()));
     return args;
   };
   std::vector<Tensor> a = make();

@@ -86,6 +86,7 @@ void expect_compiled_subset_matches(const OpCase& c, const std::string& domain, 
     std::vector<Tensor> args;
     for (int p : nk.param_inputs) args.push_back(c.inputs[static_cast<size_t>(p)].clone());
     for (const auto& t : out_types) args.emplace_back(t.dtype, t.dims);
+    for (const auto& b : nk.scratch) args.push_back(garbage_tensor(b.dtype(), b.dims()));
     run(args);
     size_t n_in = nk.param_inputs.size();
     for (size_t o = 0; o < out_types.size(); ++o) {

@@ -34,6 +34,7 @@ void expect_compiled_gives(const OpCase& c, const std::vector<Tensor>& want) {
     std::vector<Tensor> args;
     for (int p : nk.param_inputs) args.push_back(c.inputs[static_cast<size_t>(p)].clone());
     for (const auto& t : out_types) args.emplace_back(t.dtype, t.dims);
+    for (const auto& b : nk.scratch) args.push_back(garbage_tensor(b.dtype(), b.dims()));
     return args;
   };
   auto check = [&](const std::vector<Tensor>& args, const std::string& what) {
