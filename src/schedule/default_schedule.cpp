@@ -2,6 +2,7 @@
 #include "schedule/default_schedule.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -421,19 +422,74 @@ void materialize_inputs(Schedule& s, const std::vector<te::Tensor>& outputs, con
   }
 }
 
+// True when the stage's formula has a guarded select (if_then_else).
+bool has_guard(const te::Stage& st) {
+  struct Finder : loop::IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const loop::SelectNode* op) override {
+      found |= te::is_guard(op->cond);
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.visit(st.body);
+  return f.found;
+}
+
+// Inlined stages that several stages read (a fused block's shared values:
+// a concatenation feeding two reshapes, a mask used twice) are materialized
+// once unless cheap, instead of being recomputed in every reader — except
+// inside a contraction's epilogue, which stays inlined into its output.
+void materialize_shared(Schedule& s, const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
+                        const std::set<const te::Stage*>& tiled, const TargetInfo& target) {
+  std::map<const te::Stage*, int> readers;
+  for (const te::StagePtr& st : stages)
+    for (const te::Tensor& in : st->inputs()) ++readers[&in.stage()];
+  std::set<const te::Stage*> in_epilogue(tiled.begin(), tiled.end());
+  for (const te::StagePtr& st : stages)  // producers first: the chains below tiled contractions
+    for (const te::Tensor& in : st->inputs())
+      if (in_epilogue.count(&in.stage()) && !te::has_reduce(st->body)) in_epilogue.insert(st.get());
+  // Stages whose formula picks between inputs by position (concatenation,
+  // padding) are materialized when another such stage reads them, directly
+  // or through inlined stages: nested picks evaluate every branch per lane.
+  std::set<const te::Stage*> picks_below;  // inlined stages that read a pick through inlined stages
+  std::set<const te::Stage*> nested;       // picks read by a later pick
+  for (const te::StagePtr& st : stages) {
+    bool reads_pick = false;
+    for (const te::Tensor& in : st->inputs()) reads_pick |= picks_below.count(&in.stage()) > 0;
+    if (reads_pick && has_guard(*st))
+      for (const te::Tensor& in : st->inputs())
+        if (picks_below.count(&in.stage())) nested.insert(&in.stage());
+    bool inlined = st->kind == te::StageKind::Compute && !is_output(outputs, st.get()) && !te::has_reduce(st->body);
+    if (inlined && (has_guard(*st) || reads_pick)) picks_below.insert(st.get());
+  }
+  for (const te::StagePtr& st : stages) {
+    if (st->kind != te::StageKind::Compute || (readers[st.get()] < 2 && !nested.count(st.get())) ||
+        is_output(outputs, st.get()) || te::has_reduce(st->body) || in_epilogue.count(st.get()) ||
+        cheap_prologue(outputs, *st))
+      continue;
+    bool rooted = false;
+    for (const Step& step : s.steps) rooted |= step.kind == StepKind::ComputeRoot && step.stage == st->name;
+    if (rooted) continue;
+    s.compute_root(st->name);
+    schedule_generic(s, *st, target);
+  }
+}
+
 }  // namespace
 
 Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetInfo& target) {
   Schedule s;
   auto stages = te::stages_of(outputs);
-  std::set<const te::Stage*> done;  // epilogues scheduled with their contraction
+  std::set<const te::Stage*> done;   // epilogues scheduled with their contraction
+  std::set<const te::Stage*> tiled;  // contractions finished by an epilogue
   for (const te::StagePtr& st : stages) {
     if (st->kind != te::StageKind::Compute || done.count(st.get())) continue;
     bool root = is_output(outputs, st.get()) || te::has_reduce(st->body);
     if (!root) continue;
     const te::Stage* epilogue = epilogue_of(outputs, stages, *st);
     if (schedule_contraction(s, *st, target, epilogue)) {
-      if (epilogue) done.insert(epilogue);
+      if (epilogue) done.insert(epilogue), tiled.insert(st.get());
       materialize_inputs(s, outputs, *st, target);
       continue;
     }
@@ -443,6 +499,7 @@ Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetIn
     if (te::is_top_reduce(*st) && st->tag != "reduce") materialize_inputs(s, outputs, *st, target);
     schedule_generic(s, *st, target);
   }
+  materialize_shared(s, outputs, stages, tiled, target);
   return s;
 }
 

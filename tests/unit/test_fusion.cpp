@@ -347,6 +347,36 @@ TEST(FusedKernel, SiluEpilogueReadingTheContractionTwiceIsTiled) {
   expect_fused_matches_reference(*g, plan, 1);
 }
 
+// Inside a block, a value read by two ops (an Exp) and a concatenation read
+// through another concatenation are computed once into scratch, not
+// recomputed in every reader; the block still matches the interpreter.
+TEST(FusedKernel, SharedAndNestedPicksAreMaterialized) {
+  auto g = std::make_unique<Graph>();
+  Value* a = g->add_input("a", {DType::F32, {1, 4, 64}, true});
+  Value* b = g->add_input("b", {DType::F32, {1, 4, 64}, true});
+  Value* c = g->add_input("c", {DType::F32, {1, 8, 64}, true});
+  AttrMap ax1;
+  ax1["axis"] = Attribute::of_int(1);
+  Value* e = g->add_node("Exp", {a}, {"e"}, {}, "exp")->outputs[0];
+  Value* m = g->add_node("Mul", {e, b}, {"m"}, {}, "mul")->outputs[0];
+  Value* d = g->add_node("Add", {e, m}, {"d"}, {}, "add")->outputs[0];
+  Value* inner = g->add_node("Concat", {d, b}, {"inner"}, ax1, "inner_concat")->outputs[0];
+  Value* outer = g->add_node("Concat", {inner, c}, {"outer"}, ax1, "outer_concat")->outputs[0];
+  g->add_output(g->add_node("Relu", {outer}, {"y"}, {}, "relu")->outputs[0]);
+  infer_graph(*g);
+  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  ASSERT_EQ(plan.blocks.size(), 1u) << fusion::print_fusion(*g, plan);
+  std::vector<const Node*> nodes;
+  for (const auto& n : g->nodes()) nodes.push_back(n.get());
+  Tensor av = rand_f32({1, 4, 64}, 1), bv = rand_f32({1, 4, 64}, 2), cv = rand_f32({1, 8, 64}, 3);
+  auto input = [&](const Value* v) -> const Tensor* { return v->name == "a" ? &av : v->name == "b" ? &bv : &cv; };
+  compile::BlockKernel bk = compile::compile_block(g->opset, nodes, input, {g->outputs()[0]});
+  std::string text = schedule::to_text(bk.schedule);
+  EXPECT_NE(text.find("compute_root exp"), std::string::npos) << text;
+  EXPECT_NE(text.find("compute_root inner_concat"), std::string::npos) << text;
+  expect_fused_matches_reference(*g, plan, 1);
+}
+
 // An artifact keeps the fused steps: loading traces the same blocks with
 // their saved schedules, and the outputs stay the interpreter's.
 TEST(FusedKernel, ArtifactKeepsTheBlocks) {
