@@ -151,6 +151,7 @@ BlockKernel compile_block(int64_t opset, const std::vector<const Node*>& nodes,
     for (int p : lp.prepack_params) bk.prepack_inputs.push_back(bk.params[static_cast<size_t>(p)]);
     bk.prepack = std::move(lp.prepack);
     bk.scratch = std::move(lp.scratch);
+    bk.in_place = std::move(lp.in_place);
   } catch (const Error& e) {
     TESSERA_FAIL(what, ": lowering failed: ", e.what());
   }

@@ -26,6 +26,7 @@ struct BlockKernel {
   std::string expr_text;
   std::optional<loop::Kernel> prepack;     // packing of constant params, run once
   std::vector<const Value*> prepack_inputs;
+  std::vector<bool> in_place;              // per param: the output may be written over it (in_place_params)
   std::vector<loop::Buffer> scratch;       // whole intermediates: the kernel's last outputs, placed by the caller
   int64_t internal_bytes = 0;              // intermediates the kernel materializes (scratch and allocations outside loops)
 };

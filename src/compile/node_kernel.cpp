@@ -1,6 +1,9 @@
 // Building, scheduling and lowering one node's tensor expression.
 #include "compile/node_kernel.h"
 
+#include <algorithm>
+#include <unordered_set>
+
 #include "ir/op_registry.h"
 #include "schedule/default_schedule.h"
 #include "schedule/lower.h"
@@ -48,6 +51,29 @@ loop::Stmt hoist_scratch(const loop::Stmt& s, std::vector<loop::Buffer>& scratch
 
 }  // namespace
 
+std::vector<bool> in_place_params(const std::vector<te::Tensor>& params, const std::vector<te::Tensor>& outs) {
+  std::vector<bool> r(params.size(), false);
+  if (outs.size() != 1) return r;
+  const te::Stage* out = &outs[0].stage();
+  std::vector<te::StagePtr> stages = te::stages_of(outs);  // producers first
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::unordered_set<const te::Stage*> dep{&params[i].stage()};
+    bool ok = true;
+    for (const te::StagePtr& s : stages) {
+      std::vector<te::Tensor> ins = s->inputs();
+      if (std::none_of(ins.begin(), ins.end(), [&](const te::Tensor& t) { return dep.count(&t.stage()) > 0; }))
+        continue;
+      ok = s->kind == te::StageKind::Compute && !te::has_reduce(s->body) && s->shapes[0] == out->shapes[0];
+      for (const te::Tensor& t : ins)
+        ok = ok && (!dep.count(&t.stage()) || te::reads_at_own_position(*s, t.stage()));
+      if (!ok) break;
+      dep.insert(s.get());
+    }
+    r[i] = ok && dep.count(out);
+  }
+  return r;
+}
+
 LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
                              const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
                              const std::optional<schedule::Schedule>& sched, int vector_bytes) {
@@ -63,6 +89,7 @@ LoweredProgram lower_program(const std::string& name, const std::vector<te::Tens
   schedule::LoweredKernels lk = schedule::lower_with_prepack(name, params, outs, lp.schedule, lopts);
   lp.kernel = std::move(lk.main);
   lp.kernel.body = hoist_scratch(lp.kernel.body, lp.scratch);
+  lp.in_place = in_place_params(params, outs);
   for (const loop::Buffer& b : lp.scratch) lp.kernel.outputs.push_back(b);
   if (lk.prepack) {
     for (const loop::Buffer& b : lk.prepack->inputs)
@@ -141,6 +168,9 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
     for (int p : lp.prepack_params) nk.prepack_inputs.push_back(nk.param_inputs[static_cast<size_t>(p)]);
     nk.prepack = std::move(lp.prepack);
     nk.scratch = std::move(lp.scratch);
+    nk.in_place.assign(in_types.size(), false);
+    for (size_t k = 0; k < nk.param_inputs.size(); ++k)
+      nk.in_place[static_cast<size_t>(nk.param_inputs[k])] = lp.in_place[k];
   } catch (const Error& e) {
     TESSERA_FAIL(n.describe(), ": lowering failed: ", e.what());
   }

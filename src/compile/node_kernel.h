@@ -30,6 +30,7 @@ struct NodeKernel {
   // Whole intermediates the kernel materializes: its last outputs, after the
   // node's, for the caller to place (contents on entry do not matter).
   std::vector<loop::Buffer> scratch;
+  std::vector<bool> in_place;  // per node input: the output may be written over it
 };
 
 struct NodeKernelOptions {
@@ -57,10 +58,19 @@ struct LoweredProgram {
   schedule::Schedule schedule;
   std::optional<loop::Kernel> prepack;
   std::vector<int> prepack_params;  // the params the prepack kernel reads, by position
+  std::vector<bool> in_place;       // per param: the output may be written over it (in_place_params)
 };
 LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
                              const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
                              const std::optional<schedule::Schedule>& sched, int vector_bytes);
+
+// Per param: true when the program has one output and every stage that
+// depends on the param (up to the output) is elementwise of the output's
+// shape, reading what it depends on only at its own position — so writing
+// an output element never clobbers a param element still to be read, and the
+// output may share the param's memory. Ops that move elements (a reversing
+// Slice, a shifting Pad, Concat/Slice pairs in a fused block) are not.
+std::vector<bool> in_place_params(const std::vector<te::Tensor>& params, const std::vector<te::Tensor>& outs);
 
 // Kernel outputs must be distinct computed stages: outputs that are
 // placeholders or repeat an earlier output become copies named stage_name(i).

@@ -83,11 +83,11 @@ struct Slot {
 struct Step {
   const Node* node = nullptr;        // the (first) node of the step
   std::vector<const Node*> nodes;    // every node the step computes (a fused block: several)
-  bool elementwise = false;          // every output element is computed from its inputs' same elements
   bool compiled = false;
   std::shared_ptr<codegen::JitKernel> kernel;  // compiled steps
   std::vector<int> args;     // compiled: the slot of every kernel parameter
   std::vector<int> inputs;   // per node input (fused: per block input): its slot, -1 when absent
+  std::vector<bool> in_place;  // compiled steps, per entry of `inputs`: the output may overwrite it
   std::vector<int> outputs;  // per node output (fused: per block output): its slot, -1 when absent
   schedule::Schedule schedule;  // compiled steps: the schedule the kernel was lowered with
   std::shared_ptr<codegen::JitKernel> prepack;  // compiled steps that pack constants: run once when traced

@@ -269,7 +269,6 @@ class Tracer {
     st.node = &n;
     st.nodes = {&n};
     st.def = &def;
-    st.elementwise = def.mapping == MappingType::OneToOne;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Value* v = n.inputs[i];
       if (!v) {
@@ -337,6 +336,7 @@ class Tracer {
         st.args.push_back(st.inputs[static_cast<size_t>(i)]);
       }
       st.schedule = nk->schedule;
+      st.in_place = nk->in_place;
       if (nk->prepack) pack_constants(n, *nk->prepack, nk->prepack_inputs, ins, jo, step, st, args);
       for (size_t k = 0; k < out_types.size(); ++k) {
         outs.emplace_back(out_types[k].dtype, out_types[k].dims);
@@ -425,9 +425,7 @@ class Tracer {
     st.node = ns[0];
     st.nodes = ns;
     st.compiled = true;
-    st.elementwise = std::all_of(ns.begin(), ns.end(), [](const Node* n) {
-      return node_mapping_type(*n) == MappingType::OneToOne;
-    });
+    st.in_place = bk->in_place;
     codegen::JitOptions jo;
     jo.isa = opts_.isa;
     try {
@@ -550,18 +548,19 @@ class Tracer {
       int64_t step = static_cast<int64_t>(si);
       int present = 0;
       for (int o : st.outputs) present += o >= 0;
-      bool elementwise = st.elementwise;
       // A reference step's output is copied into its slot after the kernel ran,
-      // so it may overwrite any dying input; a compiled step only an input it
-      // reads element for element.
-      if (present != 1 || (st.compiled && !elementwise)) continue;
+      // so it may overwrite any dying input; a compiled step only an input its
+      // kernel reads element for element (Step::in_place).
+      if (present != 1) continue;
       int out = -1;
       for (int o : st.outputs)
         if (o >= 0) out = o;
       if (req_of[static_cast<size_t>(out)] < 0) continue;
       const Slot& os = plan_->slots[static_cast<size_t>(out)];
-      for (int in : st.inputs) {
+      for (size_t k = 0; k < st.inputs.size(); ++k) {
+        int in = st.inputs[k];
         if (in < 0 || req_of[static_cast<size_t>(in)] < 0) continue;
+        if (st.compiled && !(k < st.in_place.size() && st.in_place[k])) continue;
         const Slot& is = plan_->slots[static_cast<size_t>(in)];
         if (is.last_step != step || is.first_step >= step) continue;
         bool fits = st.compiled ? (is.bytes == os.bytes && dtype_size(is.dtype) == dtype_size(os.dtype))

@@ -240,27 +240,6 @@ int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v)
   return f.dim < 0 ? -1 : f.dim;
 }
 
-// True when every read of `st` in `consumer` is at the consumer's own
-// output position (a dim of 1 may be read at 0).
-bool reads_at_own_position(const te::Stage& consumer, const te::Stage& st) {
-  struct Checker : loop::IRVisitor {
-    const te::Stage *st, *consumer;
-    bool ok = true;
-    using IRVisitor::visit;
-    void visit(const loop::ProducerLoadNode* op) override {
-      if (op->producer.get() == st)
-        for (size_t d = 0; d < op->indices.size(); ++d)
-          ok = ok && (loop::equal(op->indices[d], consumer->axes[d]) ||
-                      (consumer->shapes[0][d] == 1 && loop::is_const_int(op->indices[d], 0)));
-      IRVisitor::visit(op);
-    }
-  } c;
-  c.st = &st;
-  c.consumer = &consumer;
-  c.visit(consumer.body);
-  return c.ok;
-}
-
 // The elementwise output that can finish a contraction tile by tile: the
 // stages reading `st`, and those reading them in turn, are of its shape,
 // without reductions, read each other only at their own output position
@@ -279,7 +258,7 @@ const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::
         s->axes.size() != st.shapes[0].size())
       return nullptr;
     for (const te::Tensor& in : s->inputs())
-      if (chain.count(&in.stage()) && !reads_at_own_position(*s, in.stage())) return nullptr;
+      if (chain.count(&in.stage()) && !te::reads_at_own_position(*s, in.stage())) return nullptr;
     if (is_output(outputs, s.get())) {
       if (sink) return nullptr;  // two outputs
       sink = s.get();
@@ -393,6 +372,13 @@ bool schedule_row_reduction(Schedule& s, const te::Stage& st, const TargetInfo& 
   return true;
 }
 
+// True when the schedule already materializes the stage.
+bool rooted(const Schedule& s, const std::string& stage) {
+  for (const Step& step : s.steps)
+    if (step.kind == StepKind::ComputeRoot && step.stage == stage) return true;
+  return false;
+}
+
 // Computed inputs of a tiled contraction or window reduction (padding, and
 // the ops of a fused block before it) are materialized once, so the inner
 // loop reads plain memory without guards or recomputation; only a cheap
@@ -401,13 +387,8 @@ bool schedule_row_reduction(Schedule& s, const te::Stage& st, const TargetInfo& 
 // guards would not vectorize.
 void materialize_inputs(Schedule& s, const std::vector<te::Tensor>& outputs, const te::Stage& st,
                         const TargetInfo& target) {
-  auto rooted = [&](const std::string& name) {
-    for (const Step& step : s.steps)
-      if (step.kind == StepKind::ComputeRoot && step.stage == name) return true;
-    return false;
-  };
   auto needs_root = [&](const te::Tensor& in) {
-    return in.stage().kind == te::StageKind::Compute && !rooted(in.name()) && !is_output(outputs, &in.stage()) &&
+    return in.stage().kind == te::StageKind::Compute && !rooted(s, in.name()) && !is_output(outputs, &in.stage()) &&
            !te::has_reduce(in.stage().body) && !cheap_prologue(outputs, in.stage());
   };
   for (const te::Tensor& in : st.inputs()) {
@@ -468,9 +449,7 @@ void materialize_shared(Schedule& s, const std::vector<te::Tensor>& outputs, con
         is_output(outputs, st.get()) || te::has_reduce(st->body) || in_epilogue.count(st.get()) ||
         cheap_prologue(outputs, *st))
       continue;
-    bool rooted = false;
-    for (const Step& step : s.steps) rooted |= step.kind == StepKind::ComputeRoot && step.stage == st->name;
-    if (rooted) continue;
+    if (rooted(s, st->name)) continue;
     s.compute_root(st->name);
     schedule_generic(s, *st, target);
   }

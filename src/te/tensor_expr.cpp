@@ -219,6 +219,27 @@ bool is_top_reduce(const Stage& s) {
   return s.kind == StageKind::Compute && s.body.defined() && s.body.kind() == loop::ExprKind::Reduce;
 }
 
+bool reads_at_own_position(const Stage& consumer, const Stage& producer) {
+  struct Checker : loop::IRVisitor {
+    const Stage *producer, *consumer;
+    bool ok = true;
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      if (op->producer.get() == producer) {
+        ok = ok && op->indices.size() == consumer->axes.size();
+        for (size_t d = 0; ok && d < op->indices.size(); ++d)
+          ok = loop::equal(op->indices[d], consumer->axes[d]) ||
+               (consumer->shapes[0][d] == 1 && loop::is_const_int(op->indices[d], 0));
+      }
+      IRVisitor::visit(op);
+    }
+  } c;
+  c.producer = &producer;
+  c.consumer = &consumer;
+  c.visit(consumer.body);
+  return c.ok;
+}
+
 std::string to_string(const std::vector<Tensor>& outputs) {
   std::ostringstream os;
   for (const StagePtr& s : stages_of(outputs)) {

@@ -149,6 +149,10 @@ bool has_reduce(const Expr& e);
 // reorder freely: init, then update over spatial and reduce loops).
 bool is_top_reduce(const Stage& s);
 
+// True when every read of `producer` in `consumer` is at the consumer's own
+// output position (a dim of 1 may be read at 0; reads of another rank are not).
+bool reads_at_own_position(const Stage& consumer, const Stage& producer);
+
 // The program as text, one stage per line: "c[i0, i1] = sum(a[i0, r] * b[r, i1] over r in [0, +4))".
 std::string to_string(const std::vector<Tensor>& outputs);
 

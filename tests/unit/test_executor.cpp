@@ -324,6 +324,70 @@ TEST(Executor, OutputAlsoConsumedInputAndConstantAsOutputs) {
   expect_matches_reference(*m, {in});
 }
 
+// A one-to-one op that moves elements (a reversing Slice, a Pad that shifts
+// by padding one end and cropping the other) must not overwrite its dying
+// input in place: it reads elements the kernel has already written.
+TEST(Executor, ElementMovingOpsAreNotInPlace) {
+  auto ints = [](std::vector<int64_t> v) {
+    Tensor t(DType::I64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.data<int64_t>()[i] = v[i];
+    return t;
+  };
+  for (const char* op : {"Slice", "Pad"}) {
+    SCOPED_TRACE(op);
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {64}, true});
+    Value* a = g->add_node("Relu", {x}, {"a"}, {}, "relu")->outputs[0];  // dies at the next step
+    Value* y;
+    if (std::string(op) == "Slice") {
+      y = g->add_node("Slice", {a, g->add_constant("starts", ints({-1})), g->add_constant("ends", ints({-1000})),
+                                g->add_constant("axes", ints({0})), g->add_constant("steps", ints({-1}))},
+                      {"y"}, {}, "reverse")->outputs[0];
+    } else {
+      y = g->add_node("Pad", {a, g->add_constant("pads", ints({5, -5}))}, {"y"}, {}, "shift")->outputs[0];
+    }
+    g->add_output(g->add_node("Neg", {y}, {"z"}, {}, "neg")->outputs[0]);
+    auto m = make(std::move(g));
+    expect_matches_reference(*m, {rand_f32({64}, 61)});
+    EXPECT_EQ(m->last_plan()->memory.inplace_honoured, 0);
+  }
+  // Elementwise steps still write over their dying input.
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {64}, true});
+  Value* a = g->add_node("Relu", {x}, {"a"}, {}, "relu")->outputs[0];
+  Value* b = g->add_node("Neg", {a}, {"b"}, {}, "neg")->outputs[0];
+  g->add_output(g->add_node("Exp", {b}, {"c"}, {}, "exp")->outputs[0]);
+  auto m = make(std::move(g));
+  expect_matches_reference(*m, {rand_f32({64}, 62)});
+  EXPECT_EQ(m->last_plan()->memory.inplace_honoured, 1);  // b over a (c is a graph output)
+}
+
+// The same inside a fused block: Concat(a, a) then a Slice rotating it has
+// the size of its dying input a but reads a at other positions.
+TEST(Executor, FusedBlocksThatMoveElementsAreNotInPlace) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {16}, true});
+  Value* a = g->add_node("Relu", {x}, {"a"}, {}, "relu")->outputs[0];
+  AttrMap ax;
+  ax["axis"] = Attribute::of_int(0);
+  Value* c = g->add_node("Concat", {a, a}, {"c"}, ax, "concat")->outputs[0];
+  auto ints = [&](const std::string& name, int64_t v) {
+    Tensor t(DType::I64, {1});
+    t.data<int64_t>()[0] = v;
+    return g->add_constant(name, t);
+  };
+  Value* y = g->add_node("Slice", {c, ints("s", 5), ints("e", 21)}, {"y"}, {}, "rotate")->outputs[0];
+  g->add_output(g->add_node("Neg", {y}, {"z"}, {}, "neg")->outputs[0]);
+  infer_graph(*g);
+  std::vector<std::vector<int>> blocks{{0}, {1, 2}, {3}};
+  std::vector<Tensor> ins{rand_f32({16}, 63)};
+  auto p = trace_plan(*g, ins, ExecutorOptions{}, nullptr, &blocks);
+  ASSERT_EQ(p->fused_steps, 1);
+  EXPECT_EQ(p->memory.inplace_honoured, 0);
+  std::vector<Tensor> got = run_plan(*g, *p, ins), want = interpret(*g, ins);
+  for (int64_t k = 0; k < want[0].numel(); ++k) EXPECT_EQ(got[0].get_double(k), want[0].get_double(k)) << k;
+}
+
 TEST(Executor, MemoryPlanReusesTheArena) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {32, 32}, true});
