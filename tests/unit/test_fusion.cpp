@@ -251,15 +251,21 @@ TEST(ProfileDb, PersistsAndIsReused) {
 }
 
 TEST(ProfileDb, DefaultPathFollowsTheEnvironment) {
-  const char* old = std::getenv("TESSERA_CACHE_DIR");
-  std::string saved = old ? old : "";
+  // The variables as they were, restored at the end (ctest sets TESSERA_CACHE_DIR).
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved;
+  for (const char* name : {"TESSERA_CACHE_DIR", "XDG_CACHE_HOME"}) {
+    const char* v = std::getenv(name);
+    saved.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+  }
   setenv("TESSERA_CACHE_DIR", "/tmp/tessera-cache-test", 1);
   EXPECT_EQ(fusion::ProfileDb::default_path(), "/tmp/tessera-cache-test/fusion_profile.tsv");
   unsetenv("TESSERA_CACHE_DIR");
   setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
   EXPECT_EQ(fusion::ProfileDb::default_path(), "/tmp/xdg/tessera/fusion_profile.tsv");
-  unsetenv("XDG_CACHE_HOME");
-  if (old) setenv("TESSERA_CACHE_DIR", saved.c_str(), 1);
+  for (const auto& [name, v] : saved) {
+    if (v) setenv(name, v->c_str(), 1);
+    else unsetenv(name);
+  }
 }
 
 // The real profiler measures a profile cell once; planning again takes the
