@@ -49,7 +49,6 @@ class Planner {
       fusible_[i] = opts_.fuse && unfusable_reason(*nodes[i], g_.opset).empty();
       type_[i] = planner_type(*nodes[i]);
     }
-    for (const Value* o : g_.outputs()) graph_outputs_.insert(o);
     captures_ = captures_of(g_);
   }
 
@@ -248,7 +247,6 @@ class Planner {
   int next_group_ = 1 << 24;
   std::vector<bool> fusible_;
   std::vector<MappingType> type_;
-  std::unordered_set<const Value*> graph_outputs_;
   std::unordered_map<const Value*, std::vector<const Node*>> captures_;
   std::unordered_map<int, Block> blocks_by_group_;
 };
