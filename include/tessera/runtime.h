@@ -39,7 +39,9 @@ struct CompileOptions {
   bool verbose = false;
   // DNNFusion's fusion planner: blocks of ops compiled as one kernel each.
   bool fusion = true;
-  // DNNFusion's mathematical-property rewriting of the graph before planning.
+  // Graph rewriting before planning: exact simplifications (Pow(x, 2) -> x * x,
+  // Transposes of size-1 axes -> Reshape, Slices tiling an axis -> Split) and
+  // DNNFusion's mathematical-property rules.
   bool rewrite = true;
 };
 

@@ -36,6 +36,7 @@ std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& op
     g = import_onnx_file(spec, io);
   }
   if (opts.fold_batchnorm) fold_batchnorm(*g);
+  if (opts.simplify) simplify_graph(*g);
   if (opts.rewrite) rewrite_math_properties(*g);
   return g;
 }

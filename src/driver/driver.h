@@ -15,6 +15,7 @@ struct LoadOptions {
   std::map<std::string, Dims> input_shapes;  // --shape name=1x3x224x224
   bool fold_constants = true;
   bool fold_batchnorm = true;  // BatchNorm after Conv folded into the Conv's weights and bias
+  bool simplify = true;        // exact simplifications (simplify_graph: Pow(x,2) -> x*x, Slices -> Split...)
   bool rewrite = true;         // DNNFusion's mathematical-property rewriting
 };
 

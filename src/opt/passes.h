@@ -1,6 +1,7 @@
 // Graph passes. Each is a free function that rewrites the graph in place.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ int fold_constants(Graph& g);
 // scaled weights and a bias; the Conv takes over the BatchNorm's output.
 // Returns the number folded.
 int fold_batchnorm(Graph& g);
+
+// Exact simplifications (Pow(x, 2) -> x * x, Transposes of size-1 axes ->
+// Reshape, Slices tiling an axis -> one Split); counts per rule into
+// `applied` when given. Returns the number applied.
+int simplify_graph(Graph& g, std::map<std::string, int>* applied = nullptr);
 
 // DNNFusion's mathematical-property rewriting, greedily by FLOP reduction; returns the count applied.
 int rewrite_math_properties(Graph& g, std::vector<std::string>* applied = nullptr);

@@ -45,6 +45,7 @@ CompiledModel CompiledModel::compile(const std::string& model, const CompileOpti
   LoadOptions lo;
   lo.input_shapes = options.input_shapes;
   lo.rewrite = options.rewrite;
+  lo.simplify = options.rewrite;
   runtime::ExecutorOptions eo = executor_options(options);
   auto impl = std::make_unique<Impl>();
   impl->model = std::make_unique<runtime::CompiledModel>(load_model(model, lo), std::move(eo));
