@@ -1,5 +1,5 @@
 // The tessera command-line tool: run (compiled or reference), compile, bench,
-// viz, info, print and export-zoo.
+// serve, viz, info, print and export-zoo.
 #include <CLI/CLI.hpp>
 #include <sys/wait.h>
 
@@ -22,6 +22,7 @@
 #include "runtime/latency_stats.h"
 #include "runtime/memory_plan.h"
 #include "runtime/thread_pool.h"
+#include "serve.h"
 #include "support/error.h"
 #include "support/file_util.h"
 #include "tessera/runtime.h"
@@ -38,6 +39,7 @@ struct Common {
   LoadOptions load_options() const {
     LoadOptions o;
     o.rewrite = !no_rewrite;
+    o.simplify = !no_rewrite;
     for (const auto& s : shapes) {
       auto eq = s.rfind('=');
       TESSERA_CHECK(eq != std::string::npos && eq > 0, "--shape expects NAME=DIMS, got '", s, "'");
@@ -341,6 +343,24 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
   return 0;
 }
 
+// A compiled model kept loaded for a benchmark harness: compiled and run once,
+// "ready" printed, then requests from stdin (see tools/serve.h).
+int cmd_serve(const Common& c, const Exec& e, const std::vector<std::string>& input_paths, uint64_t seed) {
+  TESSERA_CHECK(e.compiled(), "'tessera serve' needs --backend compiled");
+  if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
+  CompiledModel m = open_compiled(c, e);
+  std::vector<Tensor> ins = input_paths.empty() ? m.random_inputs(seed) : m.read_inputs(input_paths);
+  double compile_ms = m.last_compile_seconds() * 1000;  // kernels an artifact re-made on load
+  m.prepare(ins);
+  compile_ms += m.last_compile_seconds() * 1000;
+  auto t0 = Clock::now();
+  m.run(ins);
+  std::printf("ready compile_ms %.1f first_run_ms %.1f kernels %d threads %d\n", compile_ms,
+              ms_between(t0, Clock::now()), m.compiled_steps(), runtime::ThreadPool::global().threads());
+  std::fflush(stdout);
+  return tools::serve_loop(m, ins, std::cin, stdout);
+}
+
 // The graph (with --fusion: the fusion plan's blocks as coloured clusters)
 // drawn by Graphviz, or as DOT text when the output ends in .dot.
 int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion) {
@@ -415,7 +435,7 @@ int main(int argc, char** argv) {
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("model", common.model, "ONNX file, or zoo:NAME for an embedded model")->required();
     sub->add_option("--shape", common.shapes, "fix an input's shape, NAME=1x3x224x224 (repeatable)");
-    sub->add_flag("--no-rewrite", common.no_rewrite, "no mathematical-property rewriting of the graph (DNNFusion)");
+    sub->add_flag("--no-rewrite", common.no_rewrite, "no graph rewriting: neither simplifications nor DNNFusion's mathematical-property rules");
   };
 
   Exec exec;
@@ -475,6 +495,13 @@ int main(int argc, char** argv) {
   viz->add_option("-o,--output", viz_out, "output picture: .svg, .png, .pdf, or .dot for DOT text")->required();
   viz->add_flag("--fusion", viz_fusion, "colour every fused block of the fusion plan");
 
+  CLI::App* serve = app.add_subcommand(
+      "serve", "keep a compiled model loaded and answer 'run N' / 'save DIR' / 'quit' lines on stdin (benchmark harnesses)");
+  add_common(serve);
+  add_exec(serve, false);
+  serve->add_option("--inputs", inputs, "input directory (input_0.pb ...) or files (.pb/.npy) in input order");
+  serve->add_option("--seed", seed, "seed for random inputs when --inputs is not given (default 0)");
+
   CLI::App* info = app.add_subcommand("info", "print op histogram, parameters, FLOPs and signature");
   add_common(info);
 
@@ -494,6 +521,7 @@ int main(int argc, char** argv) {
     if (*comp) return cmd_compile(common, exec, compile_out, report, dump_fusion);
     if (*bench) return cmd_bench(common, exec, runs, warmup, seed, profile, vs_reference, vs_no_fusion);
     if (*info) return cmd_info(common);
+    if (*serve) return cmd_serve(common, exec, inputs, seed);
     if (*viz) return cmd_viz(common, exec, viz_out, viz_fusion);
     if (*print) {
       auto g = load_model(common.model, common.load_options());

@@ -1,0 +1,71 @@
+// The request loop of `tessera serve` (see serve.h).
+#include "serve.h"
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include "frontend/onnx_tensor.h"
+#include "support/error.h"
+
+namespace tessera::tools {
+
+namespace {
+
+void reply(std::FILE* out, const std::string& line) {
+  std::fputs(line.c_str(), out);
+  std::fputc('\n', out);
+  std::fflush(out);
+}
+
+std::string handle(CompiledModel& m, const std::vector<Tensor>& inputs, const std::string& line) {
+  std::istringstream words(line);
+  std::string cmd;
+  words >> cmd;
+  if (cmd == "run") {
+    long n = 0;
+    TESSERA_CHECK(static_cast<bool>(words >> n) && n >= 1 && n <= 100000, "'run' expects a count from 1 to 100000, got '",
+                  line, "'");
+    std::ostringstream o;
+    o << "times";
+    o.precision(6);
+    for (long i = 0; i < n; ++i) {
+      auto a = std::chrono::steady_clock::now();
+      m.run(inputs);
+      o << ' ' << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+    }
+    return o.str();
+  }
+  if (cmd == "save") {
+    std::string dir;
+    std::getline(words >> std::ws, dir);
+    TESSERA_CHECK(!dir.empty(), "'save' expects a directory");
+    std::filesystem::create_directories(dir);
+    std::vector<Tensor> outs = m.run(inputs);
+    for (size_t i = 0; i < outs.size(); ++i) write_npy(dir + "/output_" + std::to_string(i) + ".npy", outs[i]);
+    return "saved " + std::to_string(outs.size());
+  }
+  TESSERA_FAIL("unknown request '", cmd, "' (requests: run N, save DIR, quit)");
+}
+
+}  // namespace
+
+int serve_loop(CompiledModel& m, const std::vector<Tensor>& inputs, std::istream& in, std::FILE* out) {
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line.rfind("quit", 0) == 0) break;
+    try {
+      reply(out, handle(m, inputs, line));
+    } catch (const std::exception& e) {
+      std::string msg = e.what();
+      for (char& ch : msg)
+        if (ch == '\n') ch = ' ';
+      reply(out, "error " + msg);
+    }
+  }
+  return 0;
+}
+
+}  // namespace tessera::tools
