@@ -1,8 +1,11 @@
-// Timing candidate fusions: compile, JIT, run a few times, take the median.
+// Timing candidate fusions: compile, JIT, run the fused block and its parts
+// in turns, compare medians.
 #include "runtime/fusion_profiler.h"
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <map>
 #include <random>
 
 #include "compile/block_kernel.h"
@@ -28,58 +31,87 @@ Tensor random_tensor(const TensorType& t, std::mt19937_64& rng) {
   return x;
 }
 
-// Median seconds of one run of the nodes as one kernel.
-double time_block(const Graph& g, const std::vector<int>& idx, const ExecutorOptions& opts) {
-  fusion::Block b{idx, MappingType::OneToOne, -1};
-  std::vector<const Node*> nodes;
-  for (int i : idx) nodes.push_back(g.nodes()[static_cast<size_t>(i)].get());
-  std::mt19937_64 rng(7);
-  std::map<const Value*, Tensor> inputs;
-  for (const Value* v : fusion::block_inputs(g, b))
-    if (!v->constant) inputs.emplace(v, random_tensor(v->type, rng));
-  auto input = [&](const Value* v) -> const Tensor* {
-    if (v->constant) return &*v->constant;
-    auto it = inputs.find(v);
-    return it == inputs.end() ? nullptr : &it->second;
-  };
-  compile::BlockKernelOptions bo;
-  bo.vector_bytes = vector_bytes(opts.isa);
-  compile::BlockKernel bk = compile::compile_block(g.opset, nodes, input, fusion::block_outputs(g, b), std::nullopt, bo);
-  codegen::JitOptions jo;
-  jo.isa = opts.isa;
-  std::vector<void*> args;
-  for (const Value* v : bk.params) args.push_back(const_cast<void*>(input(v)->raw()));
-  std::vector<Tensor> packed;
-  if (bk.prepack) {
-    std::vector<void*> pargs;
-    for (const Value* v : bk.prepack_inputs) pargs.push_back(const_cast<void*>(input(v)->raw()));
-    for (const loop::Buffer& o : bk.prepack->outputs) {
-      packed.emplace_back(o.dtype(), o.dims());
-      pargs.push_back(packed.back().raw());
+// The nodes compiled as one kernel, with seeded inputs and its outputs.
+class BlockRun {
+ public:
+  BlockRun(const Graph& g, const std::vector<int>& idx, const ExecutorOptions& opts) {
+    fusion::Block b{idx, MappingType::OneToOne, -1};
+    std::vector<const Node*> nodes;
+    for (int i : idx) nodes.push_back(g.nodes()[static_cast<size_t>(i)].get());
+    std::mt19937_64 rng(7);
+    for (const Value* v : fusion::block_inputs(g, b))
+      if (!v->constant) inputs_.emplace(v, random_tensor(v->type, rng));
+    auto input = [&](const Value* v) -> const Tensor* {
+      if (v->constant) return &*v->constant;
+      auto it = inputs_.find(v);
+      return it == inputs_.end() ? nullptr : &it->second;
+    };
+    compile::BlockKernelOptions bo;
+    bo.vector_bytes = vector_bytes(opts.isa);
+    compile::BlockKernel bk =
+        compile::compile_block(g.opset, nodes, input, fusion::block_outputs(g, b), std::nullopt, bo);
+    codegen::JitOptions jo;
+    jo.isa = opts.isa;
+    for (const Value* v : bk.params) args_.push_back(const_cast<void*>(input(v)->raw()));
+    if (bk.prepack) {
+      std::vector<void*> pargs;
+      for (const Value* v : bk.prepack_inputs) pargs.push_back(const_cast<void*>(input(v)->raw()));
+      for (const loop::Buffer& o : bk.prepack->outputs) {
+        owned_.emplace_back(o.dtype(), o.dims());
+        pargs.push_back(owned_.back().raw());
+      }
+      codegen::jit_compile(*bk.prepack, jo)->run(pargs);
+      for (size_t i = 0; i < bk.prepack->outputs.size(); ++i) args_.push_back(pargs[bk.prepack_inputs.size() + i]);
     }
-    codegen::jit_compile(*bk.prepack, jo)->run(pargs);
-    for (Tensor& t : packed) args.push_back(t.raw());
+    for (const TensorType& t : bk.output_types) {
+      owned_.emplace_back(t.dtype, t.dims);
+      args_.push_back(owned_.back().raw());
+    }
+    for (const loop::Buffer& o : bk.scratch) {
+      owned_.emplace_back(o.dtype(), o.dims());
+      args_.push_back(owned_.back().raw());
+    }
+    kernel_ = codegen::jit_compile(bk.kernel, jo);
   }
-  std::vector<Tensor> outs;
-  for (const TensorType& t : bk.output_types) {
-    outs.emplace_back(t.dtype, t.dims);
-    args.push_back(outs.back().raw());
-  }
-  for (const loop::Buffer& b : bk.scratch) {
-    outs.emplace_back(b.dtype(), b.dims());
-    args.push_back(outs.back().raw());
-  }
-  std::shared_ptr<codegen::JitKernel> k = codegen::jit_compile(bk.kernel, jo);
-  for (int i = 0; i < 2; ++i) k->run(args);  // warm caches and the thread pool
-  std::vector<double> times;
-  auto start = Clock::now();
-  while (times.size() < 7 || (times.size() < 31 && std::chrono::duration<double>(Clock::now() - start).count() < 0.05)) {
+
+  // Seconds of one run.
+  double run() {
     auto t0 = Clock::now();
-    k->run(args);
-    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    kernel_->run(args_);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
   }
-  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
-  return times[times.size() / 2];
+
+ private:
+  std::map<const Value*, Tensor> inputs_;
+  std::deque<Tensor> owned_;  // packed constants, outputs, scratch (stable addresses)
+  std::vector<void*> args_;
+  std::shared_ptr<codegen::JitKernel> kernel_;
+};
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// The fused block and its parts run round by round (each once per round, so
+// drift of the machine hits all alike) until at least 7 rounds and 50 ms or
+// 31 rounds; medians per kernel.
+fusion::ProfileEntry measure(const Graph& g, const std::vector<int>& fused, const std::vector<std::vector<int>>& parts,
+                             const ExecutorOptions& opts) {
+  std::vector<std::unique_ptr<BlockRun>> runs;
+  runs.push_back(std::make_unique<BlockRun>(g, fused, opts));
+  for (const auto& p : parts) runs.push_back(std::make_unique<BlockRun>(g, p, opts));
+  for (auto& r : runs)
+    for (int i = 0; i < 2; ++i) r->run();  // warm caches and the thread pool
+  std::vector<std::vector<double>> times(runs.size());
+  auto start = Clock::now();
+  while (times[0].size() < 7 ||
+         (times[0].size() < 31 && std::chrono::duration<double>(Clock::now() - start).count() < 0.05))
+    for (size_t i = 0; i < runs.size(); ++i) times[i].push_back(runs[i]->run());
+  fusion::ProfileEntry e;
+  e.fused_seconds = median(times[0]);
+  for (size_t i = 1; i < runs.size(); ++i) e.parts_seconds += median(times[i]);
+  return e;
 }
 
 }  // namespace
@@ -88,10 +120,7 @@ fusion::ProfileFn make_fusion_profiler(const Graph& g, const ExecutorOptions& op
   return [&g, opts](const std::vector<int>& fused,
                     const std::vector<std::vector<int>>& parts) -> std::optional<fusion::ProfileEntry> {
     try {
-      fusion::ProfileEntry e;
-      e.fused_seconds = time_block(g, fused, opts);
-      for (const auto& p : parts) e.parts_seconds += time_block(g, p, opts);
-      return e;
+      return measure(g, fused, parts, opts);
     } catch (const Error&) {
       return std::nullopt;  // not compilable as one kernel: the planner keeps the parts apart
     }
@@ -102,7 +131,7 @@ fusion::FusionPlan plan_model_fusion(const Graph& g, const ExecutorOptions& opts
   fusion::PlanOptions po;
   po.fuse = opts.fusion;
   codegen::Isa isa = opts.isa == codegen::Isa::Host ? codegen::host_isa() : opts.isa;
-  po.target = std::string(codegen::isa_name(isa));
+  po.target = std::string(codegen::isa_name(isa)) + " r" + std::to_string(fusion::kCodegenRevision);
   po.max_live = vector_bytes(isa) >= 64 ? 28 : 12;  // vector registers, a few kept for operands
   std::unique_ptr<fusion::ProfileDb> db;
   if (opts.fusion && opts.fusion_profile) {

@@ -418,11 +418,13 @@ bool has_guard(const te::Stage& st) {
 }
 
 // Inlined stages that several stages read (a fused block's shared values:
-// a concatenation feeding two reshapes, a mask used twice) are materialized
-// once unless cheap, instead of being recomputed in every reader — except
-// inside a contraction's epilogue, which stays inlined into its output.
-void materialize_shared(Schedule& s, const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
-                        const std::set<const te::Stage*>& tiled, const TargetInfo& target) {
+// a concatenation feeding two reshapes, a mask used twice) or that a reader
+// broadcasts are materialized once unless cheap, instead of being recomputed
+// at every read — except inside a contraction's epilogue, which stays
+// inlined into its output.
+std::vector<const te::Stage*> shared_stages(const std::vector<te::Tensor>& outputs,
+                                            const std::vector<te::StagePtr>& stages,
+                                            const std::set<const te::Stage*>& tiled) {
   std::map<const te::Stage*, int> readers;
   for (const te::StagePtr& st : stages)
     for (const te::Tensor& in : st->inputs()) ++readers[&in.stage()];
@@ -444,15 +446,142 @@ void materialize_shared(Schedule& s, const std::vector<te::Tensor>& outputs, con
     bool inlined = st->kind == te::StageKind::Compute && !is_output(outputs, st.get()) && !te::has_reduce(st->body);
     if (inlined && (has_guard(*st) || reads_pick)) picks_below.insert(st.get());
   }
+  // Stages a reader broadcasts (a layer norm's 1/sqrt(var + eps) per row,
+  // read by every element of the row) would be recomputed per element read.
+  std::set<const te::Stage*> broadcast;
+  for (const te::StagePtr& st : stages)
+    for (const te::Tensor& in : st->inputs())
+      if (numel_of(st->shapes[0]) >= 4 * numel_of(in.stage().shapes[0])) broadcast.insert(&in.stage());
+  std::vector<const te::Stage*> r;
   for (const te::StagePtr& st : stages) {
-    if (st->kind != te::StageKind::Compute || (readers[st.get()] < 2 && !nested.count(st.get())) ||
-        is_output(outputs, st.get()) || te::has_reduce(st->body) || in_epilogue.count(st.get()) ||
-        cheap_prologue(outputs, *st))
+    bool recomputed = readers[st.get()] >= 2 || nested.count(st.get()) || broadcast.count(st.get());
+    if (st->kind != te::StageKind::Compute || !recomputed || is_output(outputs, st.get()) || te::has_reduce(st->body) ||
+        in_epilogue.count(st.get()) || cheap_prologue(outputs, *st))
       continue;
+    r.push_back(st.get());
+  }
+  return r;
+}
+
+// Inlined stages that several stages read (a fused block's shared values:
+// a concatenation feeding two reshapes, a mask used twice) or that a reader
+// broadcasts are materialized once unless cheap, instead of being recomputed
+// at every read — except inside a contraction's epilogue, which stays
+// inlined into its output.
+void materialize_shared(Schedule& s, const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
+                        const std::set<const te::Stage*>& tiled, const TargetInfo& target) {
+  for (const te::Stage* st : shared_stages(outputs, stages, tiled)) {
     if (rooted(s, st->name)) continue;
     s.compute_root(st->name);
     schedule_generic(s, *st, target);
   }
+}
+
+// True when every read `reader` makes of a stage in `local` indexes the
+// leading (row) dimensions [0, rows) by the reader's own axes, or by 0 where
+// the row dimension is 1: the reader needs values of its own row only.
+bool reads_own_row(const te::Stage& reader, const std::set<const te::Stage*>& local, const Dims& shape) {
+  struct Checker : loop::IRVisitor {
+    const te::Stage* reader;
+    const std::set<const te::Stage*>* local;
+    const Dims* shape;
+    bool ok = true;
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      if (local->count(static_cast<const te::Stage*>(op->producer.get())))
+        for (size_t d = 0; ok && d + 1 < shape->size(); ++d)
+          ok = d < op->indices.size() && (loop::equal(op->indices[d], reader->axes[d]) ||
+                                          ((*shape)[d] == 1 && loop::is_const_int(op->indices[d], 0)));
+      IRVisitor::visit(op);
+    }
+  } c;
+  c.reader = &reader;
+  c.local = &local;
+  c.shape = &shape;
+  c.visit(reader.body);
+  return c.ok;
+}
+
+// Row-wise blocks — one output, no contraction, every computed value either
+// a row of the output's shape or a reduction of such rows over the last axis
+// (layer norm, softmax, a residual add before them) — run as one parallel
+// loop over the rows: each row's reductions and materialized values are
+// computed inside it (compute_at), in cache, with no pass over whole
+// intermediates and one parallel region instead of one per stage. Stages
+// that only re-index block inputs (reshapes, transposes) stay inlined.
+bool schedule_rows(Schedule& s, const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
+                   const TargetInfo& target) {
+  if (outputs.size() != 1 || outputs[0].stage().kind != te::StageKind::Compute) return false;
+  const te::Stage& out = outputs[0].stage();
+  const Dims& shape = out.shapes[0];
+  if (shape.size() < 2 || out.num_outputs() != 1 || te::has_reduce(out.body) || numel_of(shape) == 0) return false;
+  std::set<const te::Stage*> views;  // compute stages reading block inputs only, through other views
+  std::set<const te::Stage*> local;  // the other compute stages: row-wise
+  std::vector<const te::Stage*> roots;  // computed per row, besides the output
+  for (const te::StagePtr& st : stages) {
+    if (st->kind == te::StageKind::Placeholder) continue;
+    if (st->kind != te::StageKind::Compute || st->num_outputs() != 1) return false;
+    if (st->tag.find("conv") != std::string::npos || st->tag.find("matmul") != std::string::npos || st->tag == "pool")
+      return false;
+    bool view = st.get() != &out && !te::has_reduce(st->body);
+    for (const te::Tensor& in : st->inputs())
+      view = view && (in.stage().kind == te::StageKind::Placeholder || views.count(&in.stage()));
+    if (view) {
+      views.insert(st.get());
+      continue;
+    }
+    const Dims& d = st->shapes[0];
+    bool rowwise = d.size() == shape.size() && std::equal(shape.begin(), shape.end() - 1, d.begin()) &&
+                   (d.back() == shape.back() || d.back() == 1);
+    if (!rowwise) return false;
+    if (te::has_reduce(st->body)) roots.push_back(st.get());
+    local.insert(st.get());
+  }
+  for (const te::Stage* st : local)
+    if (!reads_own_row(*st, local, shape)) return false;
+  if (roots.empty()) return false;  // elementwise: the generic schedule is as good
+  for (const te::Stage* st : shared_stages(outputs, stages, {}))
+    if (local.count(st)) roots.push_back(st);
+  // The output: rows fused into one parallel loop, each row split into vectors.
+  int64_t lanes = lanes_of(target, out.dtypes[0]);
+  std::string row = out.axes[0].name();
+  for (size_t i = 1; i + 1 < out.axes.size(); ++i) {
+    s.fuse(out.name, row, out.axes[i].name());
+    row = fused_name(row, out.axes[i].name());
+  }
+  auto vectorize_row = [&](const te::Stage& st) {
+    std::string last = st.axes.back().name();
+    if (st.shapes[0].back() < lanes) return;
+    s.split(st.name, last, lanes);
+    s.vectorize(st.name, inner_name(last));
+  };
+  vectorize_row(out);
+  int64_t work = 0;
+  for (const te::Stage* st : local) work += numel_of(st->shapes[0]) * reduce_extent(*st);
+  if (work + numel_of(shape) >= target.parallel_grain) s.parallel(out.name, row);
+  for (const te::Stage* st : roots) {
+    s.compute_at(st->name, out.name, row);
+    if (!te::has_reduce(st->body)) {
+      vectorize_row(*st);
+      continue;
+    }
+    // A row's reduction: vector-wide partial results when the row is long.
+    const auto* red = st->body.as<loop::ReduceNode>();
+    if (!red) continue;  // a reduction inside a formula: computed per row as it is
+    const int64_t* n = loop::as_const_int(red->axes.back().extent);
+    if (!n || *n < lanes || lanes < 2 || st->dtypes[0] == DType::Bool || red->axes.size() != 1) continue;
+    std::string r = red->axes.back().var.name();
+    s.rfactor(st->name, r, lanes);
+    std::string loop = st->axes[0].name();
+    for (size_t i = 1; i < st->axes.size(); ++i) {
+      s.fuse(st->name, loop, st->axes[i].name());
+      loop = fused_name(loop, st->axes[i].name());
+    }
+    s.compute_at(st->name + ".rf", st->name, loop);
+    s.reorder(st->name + ".rf", {r + ".o", r + ".lane"});
+    s.vectorize(st->name + ".rf", r + ".lane");
+  }
+  return true;
 }
 
 }  // namespace
@@ -462,6 +591,7 @@ Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetIn
   auto stages = te::stages_of(outputs);
   std::set<const te::Stage*> done;   // epilogues scheduled with their contraction
   std::set<const te::Stage*> tiled;  // contractions finished by an epilogue
+  if (schedule_rows(s, outputs, stages, target)) return s;
   for (const te::StagePtr& st : stages) {
     if (st->kind != te::StageKind::Compute || done.count(st.get())) continue;
     bool root = is_output(outputs, st.get()) || te::has_reduce(st->body);

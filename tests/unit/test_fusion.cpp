@@ -383,6 +383,59 @@ TEST(FusedKernel, SharedAndNestedPicksAreMaterialized) {
   expect_fused_matches_reference(*g, plan, 1);
 }
 
+// A residual add and a decomposed layer norm (two row reductions) as one
+// block: one parallel loop over the rows, each row's reductions computed
+// inside it (compute_at), no whole intermediate; rows of 40 leave a vector
+// tail. Matches the interpreter on both the row schedule and its parts.
+TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {2, 5, 40}, true});
+  Value* r = g->add_input("r", {DType::F32, {2, 5, 40}, true});
+  AttrMap last;
+  last["axes"] = Attribute::of_ints({-1});
+  auto op = [&](const char* type, std::vector<Value*> ins, const char* name, AttrMap a = {}) {
+    return g->add_node(type, ins, {std::string(name) + "_out"}, a, name)->outputs[0];
+  };
+  auto scalar = [&](const char* name, float v) { return g->add_constant(name, Tensor::scalar<float>(v)); };
+  Value* s = op("Add", {x, r}, "add");
+  Value* mean = op("ReduceMean", {s}, "mean", last);
+  Value* d = op("Sub", {s, mean}, "sub");
+  Value* sq = op("Pow", {d, scalar("two", 2.0f)}, "pow");
+  Value* var = op("ReduceMean", {sq}, "var", last);
+  Value* sd = op("Sqrt", {op("Add", {var, scalar("eps", 1e-5f)}, "add_eps")}, "sqrt");
+  Value* n = op("Div", {d, sd}, "div");
+  Value* y = op("Add", {op("Mul", {n, g->add_constant("gamma", rand_f32({40}, 5))}, "scale"),
+                        g->add_constant("beta", rand_f32({40}, 6))}, "shift");
+  g->add_output(y);
+  infer_graph(*g);
+  fusion::FusionPlan one;
+  one.blocks.push_back({{}, MappingType::ManyToMany, 0});
+  for (size_t i = 0; i < g->nodes().size(); ++i) one.blocks[0].nodes.push_back(static_cast<int>(i));
+  std::vector<const Node*> nodes;
+  for (const auto& nd : g->nodes()) nodes.push_back(nd.get());
+  Tensor xv = rand_f32({2, 5, 40}, 3), rv = rand_f32({2, 5, 40}, 4);
+  auto input = [&](const Value* v) -> const Tensor* {
+    if (v->constant) return &*v->constant;
+    return v->name == "x" ? &xv : &rv;
+  };
+  compile::BlockKernelOptions bo;
+  bo.vector_bytes = 64;
+  compile::BlockKernel bk = compile::compile_block(g->opset, nodes, input, {y}, std::nullopt, bo);
+  std::string text = schedule::to_text(bk.schedule);
+  EXPECT_NE(text.find("compute_at mean.acc shift i0_i1"), std::string::npos) << text;
+  EXPECT_NE(text.find("compute_at var.acc shift i0_i1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("compute_root"), std::string::npos) << text;
+  EXPECT_EQ(bk.internal_bytes, 0) << text;
+  expect_fused_matches_reference(*g, one, 1);
+  // The planner's own blocks (the table breaks between the two reductions;
+  // without a profiler, profile cells stay apart).
+  fusion::FusionPlan planned = fusion::plan_fusion(*g);
+  int multi = 0;
+  for (const auto& b : planned.blocks) multi += b.nodes.size() > 1;
+  EXPECT_GE(planned.blocks.size(), 2u) << fusion::print_fusion(*g, planned);
+  expect_fused_matches_reference(*g, planned, multi);
+}
+
 // An artifact keeps the fused steps: loading traces the same blocks with
 // their saved schedules, and the outputs stay the interpreter's.
 TEST(FusedKernel, ArtifactKeepsTheBlocks) {
