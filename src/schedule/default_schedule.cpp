@@ -299,7 +299,20 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   for (const te::Tensor& in : st.inputs()) {
     if (in.stage().kind != te::StageKind::Placeholder || !target.constant_inputs.count(in.name())) continue;
     int d = dim_indexed_by(st, in.stage(), st.axes[tile->col]);
-    if (d < 0 || d == in.rank() - 1 || tile->nr <= 1) continue;
+    if (d < 0 || tile->nr <= 1) continue;
+    if (d == in.rank() - 1) {
+      // Columns already contiguous, but each step of the reduction moves a
+      // whole row of B on ([K, N]: one page per step for wide N): pack B into
+      // panels [N/nr, K, nr] (the reduction dim made one block, then the
+      // columns split) so a tile streams one contiguous panel.
+      const auto& raxes = st.body.as<loop::ReduceNode>()->axes;
+      int kd = raxes.size() == 1 ? dim_indexed_by(st, in.stage(), raxes[0].var) : -1;
+      if (kd < 0 || kd == d || in.dim(d) <= tile->nr) continue;
+      s.cache_read(in.name(), name);
+      s.layout(in.name() + "." + name, kd, in.dim(kd));
+      s.layout(in.name() + "." + name, d, tile->nr);
+      continue;
+    }
     s.cache_read(in.name(), name);
     s.layout(in.name() + "." + name, d, tile->nr);
   }
@@ -314,6 +327,14 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   std::vector<std::string> outer;
   for (size_t d = 0; d < rank; ++d)
     outer.push_back(d == tile->row ? outer_name(I) : d == tile->col ? outer_name(J) : tiled.axes[d].name());
+  // A matrix product walks the rows inside each column panel: consecutive
+  // tiles (one thread's chunk) reuse the same panel of B from cache instead
+  // of streaming all of B once per row of tiles. (Convolutions already have
+  // their channel tiles outside the pixel tiles; pools have no panel.)
+  if (tile->row < tile->col && st.tag.find("matmul") != std::string::npos)
+    std::rotate(outer.begin() + static_cast<std::ptrdiff_t>(tile->row),
+                outer.begin() + static_cast<std::ptrdiff_t>(tile->col),
+                outer.begin() + static_cast<std::ptrdiff_t>(tile->col) + 1);
   std::vector<std::string> full = outer;
   full.push_back(inner_name(I));
   full.push_back(inner_name(J));

@@ -55,10 +55,13 @@ class JitIsaTest : public ::testing::TestWithParam<Isa> {
     if (!host_supports(GetParam()))
       GTEST_SKIP() << "host lacks " << isa_name(GetParam()) << " (host ISA: " << isa_name(host_isa()) << ")";
   }
+  // Strict float semantics unless fast_math: these tests compare the JIT with
+  // the evaluator bit for bit, which FMA contraction (on by default) breaks.
   JitOptions options(bool fast_math = false) const {
     JitOptions o;
     o.isa = GetParam();
     o.fast_math = fast_math;
+    o.contract = fast_math;
     return o;
   }
   // The JIT on `lowered` (a loop pass's output) against the evaluator on

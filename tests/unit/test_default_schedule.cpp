@@ -24,8 +24,10 @@ class DefaultSchedule : public codegen::testing::JitIsaTest {
     schedule::TargetInfo t;
     t.vector_bytes = GetParam() == codegen::Isa::AVX512 ? 64 : 32;
     t.parallel_grain = 1024;  // small shapes still take the parallel path
+    t.constant_inputs = constants_;
     return t;
   }
+  std::set<std::string> constants_;  // placeholders the schedule may treat as weights
   // Scheduled JIT vs unscheduled evaluator.
   void check(const std::vector<TE>& ins, const TE& out, const char* expect_in_schedule) {
     schedule::Schedule s = schedule::default_schedule({out}, target());
@@ -65,7 +67,22 @@ TEST_P(DefaultSchedule, BatchedMatmulTiles) {
     auto r = te::reduce_axis(11, "r");
     return te::sum(a(i[0], i[1], r.var) * b(i[0], r.var, i[2]), {r});
   }, "bmm", "matmul", {"b", "i", "j"});
-  check({a, b}, c, "compute_at bmm.local bmm b_i.o_j.o");
+  // Rows inside each column panel: consecutive tiles reuse B's panel.
+  check({a, b}, c, "compute_at bmm.local bmm b_j.o_i.o");
+}
+
+// A constant B [K, N] wider than a tile is packed into panels [N/nr, K, nr]
+// (the reduction dim made one block, then the columns split), so each tile
+// streams one contiguous panel instead of a row of B per step.
+TEST_P(DefaultSchedule, ConstantMatmulOperandIsPackedIntoPanels) {
+  constants_ = {"b"};
+  TE a = te::placeholder({21, 19}, DType::F32, "a"), b = te::placeholder({19, 70}, DType::F32, "b");
+  TE c = te::compute({21, 70}, [&](const te::Indices& i) {
+    auto r = te::reduce_axis(19, "r");
+    return te::sum(a(i[0], r.var) * b(r.var, i[1]), {r});
+  }, "mm", "matmul", {"i", "j"});
+  bool avx512 = GetParam() == codegen::Isa::AVX512;
+  check({a, b}, c, avx512 ? "layout b.mm 0 19\nlayout b.mm 1 32" : "layout b.mm 0 19\nlayout b.mm 1 16");
 }
 
 TEST_P(DefaultSchedule, PaddedConvTiles) {

@@ -2,6 +2,8 @@
 // dumps, fast-math flags and errors.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <thread>
 
 #include "jit_test_util.h"
@@ -93,6 +95,33 @@ TEST(JitCompile, IrTextAndFastMathFlags) {
   EXPECT_NE(fast.find("contract"), std::string::npos);
   EXPECT_EQ(fast.find("nnan"), std::string::npos);
   EXPECT_EQ(fast.find("ninf"), std::string::npos);
+}
+
+// Contraction is on by default: the matrix product's multiply-adds become
+// FMA instructions (one rounding), its result stays within a few ulps of the
+// evaluator's; with contract off the instructions are separate and the result
+// is the evaluator's bit for bit.
+TEST(JitCompile, MultiplyAddsContractToFmaByDefault) {
+  loop::Kernel mm = loop::testing::matmul_kernel(16, 32, 64);
+  std::mt19937 rng(3);
+  std::vector<Tensor> args;
+  for (const loop::Buffer& b : mm.params()) args.push_back(testing::random_tensor(b.dtype(), numel_of(b.dims()), rng));
+  JitOptions o;
+  o.isa = host_isa();
+  EXPECT_TRUE(o.contract);
+  std::shared_ptr<JitKernel> fused = jit_compile(mm, o);
+  EXPECT_NE(fused->llvm_ir().find("contract"), std::string::npos);
+  EXPECT_EQ(fused->llvm_ir().find("reassoc"), std::string::npos);
+  if (o.isa != Isa::Generic) EXPECT_NE(fused->assembly().find("vfmadd"), std::string::npos) << fused->assembly();
+  std::vector<Tensor> want = testing::clones(args), got = testing::clones(args);
+  loop::run_kernel(mm, want);
+  fused->run(got);
+  for (int64_t i = 0; i < want[2].numel(); ++i)  // sums of 64 products of magnitude <= 16
+    ASSERT_NEAR(got[2].data<float>()[i], want[2].data<float>()[i], 1e-3) << "element " << i;
+  o.contract = false;
+  std::shared_ptr<JitKernel> strict = jit_compile(mm, o);
+  EXPECT_EQ(strict->assembly().find("vfmadd"), std::string::npos);
+  testing::expect_jit_matches(mm, args, o, 0);
 }
 
 TEST(JitCompile, DumpsGoToStderr) {

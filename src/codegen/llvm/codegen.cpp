@@ -27,9 +27,9 @@ llvm::Type* like(llvm::Type* shape, llvm::Type* elem) {
 
 CodeGen::CodeGen(llvm::LLVMContext& ctx, llvm::Module& module, const CodegenOptions& options)
     : ctx_(ctx), module_(module), options_(options), b_(ctx) {
-  if (options_.fast_math) {
+  if (options_.fast_math || options_.contract) {
     llvm::FastMathFlags fmf;
-    fmf.setAllowReassoc();
+    if (options_.fast_math) fmf.setAllowReassoc();
     fmf.setAllowContract(true);
     b_.setFastMathFlags(fmf);
   }

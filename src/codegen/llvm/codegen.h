@@ -25,6 +25,7 @@ struct CodegenOptions {
   std::string function_name;  // the symbol of the kernel function
   std::string cpu;            // "target-cpu" attribute of the function
   std::string features;       // "target-features" attribute ("+avx2,...")
+  bool contract = true;       // contract (FMA formation) on float arithmetic
   bool fast_math = false;     // reassoc + contract on float arithmetic
   // Vector width (bits) of libmvec's math variants to call for vectorized
   // transcendentals: 512 (AVX-512), 256 (AVX2), 0: libm lane by lane.

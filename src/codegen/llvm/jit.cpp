@@ -200,7 +200,7 @@ std::string JitKernel::assembly() const {
 namespace {
 
 std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string& loop_ir, Isa requested,
-                                   bool fast_math) {
+                                   const JitOptions& options) {
   llvm::orc::JITTargetMachineBuilder jtmb = target_builder(requested);
   std::unique_ptr<llvm::TargetMachine> tm = unwrap(jtmb.createTargetMachine(), "creating the target machine");
 
@@ -209,7 +209,8 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   cg.function_name = symbol_name(kernel.name);
   cg.cpu = jtmb.getCPU();
   cg.features = jtmb.getFeatures().getString();
-  cg.fast_math = fast_math;
+  cg.fast_math = options.fast_math;
+  cg.contract = options.contract;
   Isa isa = requested == Isa::Host ? host_isa() : requested;
   cg.vector_math_bits = isa == Isa::AVX512 ? 512 : isa == Isa::AVX2 ? 256 : 0;
   std::unique_ptr<llvm::Module> m = emit_kernel_module(kernel, *ctx, cg);
@@ -257,19 +258,21 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   return std::make_shared<JitKernel>(std::move(impl));
 }
 
-// Kernels by hash of (loop-IR text, ISA, fast math); the full text is
+// Kernels by hash of (loop-IR text, ISA, float mode); the full text is
 // compared on a hit. A kernel being compiled is a pending future, so two
 // threads asking for the same kernel compile it once.
 struct CacheEntry {
   std::string text;
   Isa isa;
-  bool fast_math;
+  int float_mode;  // float_mode(options)
   std::shared_future<std::shared_ptr<JitKernel>> kernel;
 };
 struct Cache {
   std::mutex mu;
   std::unordered_map<uint64_t, std::vector<CacheEntry>> entries;
 };
+int float_mode(const JitOptions& o) { return (o.fast_math ? 2 : 0) + (o.contract ? 1 : 0); }
+
 Cache& cache() {
   static Cache* c = new Cache;  // never destroyed: kernels may outlive static destructors
   return *c;
@@ -283,7 +286,7 @@ std::shared_ptr<JitKernel> jit_compile(const loop::Kernel& kernel, const JitOpti
                 ": the host supports at most ", isa_name(host_isa()));
   std::string text = loop::to_string(kernel);
   uint64_t key = hash_combine(hash_bytes(text.data(), text.size()),
-                              static_cast<uint64_t>(isa) * 2 + (options.fast_math ? 1 : 0));
+                              static_cast<uint64_t>(isa) * 4 + static_cast<uint64_t>(float_mode(options)));
   Cache& c = cache();
   std::shared_future<std::shared_ptr<JitKernel>> pending;
   std::promise<std::shared_ptr<JitKernel>> promise;
@@ -291,22 +294,22 @@ std::shared_ptr<JitKernel> jit_compile(const loop::Kernel& kernel, const JitOpti
   {
     std::lock_guard<std::mutex> lock(c.mu);
     for (const CacheEntry& e : c.entries[key])
-      if (e.isa == isa && e.fast_math == options.fast_math && e.text == text) pending = e.kernel;
+      if (e.isa == isa && e.float_mode == float_mode(options) && e.text == text) pending = e.kernel;
     if (!pending.valid()) {
       pending = promise.get_future().share();
-      c.entries[key].push_back({text, isa, options.fast_math, pending});
+      c.entries[key].push_back({text, isa, float_mode(options), pending});
       mine = true;
     }
   }
   if (mine) {
     try {
-      promise.set_value(compile(kernel, text, isa, options.fast_math));
+      promise.set_value(compile(kernel, text, isa, options));
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard<std::mutex> lock(c.mu);
       auto& v = c.entries[key];
       std::erase_if(v, [&](const CacheEntry& e) { return e.kernel.valid() && e.text == text && e.isa == isa &&
-                                                         e.fast_math == options.fast_math; });
+                                                         e.float_mode == float_mode(options); });
     }
   }
   std::shared_ptr<JitKernel> k = pending.get();  // rethrows a failed compile

@@ -9,9 +9,12 @@
 // the JIT calls the float libm/LLVM routine), and without the evaluator's
 // bounds checks.
 //
-// Fast math (JitOptions::fast_math, off by default) only allows reassociation
-// and contraction (FMA formation) on float arithmetic: results may change in
-// the last bits, NaN and infinity still behave as without it (no nnan/ninf).
+// Contraction (JitOptions::contract, on by default) lets a multiply feeding an
+// add become one fused multiply-add, rounded once — as BLAS libraries and
+// oneDNN compute, and twice the arithmetic throughput of separate multiplies
+// and adds; results may differ from the evaluator's in the last bits. Fast
+// math (JitOptions::fast_math, off by default) also allows reassociation.
+// NaN and infinity behave as without either (no nnan/ninf).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +42,7 @@ bool host_supports(Isa isa);
 
 struct JitOptions {
   Isa isa = Isa::Host;
+  bool contract = true;    // a * b + c as one fused multiply-add
   bool fast_math = false;  // reassociation and contraction only
   // Print to stderr at compile time: the loop IR, the optimized LLVM IR, the assembly.
   bool dump_ir = false, dump_llvm = false, dump_asm = false;
