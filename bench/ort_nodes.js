@@ -15,37 +15,9 @@
 const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
+const {readNpy} = require('./npy');
 
 const LEVELS = ['all', 'extended', 'basic', 'disabled'];
-
-// Minimal .npy reader: little-endian float32 and int64, C order, versions 1-3.
-function readNpy(file) {
-  const buf = fs.readFileSync(file);
-  if (buf.readUInt8(0) !== 0x93 || buf.toString('latin1', 1, 6) !== 'NUMPY') {
-    throw new Error(`${file}: not a .npy file`);
-  }
-  const major = buf.readUInt8(6);
-  const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const start = major === 1 ? 10 : 12;
-  const header = buf.toString(major === 3 ? 'utf8' : 'latin1', start, start + headerLen);
-  const descr = /'descr'\s*:\s*'([^']+)'/.exec(header);
-  const fortran = /'fortran_order'\s*:\s*(True|False)/.exec(header);
-  const shape = /'shape'\s*:\s*\(([^)]*)\)/.exec(header);
-  if (!descr || !fortran || !shape) throw new Error(`${file}: cannot parse header ${header}`);
-  if (fortran[1] === 'True') throw new Error(`${file}: Fortran order is not supported`);
-  const dims = shape[1].split(',').map((s) => s.trim()).filter((s) => s.length).map(Number);
-  const count = dims.reduce((a, b) => a * b, 1);
-  const kinds = {'<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array]};
-  const kind = kinds[descr[1]];
-  if (!kind) throw new Error(`${file}: dtype ${descr[1]} is not supported (float32 and int64 only)`);
-  const [type, Ctor] = kind;
-  const offset = start + headerLen;
-  if (buf.length - offset !== count * Ctor.BYTES_PER_ELEMENT) throw new Error(`${file}: size does not match shape`);
-  // copy into a fresh, aligned ArrayBuffer
-  const bytes = new Uint8Array(count * Ctor.BYTES_PER_ELEMENT);
-  buf.copy(bytes, 0, offset);
-  return {type, dims, data: new Ctor(bytes.buffer)};
-}
 
 function parseArgs(argv) {
   const opts = {level: 'all', threads: 2, models: []};

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""One Python runtime of bench/perf_harness.py kept loaded in its own process.
+
+Speaks the line protocol of `tessera serve` (tools/serve.h), so the harness
+drives every runtime alike:
+  first line        ready compile_ms C first_run_ms F threads T
+                    (C: loading/compiling the model; F: its first run)
+                    or "error MESSAGE" if the model cannot be loaded (then exit 1)
+  run N        ->   times t1 ... tN          (milliseconds, one inference each)
+  save DIR     ->   saved K                  (DIR/output_0.npy ... output_{K-1}.npy)
+  quit / EOF   ->   exit 0
+A failing request replies "error MESSAGE" and the loop goes on.
+
+Runtimes:
+  torch        eager PyTorch under torch.inference_mode()
+  torchscript  torch.jit.trace, torch.jit.freeze, torch.jit.optimize_for_inference
+               (oneDNN), run under torch.inference_mode()
+  opencv       cv2.dnn.readNetFromONNX on model.onnx, default backend, CPU target
+
+The torch runtimes rebuild the model with bench/perf_models.py (deterministic,
+so the weights are the exported ones); the input is <model-dir>/input_*.npy.
+Thread counts: torch.set_num_threads(N) / cv2.setNumThreads(N).
+
+Usage: /usr/bin/python3 bench/perf_worker.py --runtime torch|torchscript|opencv
+                                             --model-dir bench/out/perf/<model> --threads N
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import perf_models  # noqa: E402
+
+RUNTIMES = ("torch", "torchscript", "opencv")
+
+
+def first_line(e):
+    """The reason of an exception on one line. An OpenCV error's first line is
+    only its source location ("OpenCV(4.6.0) file:line: error: (-2:Unspecified
+    error) in function 'handleNode'"); the reason is in its nested message, so
+    for those the locations are cut and the first two remaining lines kept."""
+    text = str(e).strip() or type(e).__name__
+    if not text.startswith("OpenCV("):
+        return " ".join(text.splitlines()[0].split())
+    text = re.sub(r"OpenCV\([^)]*\) \S+:\d+: error: \(-?\d+:[^)]*\)( in function '[^']*')?:?", "", text)
+    lines = [l.lstrip("> ").strip() for l in text.splitlines()]
+    return " ".join(" ".join([l for l in lines if l][:2]).split()).removesuffix(", where") or "OpenCV error"
+
+
+def load_torch(model_dir, name, threads, script):
+    """Returns a function running one inference and giving its outputs as numpy arrays."""
+    import numpy as np
+    import torch
+    torch.set_num_threads(threads)
+    model, _, _ = perf_models.build(name)
+    inputs = [torch.from_numpy(np.load(f)) for f in perf_models.input_files(model_dir)]
+    if script:
+        # traced under no_grad: freezing needs no autograd state, and BERT's layers
+        # then trace their fused inference path, as eager inference_mode runs them
+        with torch.no_grad():
+            traced = torch.jit.trace(model, tuple(inputs))
+            model = torch.jit.optimize_for_inference(torch.jit.freeze(traced.eval()))
+
+    def run():
+        with torch.inference_mode():
+            y = model(*inputs)
+        return [y.numpy()] if isinstance(y, torch.Tensor) else [t.numpy() for t in y]
+    return run
+
+
+def load_opencv(model_dir, threads):
+    import cv2
+    import numpy as np
+    cv2.setNumThreads(threads)
+    net = cv2.dnn.readNetFromONNX(os.path.join(model_dir, "model.onnx"))
+    net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
+    net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
+    with open(os.path.join(model_dir, "meta.json")) as f:
+        names = json.load(f)["input_names"]
+    inputs = [np.load(f) for f in perf_models.input_files(model_dir)]
+
+    def run():
+        # setInput is part of each inference (other runtimes bind their feeds per run too)
+        for name, x in zip(names, inputs):
+            net.setInput(x, name)
+        return [net.forward()]
+    return run
+
+
+def serve(run, out):
+    def reply(line):
+        out.write(line + "\n")
+        out.flush()
+
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "quit":
+            break
+        try:
+            if words[0] == "run":
+                n = int(words[1]) if len(words) == 2 else 0
+                if not 1 <= n <= 100000:
+                    raise ValueError(f"'run' expects a count from 1 to 100000, got '{line.strip()}'")
+                times = []
+                for _ in range(n):
+                    a = time.perf_counter()
+                    run()
+                    times.append((time.perf_counter() - a) * 1e3)
+                reply("times " + " ".join(f"{t:.6g}" for t in times))
+            elif words[0] == "save":
+                import numpy as np
+                d = line.strip()[len("save"):].strip()
+                if not d:
+                    raise ValueError("'save' expects a directory")
+                os.makedirs(d, exist_ok=True)
+                outs = run()
+                for i, y in enumerate(outs):
+                    np.save(os.path.join(d, f"output_{i}.npy"), np.ascontiguousarray(y, dtype=np.float32))
+                reply(f"saved {len(outs)}")
+            else:
+                raise ValueError(f"unknown request '{words[0]}' (requests: run N, save DIR, quit)")
+        except Exception as e:  # the loop goes on, as tessera serve's does
+            reply("error " + first_line(e))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runtime", required=True, choices=RUNTIMES)
+    ap.add_argument("--model-dir", required=True, help="an export of bench/perf_models.py")
+    ap.add_argument("--threads", type=int, required=True)
+    args = ap.parse_args()
+
+    # The protocol gets its own copy of stdout; fd 1 goes to stderr so that
+    # anything a library prints cannot be mistaken for a reply.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    with open(os.path.join(args.model_dir, "meta.json")) as f:
+        name = json.load(f)["name"]
+    # a model that loads but cannot run counts as not loadable: "error" before "ready"
+    try:
+        t0 = time.perf_counter()
+        if args.runtime == "opencv":
+            run = load_opencv(args.model_dir, args.threads)
+        else:
+            run = load_torch(args.model_dir, name, args.threads, script=args.runtime == "torchscript")
+        t1 = time.perf_counter()
+        run()
+        t2 = time.perf_counter()
+    except Exception as e:
+        out.write("error " + first_line(e) + "\n")
+        out.flush()
+        return 1
+    out.write(f"ready compile_ms {(t1 - t0) * 1e3:.1f} first_run_ms {(t2 - t1) * 1e3:.1f} threads {args.threads}\n")
+    out.flush()
+    serve(run, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
