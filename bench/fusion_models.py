@@ -86,12 +86,12 @@ def build(name):
     raise SystemExit(f"unknown model {name!r}; known: {', '.join(MODELS)}")
 
 
-def export(name, out_root=OUT):
+def save_export(model, inputs, input_names, d):
+    """Writes d/model.onnx (opset 13, constant folding), d/input_i.npy and
+    d/torch_output.npy (the model's output on those inputs); returns (path, output)."""
     import numpy as np
     import torch
 
-    model, inputs, input_names = build(name)
-    d = os.path.join(out_root, name)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "model.onnx")
     # Grad stays enabled on purpose: torch 1.13's TransformerEncoderLayer and MultiheadAttention
@@ -103,7 +103,12 @@ def export(name, out_root=OUT):
     for i, x in enumerate(inputs):
         np.save(os.path.join(d, f"input_{i}.npy"), x.numpy())
     np.save(os.path.join(d, "torch_output.npy"), y)
-    return path
+    return path, y
+
+
+def export(name, out_root=OUT):
+    model, inputs, input_names = build(name)
+    return save_export(model, inputs, input_names, os.path.join(out_root, name))[0]
 
 
 def node_stats(path):

@@ -25,7 +25,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OPSET = 13
+sys.path.insert(0, HERE)
+import fusion_models  # noqa: E402  (stdlib imports only at load; torch is imported where used)
 
 # name -> (title, image size; None for BERT)
 MODELS = {
@@ -51,8 +52,6 @@ def build(name):
     import numpy as np
     import torch
     import torchvision
-    sys.path.insert(0, HERE)
-    import fusion_models
     import fusion_torch_models as ftm
 
     check_name(name)
@@ -85,30 +84,14 @@ def export(name, d):
 
     t0 = time.time()
     model, inputs, input_names = build(name)
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    # Grad stays enabled on purpose (as in bench/fusion_models.py): torch 1.13's
-    # TransformerEncoderLayer takes its fused fast path, which ONNX export cannot
-    # handle, only when no parameter needs grad.
-    with torch.enable_grad():
-        y = model(*inputs).detach().numpy()
-        torch.onnx.export(model, tuple(inputs), path, opset_version=OPSET, do_constant_folding=True,
-                          input_names=input_names, output_names=["output"])
-    for i, x in enumerate(inputs):
-        np.save(os.path.join(d, f"input_{i}.npy"), x.numpy())
-    np.save(os.path.join(d, "torch_output.npy"), y)
+    path, y = fusion_models.save_export(model, inputs, input_names, d)
     meta = {"name": name, "title": MODELS[name][0], "input_names": input_names,
             "input_shapes": [list(x.shape) for x in inputs], "output_shape": list(y.shape),
-            "max_abs_output": float(np.abs(y).max()), "opset": OPSET, "torch": torch.__version__,
+            "max_abs_output": float(np.abs(y).max()), "opset": fusion_models.OPSET, "torch": torch.__version__,
             "onnx_bytes": os.path.getsize(path), "export_seconds": round(time.time() - t0, 1)}
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     return meta
 
 
-def input_files(d):
-    files, i = [], 0
-    while os.path.exists(os.path.join(d, f"input_{i}.npy")):
-        files.append(os.path.join(d, f"input_{i}.npy"))
-        i += 1
-    return files
+input_files = fusion_models.inputs_of  # d/input_0.npy, input_1.npy ... in order
