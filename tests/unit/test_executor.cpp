@@ -7,24 +7,18 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "interp/interpreter.h"
 #include "ir/op_registry.h"
 #include "runtime/artifact.h"
 #include "runtime/executor.h"
 #include "support/error.h"
+#include "random_tensor.h"
 
 namespace tessera::runtime {
 namespace {
 
-Tensor rand_f32(const Dims& dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2, 2);
-  Tensor t(DType::F32, dims);
-  for (float& v : t.span<float>()) v = u(rng);
-  return t;
-}
+using tessera::testing::random_f32;
 
 bool has_expr(const std::string& op) {
   const OpDef* d = OpRegistry::global().find(op);
@@ -60,7 +54,7 @@ TEST(Executor, ElementwiseChain) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {4, 8}, true});
   Value* y = g->add_input("y", {DType::F32, {4, 8}, true});
-  Value* w = g->add_constant("w", rand_f32({8}, 1));
+  Value* w = g->add_constant("w", random_f32({8}, 1));
   Value* a = g->add_node("Relu", {x}, {"a"}, {}, "relu")->outputs[0];
   Value* b = g->add_node("Exp", {a}, {"b"}, {}, "exp")->outputs[0];
   Value* c = g->add_node("Add", {b, w}, {"c"}, {}, "add")->outputs[0];
@@ -69,7 +63,7 @@ TEST(Executor, ElementwiseChain) {
   Value* f = g->add_node("Sub", {e, x}, {"f"}, {}, "sub")->outputs[0];
   g->add_output(f);
   auto m = make(std::move(g));
-  expect_matches_reference(*m, {rand_f32({4, 8}, 2), rand_f32({4, 8}, 3)});
+  expect_matches_reference(*m, {random_f32({4, 8}, 2), random_f32({4, 8}, 3)});
   const Plan* p = m->last_plan();
   ASSERT_TRUE(p);
   int want_compiled = 0;
@@ -77,7 +71,7 @@ TEST(Executor, ElementwiseChain) {
   EXPECT_EQ(p->compiled_steps, want_compiled);
   EXPECT_EQ(p->compiled_steps + p->reference_steps, 6);
   // Same shapes again: the plan is reused, the results are still right.
-  expect_matches_reference(*m, {rand_f32({4, 8}, 4), rand_f32({4, 8}, 5)});
+  expect_matches_reference(*m, {random_f32({4, 8}, 4), random_f32({4, 8}, 5)});
   EXPECT_EQ(m->traces(), 1);
   EXPECT_EQ(m->last_compile_seconds(), 0);
 }
@@ -88,14 +82,14 @@ TEST(Executor, ElementwiseChain) {
 TEST(Executor, ConvWeightsArePackedOnce) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {1, 5, 9, 9}, true});
-  Value* w = g->add_constant("w", rand_f32({32, 5, 3, 3}, 7));
+  Value* w = g->add_constant("w", random_f32({32, 5, 3, 3}, 7));
   AttrMap attrs;
   attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
   attrs["strides"] = Attribute::of_ints({2, 2});
   Value* y = g->add_node("Conv", {x, w}, {"y"}, attrs, "conv")->outputs[0];
   g->add_output(y);
   auto m = make(std::move(g));
-  expect_matches_reference(*m, {rand_f32({1, 5, 9, 9}, 8)});
+  expect_matches_reference(*m, {random_f32({1, 5, 9, 9}, 8)});
   const Plan* p = m->last_plan();
   ASSERT_TRUE(p);
   int packed = 0;
@@ -103,7 +97,7 @@ TEST(Executor, ConvWeightsArePackedOnce) {
   EXPECT_EQ(packed, 1);
   EXPECT_EQ(p->packed_bytes, 32 * 5 * 3 * 3 * 4);
   EXPECT_TRUE(p->steps[0].prepack);
-  expect_matches_reference(*m, {rand_f32({1, 5, 9, 9}, 9)});
+  expect_matches_reference(*m, {random_f32({1, 5, 9, 9}, 9)});
   EXPECT_EQ(m->traces(), 1);
   EXPECT_NE(m->report().find("packed weights"), std::string::npos) << m->report();
 }
@@ -115,14 +109,14 @@ TEST(Executor, ArtifactKeepsSchedulesAndPackedWeights) {
   auto build = [] {
     auto g = std::make_unique<Graph>();
     Value* x = g->add_input("x", {DType::F32, {1, 5, 9, 9}, true});
-    Value* w = g->add_constant("w", rand_f32({32, 5, 3, 3}, 7));
+    Value* w = g->add_constant("w", random_f32({32, 5, 3, 3}, 7));
     AttrMap attrs;
     attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
     g->add_output(g->add_node("Conv", {x, w}, {"y"}, attrs, "conv")->outputs[0]);
     return g;
   };
   auto m = make(build());
-  std::vector<Tensor> ins{rand_f32({1, 5, 9, 9}, 8)};
+  std::vector<Tensor> ins{random_f32({1, 5, 9, 9}, 8)};
   std::vector<Tensor> first = m->run(ins);
   std::string path = ::testing::TempDir() + "/packed.tsr";
   m->save(path);
@@ -161,14 +155,14 @@ TEST(Executor, BadIndexAndDivisorValuesAreClearErrors) {
   };
   auto i64 = [](Dims d, std::vector<int64_t> v) { return Tensor::from<int64_t>(d, v); };
   std::vector<Case> cases = {
-      {"Gather", rand_f32({5, 3}, 1), i64({2}, {4, -5}), i64({2}, {1, 5}), "out of range"},
-      {"GatherElements", rand_f32({4, 3}, 2), i64({2, 3}, {0, 3, -4, 1, 2, 3}),
+      {"Gather", random_f32({5, 3}, 1), i64({2}, {4, -5}), i64({2}, {1, 5}), "out of range"},
+      {"GatherElements", random_f32({4, 3}, 2), i64({2, 3}, {0, 3, -4, 1, 2, 3}),
        i64({2, 3}, {0, 3, -5, 1, 2, 3}), "out of range"},
-      {"GatherND", rand_f32({4, 3}, 3), i64({2, 2}, {3, 2, 0, -3}), i64({2, 2}, {3, 3, 0, 0}),
+      {"GatherND", random_f32({4, 3}, 3), i64({2, 2}, {3, 2, 0, -3}), i64({2, 2}, {3, 3, 0, 0}),
        "out of range"},
-      {"ScatterElements", rand_f32({4, 3}, 4), i64({1, 3}, {0, 3, -4}), i64({1, 3}, {4, 0, 0}),
+      {"ScatterElements", random_f32({4, 3}, 4), i64({1, 3}, {0, 3, -4}), i64({1, 3}, {4, 0, 0}),
        "out of range"},
-      {"ScatterND", rand_f32({4, 3}, 5), i64({2, 1}, {3, -4}), i64({2, 1}, {0, -5}), "out of range"},
+      {"ScatterND", random_f32({4, 3}, 5), i64({2, 1}, {3, -4}), i64({2, 1}, {0, -5}), "out of range"},
       {"Div", i64({4}, {7, -8, 9, 10}), i64({4}, {2, 3, -4, 5}), i64({4}, {2, 0, -4, 5}),
        "integer division by zero"},
       {"Mod", i64({4}, {7, -8, 9, 10}), i64({4}, {2, 3, -4, 5}), i64({4}, {2, 3, 0, 5}),
@@ -185,7 +179,7 @@ TEST(Executor, BadIndexAndDivisorValuesAreClearErrors) {
     if (std::string(c.op).rfind("Scatter", 0) == 0) {
       Dims ud = c.good.dims();
       if (std::string(c.op) == "ScatterND") ud = {c.good.dim(0), c.data.dim(1)};
-      ins.push_back(g->add_constant("updates", rand_f32(ud, 9)));
+      ins.push_back(g->add_constant("updates", random_f32(ud, 9)));
     }
     g->add_output(g->add_node(c.op, ins, {"y"}, {}, "checked")->outputs[0]);
     auto m = make(std::move(g));
@@ -225,7 +219,7 @@ TEST(Executor, ReshapeShapeFromGraphInputReplans) {
   Value* y = g->add_node("Relu", {r}, {"y"}, {}, "relu")->outputs[0];
   g->add_output(g->add_node("Exp", {y}, {"z"}, {}, "exp")->outputs[0]);
   auto m = make(std::move(g));
-  Tensor xin = rand_f32({2, 6}, 7);
+  Tensor xin = random_f32({2, 6}, 7);
   expect_matches_reference(*m, {xin, Tensor::from<int64_t>({2}, {3, 4})});
   EXPECT_EQ(m->run({xin, Tensor::from<int64_t>({2}, {3, 4})})[0].dims(), (Dims{3, 4}));
   ASSERT_EQ(m->last_plan()->value_inputs, std::vector<int>{1});
@@ -233,23 +227,23 @@ TEST(Executor, ReshapeShapeFromGraphInputReplans) {
   EXPECT_EQ(m->run({xin, Tensor::from<int64_t>({2}, {4, 3})})[0].dims(), (Dims{4, 3}));
   EXPECT_EQ(m->traces(), 2);
   // Back to the first shape: its plan is still cached.
-  expect_matches_reference(*m, {rand_f32({2, 6}, 8), Tensor::from<int64_t>({2}, {3, 4})});
+  expect_matches_reference(*m, {random_f32({2, 6}, 8), Tensor::from<int64_t>({2}, {3, 4})});
   EXPECT_EQ(m->traces(), 2);
   // A different value of x alone does not re-plan.
-  expect_matches_reference(*m, {rand_f32({2, 6}, 9), Tensor::from<int64_t>({2}, {4, 3})});
+  expect_matches_reference(*m, {random_f32({2, 6}, 9), Tensor::from<int64_t>({2}, {4, 3})});
   EXPECT_EQ(m->traces(), 2);
 }
 
 TEST(Executor, DynamicInputShapesGetOnePlanEach) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {-1, 4}, true});
-  Value* w = g->add_constant("w", rand_f32({4}, 11));
+  Value* w = g->add_constant("w", random_f32({4}, 11));
   Value* a = g->add_node("Add", {x, w}, {"a"}, {}, "add")->outputs[0];
   g->add_output(g->add_node("Tanh", {a}, {"t"}, {}, "tanh")->outputs[0]);
   auto m = make(std::move(g));
-  expect_matches_reference(*m, {rand_f32({2, 4}, 1)});
-  expect_matches_reference(*m, {rand_f32({5, 4}, 2)});
-  expect_matches_reference(*m, {rand_f32({0, 4}, 3)});
+  expect_matches_reference(*m, {random_f32({2, 4}, 1)});
+  expect_matches_reference(*m, {random_f32({5, 4}, 2)});
+  expect_matches_reference(*m, {random_f32({0, 4}, 3)});
   EXPECT_EQ(m->traces(), 3);
   EXPECT_EQ(m->plans().size(), 3u);
   EXPECT_TRUE(m->last_plan()->value_inputs.empty());
@@ -266,7 +260,7 @@ TEST(Executor, CompiledAndReferenceStepsMix) {
   g->add_output(nz);
   g->add_output(e);
   auto m = make(std::move(g));
-  expect_matches_reference(*m, {rand_f32({3, 4}, 21)});
+  expect_matches_reference(*m, {random_f32({3, 4}, 21)});
   const Plan* p = m->last_plan();
   EXPECT_GE(p->reference_steps, 1);
   bool nonzero_is_reference = false;
@@ -297,13 +291,13 @@ TEST(Executor, MultiOutputNodes) {
   g->add_output(tk->outputs[1]);
   g->add_output(sp->outputs[1]);
   auto m = make(std::move(g));
-  expect_matches_reference(*m, {rand_f32({4, 6}, 31)});
+  expect_matches_reference(*m, {random_f32({4, 6}, 31)});
 }
 
 TEST(Executor, OutputAlsoConsumedInputAndConstantAsOutputs) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {2, 5}, true});
-  Value* c = g->add_constant("c", rand_f32({2, 5}, 41));
+  Value* c = g->add_constant("c", random_f32({2, 5}, 41));
   Value* a = g->add_node("Relu", {x}, {"a"}, {}, "relu")->outputs[0];
   Value* b = g->add_node("Add", {a, c}, {"b"}, {}, "add")->outputs[0];
   Value* d = g->add_node("Mul", {b, a}, {"d"}, {}, "mul")->outputs[0];
@@ -313,7 +307,7 @@ TEST(Executor, OutputAlsoConsumedInputAndConstantAsOutputs) {
   g->add_output(c);  // a constant
   g->add_output(a);  // twice
   auto m = make(std::move(g));
-  Tensor in = rand_f32({2, 5}, 42);
+  Tensor in = random_f32({2, 5}, 42);
   expect_matches_reference(*m, {in});
   std::vector<Tensor> out = m->run({in});
   // Outputs are the caller's own: not the input's or the constant's buffer.
@@ -348,7 +342,7 @@ TEST(Executor, ElementMovingOpsAreNotInPlace) {
     }
     g->add_output(g->add_node("Neg", {y}, {"z"}, {}, "neg")->outputs[0]);
     auto m = make(std::move(g));
-    expect_matches_reference(*m, {rand_f32({64}, 61)});
+    expect_matches_reference(*m, {random_f32({64}, 61)});
     EXPECT_EQ(m->last_plan()->memory.inplace_honoured, 0);
   }
   // Elementwise steps still write over their dying input.
@@ -358,7 +352,7 @@ TEST(Executor, ElementMovingOpsAreNotInPlace) {
   Value* b = g->add_node("Neg", {a}, {"b"}, {}, "neg")->outputs[0];
   g->add_output(g->add_node("Exp", {b}, {"c"}, {}, "exp")->outputs[0]);
   auto m = make(std::move(g));
-  expect_matches_reference(*m, {rand_f32({64}, 62)});
+  expect_matches_reference(*m, {random_f32({64}, 62)});
   EXPECT_EQ(m->last_plan()->memory.inplace_honoured, 1);  // b over a (c is a graph output)
 }
 
@@ -380,7 +374,7 @@ TEST(Executor, FusedBlocksThatMoveElementsAreNotInPlace) {
   g->add_output(g->add_node("Neg", {y}, {"z"}, {}, "neg")->outputs[0]);
   infer_graph(*g);
   std::vector<std::vector<int>> blocks{{0}, {1, 2}, {3}};
-  std::vector<Tensor> ins{rand_f32({16}, 63)};
+  std::vector<Tensor> ins{random_f32({16}, 63)};
   auto p = trace_plan(*g, ins, ExecutorOptions{}, nullptr, &blocks);
   ASSERT_EQ(p->fused_steps, 1);
   EXPECT_EQ(p->memory.inplace_honoured, 0);
@@ -402,7 +396,7 @@ TEST(Executor, MemoryPlanReusesTheArena) {
   Value* early = g->find_value("v1");
   g->add_output(g->add_node("Add", {v, early}, {"out"}, {}, "join")->outputs[0]);
   auto m = make(std::move(g));
-  expect_matches_reference(*m, {rand_f32({32, 32}, 51)});
+  expect_matches_reference(*m, {random_f32({32, 32}, 51)});
   const Plan* p = m->last_plan();
   int64_t sum = 0, largest = 0;
   for (const Slot& s : p->slots)
@@ -452,7 +446,7 @@ TEST(Executor, SignatureErrorsNameTheInput) {
   EXPECT_NE(e.find("model expects 1 input(s) but 0 were given"), std::string::npos) << e;
   e = error_of({Tensor(DType::F32, {2, 3}), Tensor(DType::F32, {2, 3})});
   EXPECT_NE(e.find("model expects 1 input(s) but 2 were given"), std::string::npos) << e;
-  expect_matches_reference(*m, {rand_f32({7, 3}, 61)});
+  expect_matches_reference(*m, {random_f32({7, 3}, 61)});
 }
 
 TEST(Executor, PlanCacheDropsLeastRecentlyUsed) {
@@ -463,10 +457,10 @@ TEST(Executor, PlanCacheDropsLeastRecentlyUsed) {
   ExecutorOptions o;
   o.max_plans = 2;
   CompiledModel m(std::move(g), o);
-  for (int64_t n : {1, 2, 3, 1}) m.run({rand_f32({n}, 1)});
+  for (int64_t n : {1, 2, 3, 1}) m.run({random_f32({n}, 1)});
   EXPECT_EQ(m.plans().size(), 2u);
   EXPECT_EQ(m.traces(), 4);  // 1 was dropped when 3 came
-  m.run({rand_f32({3}, 1)});
+  m.run({random_f32({3}, 1)});
   EXPECT_EQ(m.traces(), 4);
 }
 

@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <random>
 
 #include "compile/block_kernel.h"
 #include "fusion/fusion_plan.h"
@@ -16,6 +15,7 @@
 #include "runtime/executor.h"
 #include "runtime/fusion_profiler.h"
 #include "schedule/schedule.h"
+#include "random_tensor.h"
 
 namespace tessera {
 namespace {
@@ -23,13 +23,8 @@ namespace {
 using fusion::Decision;
 using M = MappingType;
 
-Tensor rand_f32(const Dims& dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  Tensor t(DType::F32, dims);
-  for (float& v : t.span<float>()) v = u(rng);
-  return t;
-}
+// Inputs and weights in [-1, 1).
+Tensor rand_f32(const Dims& dims, uint32_t seed) { return tessera::testing::random_f32(dims, seed, -1, 1); }
 
 // x [1, 8, 6, 6] (Reorganize producers: [1, 8, 36]) -> producer -> consumer
 // -> Relu (the seed that reaches both). Each op is a representative of its

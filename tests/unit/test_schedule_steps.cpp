@@ -3,7 +3,6 @@
 // the text form round-trips.
 #include <gtest/gtest.h>
 
-#include <random>
 
 #include "jit_test_util.h"
 #include "loop/evaluate.h"
@@ -12,6 +11,7 @@
 #include "schedule/schedule.h"
 #include "support/error.h"
 #include "te/tensor_expr.h"
+#include "random_tensor.h"
 
 namespace tessera {
 namespace {
@@ -21,13 +21,7 @@ using schedule::Schedule;
 using te::Indices;
 using TE = te::Tensor;
 
-Tensor random_f32(Dims dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2, 2);
-  Tensor t(DType::F32, dims);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
-  return t;
-}
+using tessera::testing::random_f32;
 
 // A 2-D convolution-like program: a padded input stage (inlined by default),
 // a weight, and a reduction; shapes chosen so that splits leave tails.

@@ -5,22 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "interp/interpreter.h"
 #include "ir/op_registry.h"
 #include "opt/passes.h"
+#include "random_tensor.h"
 
 namespace tessera {
 namespace {
 
-Tensor random_f32(const Dims& dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2, 2);
-  Tensor t(DType::F32, dims);
-  for (float& v : t.span<float>()) v = u(rng);
-  return t;
-}
+using tessera::testing::random_f32;
 
 Value* ints(Graph& g, const std::string& name, std::vector<int64_t> v) {
   Tensor t(DType::I64, {static_cast<int64_t>(v.size())});

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "jit_test_util.h"
 #include "loop/evaluate.h"
@@ -12,6 +11,7 @@
 #include "schedule/lower.h"
 #include "support/error.h"
 #include "te/tensor_expr.h"
+#include "random_tensor.h"
 
 namespace tessera {
 namespace {
@@ -20,13 +20,7 @@ using loop::Expr;
 using te::Indices;
 using TE = te::Tensor;
 
-Tensor random_f32(Dims dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2, 2);
-  Tensor t(DType::F32, dims);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
-  return t;
-}
+using tessera::testing::random_f32;
 
 // Runs a kernel on inputs with the evaluator; returns the outputs.
 std::vector<Tensor> eval(const loop::Kernel& k, const std::vector<Tensor>& ins) {
