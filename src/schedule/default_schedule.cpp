@@ -54,6 +54,16 @@ bool reads_in_place(const te::Stage& st) {
   return c.ok;
 }
 
+// Fuses the stage's first `count` axes into one loop; returns its name.
+std::string fuse_leading(Schedule& s, const te::Stage& st, size_t count) {
+  std::string loop = st.axes[0].name();
+  for (size_t i = 1; i < count; ++i) {
+    s.fuse(st.name, loop, st.axes[i].name());
+    loop = fused_name(loop, st.axes[i].name());
+  }
+  return loop;
+}
+
 // Generic rule: the spatial loops fused into one, a vector-wide inner loop
 // split off (vectorized when the stage has no top-level reduction) and the
 // outer part run in parallel when the stage is big enough. When the last
@@ -71,12 +81,7 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
   bool big = numel * reduce_extent(st) >= target.parallel_grain;
   bool in_place = reads_in_place(st);
   bool rows = !top_reduce && shape.size() > 1 && shape.back() % lanes != 0 && shape.back() >= 4 && !in_place;
-  size_t fused_axes = rows ? st.axes.size() - 1 : st.axes.size();
-  std::string loop = st.axes[0].name();
-  for (size_t i = 1; i < fused_axes; ++i) {
-    s.fuse(st.name, loop, st.axes[i].name());
-    loop = fused_name(loop, st.axes[i].name());
-  }
+  std::string loop = fuse_leading(s, st, rows ? st.axes.size() - 1 : st.axes.size());
   if (rows) {
     std::string last = st.axes.back().name();
     s.split(st.name, last, lanes);
@@ -365,6 +370,21 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   return true;
 }
 
+// The vector-wide partial results of an rfactor'ed reduction (stage.rf):
+// computed inside the stage's `loop` ("" : at root), its other reduction
+// axes outside the split last one, the lanes vectorized.
+void place_partials(Schedule& s, const te::Stage& st, const std::string& loop) {
+  const auto& axes = st.body.as<loop::ReduceNode>()->axes;
+  const std::string rf = st.name + ".rf", r = axes.back().var.name();
+  if (!loop.empty()) s.compute_at(rf, st.name, loop);
+  std::vector<std::string> order;
+  for (size_t a = 0; a + 1 < axes.size(); ++a) order.push_back(axes[a].var.name());
+  order.push_back(r + ".o");
+  order.push_back(r + ".lane");
+  s.reorder(rf, order);
+  s.vectorize(rf, r + ".lane");
+}
+
 // Row reductions — the last reduction axis runs along the innermost
 // dimension of an input (softmax, layer norm, ReduceMean over the last axis)
 // — are split into vector-wide partial results (rfactor): the partials are
@@ -381,15 +401,7 @@ bool schedule_row_reduction(Schedule& s, const te::Stage& st, const TargetInfo& 
   for (const te::Tensor& in : st.inputs()) contiguous |= dim_indexed_by(st, in.stage(), r.var) == in.rank() - 1;
   if (!contiguous) return false;
   s.rfactor(st.name, r.var.name(), lanes);
-  std::string rf = st.name + ".rf";
-  std::string loop = schedule_generic(s, st, target);
-  if (!loop.empty()) s.compute_at(rf, st.name, loop);
-  std::vector<std::string> order;
-  for (size_t a = 0; a + 1 < red->axes.size(); ++a) order.push_back(red->axes[a].var.name());
-  order.push_back(r.var.name() + ".o");
-  order.push_back(r.var.name() + ".lane");
-  s.reorder(rf, order);
-  s.vectorize(rf, r.var.name() + ".lane");
+  place_partials(s, st, schedule_generic(s, st, target));
   return true;
 }
 
@@ -565,11 +577,7 @@ bool schedule_rows(Schedule& s, const std::vector<te::Tensor>& outputs, const st
     if (local.count(st)) roots.push_back(st);
   // The output: rows fused into one parallel loop, each row split into vectors.
   int64_t lanes = lanes_of(target, out.dtypes[0]);
-  std::string row = out.axes[0].name();
-  for (size_t i = 1; i + 1 < out.axes.size(); ++i) {
-    s.fuse(out.name, row, out.axes[i].name());
-    row = fused_name(row, out.axes[i].name());
-  }
+  std::string row = fuse_leading(s, out, out.axes.size() - 1);
   auto vectorize_row = [&](const te::Stage& st) {
     std::string last = st.axes.back().name();
     if (st.shapes[0].back() < lanes) return;
@@ -591,16 +599,8 @@ bool schedule_rows(Schedule& s, const std::vector<te::Tensor>& outputs, const st
     if (!red) continue;  // a reduction inside a formula: computed per row as it is
     const int64_t* n = loop::as_const_int(red->axes.back().extent);
     if (!n || *n < lanes || lanes < 2 || st->dtypes[0] == DType::Bool || red->axes.size() != 1) continue;
-    std::string r = red->axes.back().var.name();
-    s.rfactor(st->name, r, lanes);
-    std::string loop = st->axes[0].name();
-    for (size_t i = 1; i < st->axes.size(); ++i) {
-      s.fuse(st->name, loop, st->axes[i].name());
-      loop = fused_name(loop, st->axes[i].name());
-    }
-    s.compute_at(st->name + ".rf", st->name, loop);
-    s.reorder(st->name + ".rf", {r + ".o", r + ".lane"});
-    s.vectorize(st->name + ".rf", r + ".lane");
+    s.rfactor(st->name, red->axes.back().var.name(), lanes);
+    place_partials(s, *st, fuse_leading(s, *st, st->axes.size()));
   }
   return true;
 }
