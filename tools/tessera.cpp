@@ -67,7 +67,7 @@ struct Exec {
   std::string isa;
   int threads = 0;
   bool dump_ir = false, dump_llvm = false, dump_asm = false, verbose = false;
-  bool no_fusion = false;
+  bool no_fusion = false, no_blocked_layout = false;
   std::string kernel;
 
   bool compiled() const {
@@ -88,6 +88,7 @@ struct Exec {
     o.dump_kernel = kernel;
     o.verbose = verbose;
     o.fusion = !no_fusion;
+    o.blocked_layout = !no_blocked_layout;
     o.rewrite = c.load_options().rewrite;
     return o;
   }
@@ -371,6 +372,7 @@ int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion)
     eo.isa = runtime::parse_isa(e.isa);
     eo.threads = e.threads;
     eo.fusion = !e.no_fusion;
+    eo.blocked_layout = !e.no_blocked_layout;
     if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
     runtime::CompiledModel m(std::move(g), eo);
     dot = fusion::graph_dot(m.graph(), &m.fusion_plan());
@@ -449,6 +451,8 @@ int main(int argc, char** argv) {
     sub->add_option("--kernel", exec.kernel, "dump only kernels whose node name contains NAME");
     sub->add_flag("-v,--verbose", exec.verbose, "print compile progress (stderr)");
     sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
+    sub->add_flag("--no-blocked-layout", exec.no_blocked_layout,
+                  "convolutions in NCHW: no channel-blocked (NCHWc) layout");
   };
 
   std::vector<std::string> inputs;

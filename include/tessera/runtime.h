@@ -43,6 +43,9 @@ struct CompileOptions {
   // Transposes of size-1 axes -> Reshape, Slices tiling an axis -> Split) and
   // DNNFusion's mathematical-property rules.
   bool rewrite = true;
+  // Convolutions in the channel-blocked layout NCHWc (one vector register of
+  // channels per block), with the layout carried between them.
+  bool blocked_layout = true;
 };
 
 // A model input or output: name and static type (-1 for a dynamic dim).

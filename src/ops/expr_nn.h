@@ -14,6 +14,7 @@ void register_nn_conv_exprs(OpRegistry& r);    // Conv, ConvTranspose, ConvInteg
 void register_nn_vision_exprs(OpRegistry& r);  // DeformConv, Col2Im
 void register_nn_gemm_exprs(OpRegistry& r);    // MatMul, Gemm, MatMulInteger, QLinearMatMul
 void register_nn_pool_exprs(OpRegistry& r);    // MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool
+void register_blocked_conv_exprs(OpRegistry& r);  // NCHWc reorders and convolutions (domain "tessera")
 
 namespace nn_expr {
 

@@ -1,6 +1,7 @@
 // Neural-network ops: convolution, pooling, normalization, GEMM/MatMul,
 // softmax, dropout and einsum. Each concept lives in its own nn_*.cpp file;
 // this registers them all.
+#include "ops/blocked_conv.h"
 #include "ops/nn_ops.h"
 
 namespace tessera {
@@ -18,6 +19,7 @@ void register_nn_ops(OpRegistry& r) {
   register_nn_softmax_ops(r);
   register_nn_dropout_ops(r);
   register_nn_einsum_ops(r);
+  register_blocked_conv_ops(r);
 }
 
 }  // namespace tessera

@@ -28,4 +28,11 @@ int simplify_graph(Graph& g, std::map<std::string, int>* applied = nullptr);
 // DNNFusion's mathematical-property rewriting, greedily by FLOP reduction; returns the count applied.
 int rewrite_math_properties(Graph& g, std::vector<std::string>* applied = nullptr);
 
+// Moves float 2-D convolutions to the channel-blocked layout NCHWc with
+// `block` lanes (ConvBlocked / DepthwiseConvBlocked of domain "tessera",
+// weights packed here) and carries the layout through the elementwise ops,
+// pools and channel concatenations between them; values are reordered only
+// where they leave that region. Returns the number of convolutions moved.
+int to_blocked_layout(Graph& g, int64_t block);
+
 }  // namespace tessera

@@ -52,6 +52,9 @@ struct ExecutorOptions {
   bool fusion_profile = true;
   // The profiling database file; "" = fusion::ProfileDb::default_path().
   std::string fusion_db;
+  // Convolutions in the channel-blocked layout NCHWc, one vector of channels
+  // per block (opt/blocked_layout.cpp), when the ISA has 8 or more f32 lanes.
+  bool blocked_layout = true;
 };
 
 // "host", "avx2", "avx512", "generic"/"x86-64"; throws naming the value otherwise.

@@ -166,6 +166,9 @@ std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, Exec
   if (opts.threads <= 0 && saved.count("threads")) opts.threads = std::stoi(saved["threads"]);
   std::string dir = std::filesystem::path(path).parent_path().string();
   auto g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir);
+  // The saved graph is final (its convolutions already in the layout it was
+  // compiled with); its saved steps refer to its nodes as they are.
+  opts.blocked_layout = false;
   auto m = std::make_unique<CompiledModel>(std::move(g), std::move(opts));
   std::vector<std::string> lines = split(a.section("signatures"), '\n');
   for (size_t i = 0; i < lines.size(); ++i) {

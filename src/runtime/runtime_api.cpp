@@ -29,6 +29,7 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   e.dump_kernel = o.dump_kernel;
   e.verbose = o.verbose;
   e.fusion = o.fusion;
+  e.blocked_layout = o.blocked_layout;
   return e;
 }
 

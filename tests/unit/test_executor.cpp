@@ -43,10 +43,13 @@ void expect_matches_reference(CompiledModel& m, const std::vector<Tensor>& ins) 
 }
 
 // Fusion off: these tests look at one step per node (fusion has test_fusion.cpp).
-std::unique_ptr<CompiledModel> make(std::unique_ptr<Graph> g) {
+// Without the blocked layout, convolutions stay NCHW nodes whose schedules
+// pack their weights (the blocked layout has test_blocked_layout.cpp).
+std::unique_ptr<CompiledModel> make(std::unique_ptr<Graph> g, bool blocked_layout = true) {
   infer_graph(*g);
   ExecutorOptions o;
   o.fusion = false;
+  o.blocked_layout = blocked_layout;
   return std::make_unique<CompiledModel>(std::move(g), o);
 }
 
@@ -88,7 +91,7 @@ TEST(Executor, ConvWeightsArePackedOnce) {
   attrs["strides"] = Attribute::of_ints({2, 2});
   Value* y = g->add_node("Conv", {x, w}, {"y"}, attrs, "conv")->outputs[0];
   g->add_output(y);
-  auto m = make(std::move(g));
+  auto m = make(std::move(g), false);
   expect_matches_reference(*m, {random_f32({1, 5, 9, 9}, 8)});
   const Plan* p = m->last_plan();
   ASSERT_TRUE(p);
@@ -115,7 +118,7 @@ TEST(Executor, ArtifactKeepsSchedulesAndPackedWeights) {
     g->add_output(g->add_node("Conv", {x, w}, {"y"}, attrs, "conv")->outputs[0]);
     return g;
   };
-  auto m = make(build());
+  auto m = make(build(), false);
   std::vector<Tensor> ins{random_f32({1, 5, 9, 9}, 8)};
   std::vector<Tensor> first = m->run(ins);
   std::string path = ::testing::TempDir() + "/packed.tsr";

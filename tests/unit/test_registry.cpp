@@ -69,6 +69,8 @@ const std::map<std::string, M> kMapping = {
     {"StringNormalizer", O2O}, {"StringConcat", O2O}, {"StringSplit", O2M}, {"RegexFullMatch", O2O},
     {"TfIdfVectorizer", M2M}, {"Binarizer", O2O}, {"ArrayFeatureExtractor", O2M}, {"LabelEncoder", O2O},
     {"TreeEnsemble", M2M},
+    // channel-blocked layout (domain tessera): reorders permute, convolutions contract
+    {"ConvBlocked", M2M}, {"DepthwiseConvBlocked", M2M}, {"ReorderToBlocked", SHUF}, {"ReorderFromBlocked", SHUF},
 };
 
 TEST(Registry, EveryOpHasAPinnedMappingType) {

@@ -1,0 +1,243 @@
+// The channel-blocked (NCHWc) ops of domain "tessera": layout reorders and
+// the blocked convolutions (semantics in blocked_conv.h). Their reference
+// kernels are plain loops in the reference Conv's summation order; they are
+// what the interpreter runs for a graph the blocked-layout pass rewrote.
+#include "ops/blocked_conv.h"
+
+#include <cstring>
+
+#include "ops/op_helpers.h"
+
+namespace tessera {
+
+namespace {
+
+int64_t blocks_of(int64_t c, int64_t b) { return (c + b - 1) / b; }
+
+// Strides, dilations and pads (begin h, w, end h, w) of a blocked conv node.
+void read_window(const Node& n, BlockedConvGeom& g) {
+  std::vector<int64_t> s = n.attr_ints("strides", {1, 1}), d = n.attr_ints("dilations", {1, 1}),
+                       p = n.attr_ints("pads", {0, 0, 0, 0});
+  TESSERA_CHECK(s.size() == 2 && d.size() == 2 && p.size() == 4, n.describe(),
+                ": strides and dilations need 2 values and pads 4");
+  g.sh = s[0], g.sw = s[1], g.dh = d[0], g.dw = d[1];
+  g.ph = p[0], g.pw = p[1], g.ph_end = p[2], g.pw_end = p[3];
+  TESSERA_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0 && g.ph >= 0 && g.pw >= 0 && g.ph_end >= 0 &&
+                    g.pw_end >= 0,
+                n.describe(), ": strides and dilations must be positive and pads non-negative");
+}
+
+int64_t window_out(const Node& n, int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1) {
+  int64_t span = in + p0 + p1 - d * (k - 1) - 1;
+  TESSERA_CHECK(span >= 0, n.describe(), ": the kernel (", k, ", dilation ", d, ") does not fit the padded input (",
+                in, " + ", p0 + p1, ")");
+  return span / s + 1;
+}
+
+}  // namespace
+
+BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
+  BlockedConvGeom g;
+  g.depthwise = n.op_type == "DepthwiseConvBlocked";
+  read_window(n, g);
+  g.plain_input = !g.depthwise && x.size() == 4;
+  TESSERA_CHECK(x.size() == 5 || g.plain_input, n.describe(), ": X must be [N, Cb, H, W, b]",
+                g.depthwise ? "" : " or [N, C, H, W]", ", got rank ", x.size());
+  const size_t wrank = g.depthwise ? 4 : g.plain_input ? 5 : 6;
+  TESSERA_CHECK(w.size() == wrank, n.describe(), ": W must have rank ", wrank, " for this X, got ", w.size());
+  g.b = w.back();
+  g.N = x[0], g.in_c = x[1], g.ih = x[2], g.iw = x[3];
+  TESSERA_CHECK(g.plain_input || x[4] == g.b, n.describe(), ": X's block (", x.back(), ") differs from W's (", g.b, ")");
+  if (g.depthwise) {
+    g.Mb = w[0], g.R = 1, g.kh = w[1], g.kw = w[2];
+    TESSERA_CHECK(g.Mb == g.in_c, n.describe(), ": W has ", g.Mb, " channel blocks but X ", g.in_c);
+  } else {
+    g.Mb = w[0], g.R = w[1];
+    g.kh = w[wrank - 3], g.kw = w[wrank - 2];
+    g.group_div = n.attr_int("group_div", 1);
+    g.group_mul = n.attr_int("group_mul", 0);
+    TESSERA_CHECK(g.group_div > 0 && g.group_mul >= 0, n.describe(), ": group_div must be positive, group_mul >= 0");
+    TESSERA_CHECK(g.plain_input || w[2] == g.b, n.describe(), ": W's input block (", w[2], ") differs from X's (",
+                  g.b, ")");
+    TESSERA_CHECK(!g.plain_input || g.group_mul == 0, n.describe(), ": an NCHW input cannot be grouped");
+    TESSERA_CHECK(g.first_block(g.Mb - 1) + g.R <= g.in_c, n.describe(), ": output block ", g.Mb - 1,
+                  " reads input blocks up to ", g.first_block(g.Mb - 1) + g.R, " but X has ", g.in_c);
+  }
+  g.oh = window_out(n, g.ih, g.kh, g.sh, g.dh, g.ph, g.ph_end);
+  g.ow = window_out(n, g.iw, g.kw, g.sw, g.dw, g.pw, g.pw_end);
+  return g;
+}
+
+namespace {
+
+void infer_blocked_conv(InferContext& c) {
+  const TensorType& x = c.in(0);
+  const TensorType& w = c.in(1);
+  TESSERA_CHECK(x.dtype == DType::F32 && w.dtype == DType::F32, c.node.describe(), ": X and W must be float32");
+  TESSERA_CHECK(x.rank_known && w.fully_known() && x.fully_known(), c.node.describe(),
+                ": blocked convolutions need static shapes");
+  BlockedConvGeom g = blocked_conv_geom(c.node, x.dims, w.dims);
+  if (c.has_input(2)) {
+    const TensorType& b = c.in(2);
+    TESSERA_CHECK(b.dtype == DType::F32 && b.dims == Dims({g.Mb, g.b}), c.node.describe(),
+                  ": B must be float32 [", g.Mb, ", ", g.b, "], got ", b.to_string());
+  }
+  c.out(0) = TensorType{DType::F32, g.out_dims()};
+}
+
+std::vector<Tensor> run_blocked_conv(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(1);
+  TESSERA_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32, c.node.describe(), ": X and W must be float32");
+  const BlockedConvGeom g = blocked_conv_geom(c.node, x.dims(), w.dims());
+  const float* px = x.data<float>();
+  const float* pw = w.data<float>();
+  const float* pb = c.has_input(2) ? c.in(2).data<float>() : nullptr;
+  Tensor y(DType::F32, g.out_dims());
+  float* py = y.data<float>();
+  const int64_t b = g.b;
+  // Input element (n, channel row `cr`, h, w, lane): blocked rows are blocks
+  // with `b` lanes, plain rows are channels with one.
+  const int64_t lanes = g.plain_input ? 1 : b;
+  auto xat = [&](int64_t n, int64_t cr, int64_t h, int64_t wi, int64_t lane) {
+    return px[(((n * g.in_c + cr) * g.ih + h) * g.iw + wi) * lanes + lane];
+  };
+  const int64_t rin = g.depthwise ? 1 : g.plain_input ? g.R : g.R * b;  // reduction channels per output block
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t kb = 0; kb < g.Mb; ++kb)
+      for (int64_t oh = 0; oh < g.oh; ++oh)
+        for (int64_t ow = 0; ow < g.ow; ++ow)
+          for (int64_t kc = 0; kc < b; ++kc) {
+            float acc = pb ? pb[kb * b + kc] : 0.0f;
+            for (int64_t r = 0; r < rin; ++r)
+              for (int64_t ry = 0; ry < g.kh; ++ry) {
+                int64_t h = oh * g.sh - g.ph + ry * g.dh;
+                if (h < 0 || h >= g.ih) continue;
+                for (int64_t rx = 0; rx < g.kw; ++rx) {
+                  int64_t wi = ow * g.sw - g.pw + rx * g.dw;
+                  if (wi < 0 || wi >= g.iw) continue;
+                  float xv, wv;
+                  if (g.depthwise) {
+                    xv = xat(n, kb, h, wi, kc);
+                    wv = pw[((kb * g.kh + ry) * g.kw + rx) * b + kc];
+                  } else if (g.plain_input) {
+                    xv = xat(n, r, h, wi, 0);
+                    wv = pw[(((kb * g.R + r) * g.kh + ry) * g.kw + rx) * b + kc];
+                  } else {
+                    xv = xat(n, g.first_block(kb) + r / b, h, wi, r % b);
+                    wv = pw[(((kb * rin + r) * g.kh + ry) * g.kw + rx) * b + kc];
+                  }
+                  acc += wv * xv;
+                }
+              }
+            py[(((n * g.Mb + kb) * g.oh + oh) * g.ow + ow) * b + kc] = acc;
+          }
+  return {y};
+}
+
+double blocked_conv_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
+  if (ins.size() < 2 || !ins[0] || !ins[1] || !ins[0]->fully_known() || !ins[1]->fully_known()) return 0;
+  BlockedConvGeom g = blocked_conv_geom(n, ins[0]->dims, ins[1]->dims);
+  double taps = static_cast<double>(g.kh * g.kw) * (g.depthwise ? 1.0 : g.plain_input ? g.R : g.R * g.b);
+  return 2.0 * taps * static_cast<double>(g.N * g.Mb * g.oh * g.ow * g.b);
+}
+
+// ---------------------------------------------------------------- reorders
+
+int64_t block_attr(const Node& n) {
+  int64_t b = n.req_int("block");
+  TESSERA_CHECK(b > 0, n.describe(), ": block must be positive, got ", b);
+  return b;
+}
+
+void infer_to_blocked(InferContext& c) {
+  const TensorType& x = c.in(0);
+  const int64_t b = block_attr(c.node);
+  TESSERA_CHECK(x.rank_known && x.rank() >= 3, c.node.describe(), ": X must be [N, C, spatial...], got ",
+                x.to_string());
+  TensorType t = x;
+  t.dims[1] = x.dims[1] < 0 ? -1 : blocks_of(x.dims[1], b);
+  t.dims.push_back(b);
+  c.out(0) = t;
+}
+
+void infer_from_blocked(InferContext& c) {
+  const TensorType& x = c.in(0);
+  const int64_t ch = c.node.req_int("channels");
+  TESSERA_CHECK(x.rank_known && x.rank() >= 4, c.node.describe(), ": X must be [N, Cb, spatial..., b], got ",
+                x.to_string());
+  const int64_t b = x.dims.back();
+  TESSERA_CHECK(b < 0 || x.dims[1] < 0 || (ch > (x.dims[1] - 1) * b && ch <= x.dims[1] * b), c.node.describe(),
+                ": ", ch, " channels do not fill ", x.dims[1], " blocks of ", b);
+  TensorType t = x;
+  t.dims.pop_back();
+  t.dims[1] = ch;
+  c.out(0) = t;
+}
+
+// Copies between [N, C, P] and [N, ceil(C/b), P, b] (P: the spatial plane),
+// element by element; `to` chooses the direction. Padding lanes stay zero.
+void reorder_copy(const Tensor& src, Tensor& dst, int64_t N, int64_t C, int64_t P, int64_t b, bool to) {
+  const size_t es = dtype_size(src.dtype());
+  const auto* s = static_cast<const unsigned char*>(src.raw());
+  auto* d = static_cast<unsigned char*>(dst.raw());
+  const int64_t Cb = blocks_of(C, b);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < P; ++p) {
+        int64_t plain = (n * C + c) * P + p, blocked = ((n * Cb + c / b) * P + p) * b + c % b;
+        int64_t from = to ? plain : blocked, into = to ? blocked : plain;
+        std::memcpy(d + static_cast<size_t>(into) * es, s + static_cast<size_t>(from) * es, es);
+      }
+}
+
+std::vector<Tensor> run_to_blocked(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  TESSERA_CHECK(x.rank() >= 3 && x.dtype() != DType::String, c.node.describe(), ": X must be a numeric [N, C, ...]");
+  const int64_t b = block_attr(c.node);
+  Dims d = x.dims();
+  d[1] = blocks_of(x.dim(1), b);
+  d.push_back(b);
+  Tensor y(x.dtype(), d);
+  reorder_copy(x, y, x.dim(0), x.dim(1), x.numel() / std::max<int64_t>(x.dim(0) * x.dim(1), 1), b, true);
+  return {y};
+}
+
+std::vector<Tensor> run_from_blocked(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  TESSERA_CHECK(x.rank() >= 4 && x.dtype() != DType::String, c.node.describe(), ": X must be a numeric [N, Cb, ..., b]");
+  const int64_t ch = c.node.req_int("channels"), b = x.dims().back();
+  TESSERA_CHECK(ch > (x.dim(1) - 1) * b && ch <= x.dim(1) * b, c.node.describe(), ": ", ch,
+                " channels do not fill ", x.dim(1), " blocks of ", b);
+  Dims d = x.dims();
+  d.pop_back();
+  d[1] = ch;
+  Tensor y(x.dtype(), d);
+  reorder_copy(x, y, x.dim(0), ch, y.numel() / std::max<int64_t>(x.dim(0) * ch, 1), b, false);
+  return {y};
+}
+
+}  // namespace
+
+void register_blocked_conv_ops(OpRegistry& r) {
+  const std::vector<std::string> window = {"strides", "pads", "dilations"};
+  std::vector<std::string> grouped = window;
+  grouped.push_back("group_div");
+  grouped.push_back("group_mul");
+  r.add({.name = "ConvBlocked", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany, .linear_inputs = {0, 1},
+         .infer = infer_blocked_conv, .reference = run_blocked_conv, .flops = blocked_conv_flops,
+         .attributes = grouped});
+  r.add({.name = "DepthwiseConvBlocked", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany,
+         .linear_inputs = {0, 1}, .infer = infer_blocked_conv, .reference = run_blocked_conv,
+         .flops = blocked_conv_flops, .attributes = window});
+  // Pure data movement (a transpose with padding): no arithmetic.
+  auto no_flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) { return 0.0; };
+  r.add({.name = "ReorderToBlocked", .domain = kBlockedDomain, .mapping = MappingType::Shuffle,
+         .linear_inputs = {0}, .infer = infer_to_blocked, .reference = run_to_blocked, .flops = no_flops,
+         .attributes = {"block"}});
+  r.add({.name = "ReorderFromBlocked", .domain = kBlockedDomain, .mapping = MappingType::Shuffle,
+         .linear_inputs = {0}, .infer = infer_from_blocked, .reference = run_from_blocked, .flops = no_flops,
+         .attributes = {"channels"}});
+}
+
+}  // namespace tessera

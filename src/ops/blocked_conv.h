@@ -1,0 +1,50 @@
+// Convolutions in the channel-blocked layout NCHWc (domain "tessera",
+// created by the blocked-layout pass, src/opt/blocked_layout.cpp): an
+// activation [N, C, H, W] is stored as [N, ceil(C/b), H, W, b], channel c at
+// block c / b, lane c % b; channels past C (the last block's padding) hold
+// zeros or values derived from zeros, never read as real channels.
+//
+//   ReorderToBlocked    X [N, C, sp...]        -> [N, Cb, sp..., b]   (block = b; padding lanes 0)
+//   ReorderFromBlocked  X [N, Cb, sp..., b]    -> [N, C, sp...]       (channels = C)
+//   ConvBlocked         X [N, Cb, H, W, b], W [Mb, R, b, kh, kw, b], B [Mb, b] -> Y [N, Mb, OH, OW, b]
+//       y[n, kb, oh, ow, kc] = B[kb, kc] + sum_{rb, ri, ry, rx}
+//           W[kb, rb, ri, ry, rx, kc] * x[n, s(kb) + rb, oh*sh - ph + ry*dh, ow*sw - pw + rx*dw, ri]
+//       with s(kb) = (kb / group_div) * group_mul the first input block an
+//       output block reads (0 for a dense convolution, whose R = Cb; the
+//       input block of its group for a grouped one, zeros in W outside it).
+//       plain_input = 1: X is NCHW [N, C, H, W] (an image with few channels)
+//       and W is [Mb, C, kh, kw, b]; the sum runs over c, ry, rx.
+//   DepthwiseConvBlocked X [N, Cb, H, W, b], W [Cb, kh, kw, b], B [Cb, b] -> [N, Cb, OH, OW, b]
+//
+// The sums run in the order of the reference Conv's (input channel, then
+// kernel row, kernel column, starting from the bias), padding taps adding
+// exact zeros, so an unfused, uncontracted kernel gives the reference's bits.
+#pragma once
+
+#include "ir/op_registry.h"
+
+namespace tessera {
+
+inline constexpr const char* kBlockedDomain = "tessera";
+
+// Geometry of a ConvBlocked / DepthwiseConvBlocked node for given input and
+// weight dims; checks them against each other and the attributes, throwing
+// naming the node.
+struct BlockedConvGeom {
+  bool depthwise = false, plain_input = false;
+  int64_t N = 0, b = 0;
+  int64_t in_c = 0;   // input channel dim: blocks (blocked input) or channels (plain)
+  int64_t Mb = 0;     // output channel blocks
+  int64_t R = 0;      // reduction extent over input blocks (plain: channels); 1 for depthwise
+  int64_t group_div = 1, group_mul = 0;
+  int64_t ih = 0, iw = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t ph = 0, pw = 0, ph_end = 0, pw_end = 0;
+  Dims out_dims() const { return {N, Mb, oh, ow, b}; }
+  int64_t first_block(int64_t kb) const { return group_mul == 0 ? 0 : kb / group_div * group_mul; }
+};
+BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w);
+
+void register_blocked_conv_ops(OpRegistry& r);
+
+}  // namespace tessera

@@ -1,0 +1,263 @@
+// The channel-blocked layout (opt/blocked_layout.cpp, ops/blocked_conv.*):
+// the pass against the reference interpreter on the original graph — first
+// convolutions on NCHW images, channel counts that leave padding lanes,
+// depthwise and grouped convolutions, pools, concatenations, per-channel
+// constants, outputs taken in the middle — the layout changes it leaves, the
+// convolutions it must leave alone, the blocked reference kernels, AVX2's
+// 8-lane blocks, artifacts, and errors naming the node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "codegen/llvm/jit.h"
+#include "interp/interpreter.h"
+#include "ir/op_registry.h"
+#include "ops/blocked_conv.h"
+#include "opt/passes.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+#include "random_tensor.h"
+
+namespace tessera {
+namespace {
+
+using tessera::testing::random_f32;
+
+AttrMap conv_attrs(std::vector<int64_t> pads, std::vector<int64_t> strides = {1, 1}, int64_t group = 1,
+                   std::vector<int64_t> dilations = {1, 1}) {
+  AttrMap a;
+  a["pads"] = Attribute::of_ints(std::move(pads));
+  a["strides"] = Attribute::of_ints(std::move(strides));
+  a["dilations"] = Attribute::of_ints(std::move(dilations));
+  a["group"] = Attribute::of_int(group);
+  return a;
+}
+
+uint32_t seed_ = 1;
+
+Value* conv(Graph& g, Value* x, int64_t M, int64_t Cg, int64_t k, AttrMap attrs, const std::string& name) {
+  Value* w = g.add_constant(name + ".w", random_f32({M, Cg, k, k}, seed_++, -0.5f, 0.5f));
+  Value* b = g.add_constant(name + ".b", random_f32({M}, seed_++));
+  return g.add_node("Conv", {x, w, b}, {name}, std::move(attrs), name)->outputs[0];
+}
+
+Value* unary(Graph& g, const std::string& op, Value* x, const std::string& name) {
+  return g.add_node(op, {x}, {name}, {}, name)->outputs[0];
+}
+
+// A small network with every construct the pass handles: a 7x7 stride-2
+// first convolution on a 3-channel image, ReLU, max pool, a 3x3 convolution
+// to 24 channels (a half-empty second block), Clip, a stride-2 depthwise
+// convolution, a per-channel scale, grouped convolutions (4 channels per
+// group: several groups per block; 16 per group: one group per block),
+// branches concatenated, a residual add, global average pool, a classifier.
+std::unique_ptr<Graph> network() {
+  seed_ = 1;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("image", {DType::F32, {1, 3, 29, 30}, true});
+  Value* c1 = unary(*g, "Relu", conv(*g, x, 16, 3, 7, conv_attrs({3, 3, 3, 3}, {2, 2}), "stem"), "stem_relu");
+  AttrMap mp;
+  mp["kernel_shape"] = Attribute::of_ints({3, 3});
+  mp["strides"] = Attribute::of_ints({2, 2});
+  mp["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* p1 = g->add_node("MaxPool", {c1}, {"pool"}, mp, "pool")->outputs[0];
+  Value* c2 = conv(*g, p1, 24, 16, 3, conv_attrs({1, 1, 1, 1}), "c24");
+  Value* lo = g->add_constant("lo", Tensor::scalar<float>(0.0f));
+  Value* hi = g->add_constant("hi", Tensor::scalar<float>(6.0f));
+  Value* r2 = g->add_node("Clip", {c2, lo, hi}, {"clip"}, {}, "clip")->outputs[0];
+  Value* dw = conv(*g, r2, 24, 1, 3, conv_attrs({1, 1, 1, 1}, {2, 2}, 24), "dw");
+  Value* scale = g->add_constant("scale", random_f32({24, 1, 1}, 99));
+  Value* sc = g->add_node("Mul", {dw, scale}, {"scaled"}, {}, "scale")->outputs[0];
+  Value* c3 = conv(*g, sc, 32, 24, 1, conv_attrs({0, 0, 0, 0}), "c32");
+  Value* g8 = unary(*g, "Relu", conv(*g, c3, 32, 4, 3, conv_attrs({1, 1, 1, 1}, {1, 1}, 8), "grp8"), "grp8_relu");
+  Value* g2 = conv(*g, c3, 32, 16, 3, conv_attrs({2, 2, 2, 2}, {1, 1}, 2, {2, 2}), "grp2");
+  Value* cat = g->add_node("Concat", {g8, g2}, {"cat"}, {{"axis", Attribute::of_int(1)}}, "cat")->outputs[0];
+  Value* c4 = conv(*g, cat, 32, 64, 1, conv_attrs({0, 0, 0, 0}), "c4");
+  Value* res = g->add_node("Add", {c4, c3}, {"res"}, {}, "res")->outputs[0];
+  Value* gap = unary(*g, "GlobalAveragePool", res, "gap");
+  Value* flat = g->add_node("Flatten", {gap}, {"flat"}, {{"axis", Attribute::of_int(1)}}, "flat")->outputs[0];
+  Value* fc_w = g->add_constant("fc.w", random_f32({10, 32}, 77));
+  AttrMap ga;
+  ga["transB"] = Attribute::of_int(1);
+  g->add_output(g->add_node("Gemm", {flat, fc_w}, {"logits"}, ga, "fc")->outputs[0]);
+  g->add_output(r2);  // an output in the middle, read by later convolutions too
+  infer_graph(*g);
+  return g;
+}
+
+int count_ops(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->op_type == op;
+  return n;
+}
+
+// Elements within tol of the output's scale (1 + its largest magnitude):
+// sums of hundreds of products rounded in another order (FMA, blocks) differ
+// by a few ulps of their terms, not of a result that cancels to near zero.
+void expect_near(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    ASSERT_EQ(got[i].dims(), want[i].dims());
+    double scale = 1;
+    for (int64_t k = 0; k < want[i].numel(); ++k) scale = std::max(scale, 1 + std::abs(want[i].get_double(k)));
+    for (int64_t k = 0; k < got[i].numel(); ++k)
+      ASSERT_NEAR(got[i].get_double(k), want[i].get_double(k), tol * scale) << "element " << k;
+  }
+}
+
+// The pass leaves one reorder into the layout (none: the first convolution
+// reads the NCHW image) and the reorders out where values leave it — the
+// Flatten and the Clip output — and the rewritten graph, run by the
+// interpreter's blocked kernels, gives the original graph's outputs.
+TEST(BlockedLayout, PassKeepsTheLayoutBetweenConvolutions) {
+  auto g = network();
+  std::vector<Tensor> ins{random_f32({1, 3, 29, 30}, 5)};
+  std::vector<Tensor> want = interpret(*g, ins);
+  EXPECT_EQ(to_blocked_layout(*g, 16), 7);
+  EXPECT_EQ(count_ops(*g, "Conv"), 0);
+  EXPECT_EQ(count_ops(*g, "ConvBlocked"), 6);
+  EXPECT_EQ(count_ops(*g, "DepthwiseConvBlocked"), 1);
+  EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 0);
+  EXPECT_EQ(count_ops(*g, "ReorderFromBlocked"), 2);
+  EXPECT_EQ(count_ops(*g, "AveragePool"), 1);  // the global pool, over the blocked plane
+  ASSERT_EQ(g->outputs().size(), 2u);
+  EXPECT_EQ(g->outputs()[0]->name, "logits");
+  EXPECT_EQ(g->outputs()[1]->name, "clip");
+  expect_near(interpret(*g, ins), want, 1e-5);
+}
+
+// Compiled for AVX-512 (16 lanes a block) and AVX2 (8), against the
+// interpreter on the original graph.
+TEST(BlockedLayout, CompiledMatchesTheOriginalGraph) {
+  std::vector<Tensor> ins{random_f32({1, 3, 29, 30}, 6)};
+  std::vector<Tensor> want = interpret(*network(), ins);
+  for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
+    if (!codegen::host_supports(isa)) {
+      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
+      continue;
+    }
+    SCOPED_TRACE(codegen::isa_name(isa));
+    runtime::ExecutorOptions o;
+    o.isa = isa;
+    runtime::CompiledModel m(network(), o);
+    EXPECT_EQ(count_ops(m.graph(), "ConvBlocked"), 6);
+    const Value* w = nullptr;
+    for (const auto& n : m.graph().nodes())
+      if (n->op_type == "ConvBlocked") w = n->inputs[1];
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->type.dims.back(), isa == codegen::Isa::AVX2 ? 8 : 16);
+    expect_near(m.run(ins), want, 1e-5);
+    expect_near(m.run(ins), want, 1e-5);  // the plan reused
+  }
+}
+
+// Without fusion every blocked op is its own kernel; the outputs stay the
+// original graph's.
+TEST(BlockedLayout, UnfusedKernelsMatchTheOriginalGraph) {
+  std::vector<Tensor> ins{random_f32({1, 3, 29, 30}, 7)};
+  std::vector<Tensor> want = interpret(*network(), ins);
+  runtime::ExecutorOptions o;
+  o.fusion = false;
+  runtime::CompiledModel m(network(), o);
+  expect_near(m.run(ins), want, 1e-5);
+}
+
+// Groups that do not line up with blocks (3 channels per group) and
+// depthwise convolutions with a channel multiplier stay NCHW Conv nodes;
+// values crossing between the layouts are reordered once each.
+TEST(BlockedLayout, ConvolutionsThatDoNotFitStayNchw) {
+  auto build = [] {
+    seed_ = 40;
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {1, 48, 9, 9}, true});
+    Value* a = conv(*g, x, 48, 48, 3, conv_attrs({1, 1, 1, 1}), "dense");
+    Value* b = conv(*g, a, 48, 3, 3, conv_attrs({1, 1, 1, 1}, {1, 1}, 16), "g16");
+    Value* c = conv(*g, b, 96, 1, 3, conv_attrs({1, 1, 1, 1}, {1, 1}, 48), "mult2");
+    g->add_output(conv(*g, c, 16, 96, 1, conv_attrs({0, 0, 0, 0}), "out"));
+    infer_graph(*g);
+    return g;
+  };
+  auto g = build();
+  std::vector<Tensor> ins{random_f32({1, 48, 9, 9}, 8)};
+  std::vector<Tensor> want = interpret(*g, ins);
+  EXPECT_EQ(to_blocked_layout(*g, 16), 2);
+  EXPECT_EQ(count_ops(*g, "Conv"), 2);
+  EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 2);   // the input, and before "out"
+  EXPECT_EQ(count_ops(*g, "ReorderFromBlocked"), 2);  // after "dense", and the output
+  expect_near(interpret(*g, ins), want, 1e-5);
+  runtime::CompiledModel m(build(), runtime::ExecutorOptions{});
+  expect_near(m.run(ins), want, 1e-5);
+}
+
+// The blocked reference kernel sums in the reference Conv's order, padding
+// lanes and other groups' channels adding exact zeros: the rewritten graph
+// of convolutions alone gives the original's bits.
+TEST(BlockedLayout, BlockedReferenceKernelsGiveTheConvBits) {
+  auto build = [] {
+    seed_ = 60;
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {1, 20, 11, 10}, true});
+    Value* a = conv(*g, x, 40, 20, 3, conv_attrs({1, 0, 2, 1}, {2, 1}), "a");
+    Value* b = conv(*g, a, 40, 1, 5, conv_attrs({2, 2, 2, 2}, {1, 1}, 40), "b");
+    g->add_output(conv(*g, b, 32, 5, 3, conv_attrs({1, 1, 1, 1}, {1, 1}, 8, {1, 2}), "c"));
+    infer_graph(*g);
+    return g;
+  };
+  auto g = build();
+  std::vector<Tensor> ins{random_f32({1, 20, 11, 10}, 9)};
+  Tensor want = interpret(*g, ins)[0];
+  ASSERT_EQ(to_blocked_layout(*g, 8), 2);  // c stays NCHW: groups of 5 input channels do not fill blocks of 8
+  Tensor got = interpret(*g, ins)[0];
+  ASSERT_EQ(got.dims(), want.dims());
+  for (int64_t k = 0; k < got.numel(); ++k) ASSERT_EQ(got.data<float>()[k], want.data<float>()[k]) << k;
+}
+
+// A model compiled with the blocked layout saves its rewritten graph; the
+// artifact loads without rewriting it again and runs the same.
+TEST(BlockedLayout, ArtifactKeepsTheRewrittenGraph) {
+  namespace fs = std::filesystem;
+  std::vector<Tensor> ins{random_f32({1, 3, 29, 30}, 10)};
+  runtime::CompiledModel m(network(), runtime::ExecutorOptions{});
+  std::vector<Tensor> first = m.run(ins);
+  std::string path = (fs::temp_directory_path() / ("tessera_blocked_" + std::to_string(::getpid()) + ".tsr")).string();
+  m.save(path);
+  auto loaded = runtime::CompiledModel::load(path, runtime::ExecutorOptions{}, true);
+  fs::remove(path);
+  EXPECT_EQ(count_ops(loaded->graph(), "ConvBlocked"), 6);
+  EXPECT_EQ(loaded->graph().nodes().size(), m.graph().nodes().size());
+  expect_near(loaded->run(ins), first, 0);
+}
+
+// Malformed blocked nodes are errors naming the node.
+TEST(BlockedLayout, BadBlockedNodesNameTheNode) {
+  Graph g;
+  Value* x = g.add_input("x", {DType::F32, {1, 2, 5, 5, 16}, true});
+  Value* w = g.add_constant("w", Tensor(DType::F32, {1, 2, 8, 3, 3, 16}));
+  Node* n = g.add_node("ConvBlocked", {x, w}, {"y"}, {}, "bad_conv");
+  n->domain = kBlockedDomain;
+  try {
+    infer_node(*n, 13);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_conv"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input block"), std::string::npos) << e.what();
+  }
+  Value* w2 = g.add_constant("w2", Tensor(DType::F32, {2, 3, 16, 3, 3, 16}));
+  Node* n2 = g.add_node("ConvBlocked", {x, w2}, {"y2"}, {}, "reads_past");
+  n2->domain = kBlockedDomain;
+  EXPECT_THROW(infer_node(*n2, 13), Error);
+  Node* r = g.add_node("ReorderFromBlocked", {x}, {"z"}, {{"channels", Attribute::of_int(40)}}, "too_many");
+  r->domain = kBlockedDomain;
+  try {
+    infer_node(*r, 13);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too_many"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessera
