@@ -64,12 +64,53 @@ std::string fuse_leading(Schedule& s, const te::Stage& st, size_t count) {
   return loop;
 }
 
+// True when the stage's formula has a guarded select (if_then_else).
+bool has_guard(const te::Stage& st) {
+  struct Finder : loop::IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const loop::SelectNode* op) override {
+      found |= te::is_guard(op->cond);
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.visit(st.body);
+  return f.found;
+}
+
+// True when the stage is split into whole vectors of its last axis and no
+// guard of its formula reads that axis: each guard is one test per vector.
+bool lane_uniform_guards(const te::Stage& st, const TargetInfo& target) {
+  const int64_t lanes = lanes_of(target, st.dtypes[0]);
+  if (st.shapes[0].size() < 2 || st.shapes[0].back() % lanes != 0) return false;
+  struct Finder : loop::IRVisitor {
+    const loop::VarNode* last;
+    bool in_guard = false, found = false;
+    using IRVisitor::visit;
+    void visit(const loop::SelectNode* op) override {
+      bool saved = in_guard;
+      in_guard = te::is_guard(op->cond);
+      visit(op->cond);
+      in_guard = saved;
+      visit(op->true_value);
+      visit(op->false_value);
+    }
+    void visit(const loop::VarNode* op) override { found |= in_guard && op == last; }
+  } f;
+  f.last = st.axes.back().node();
+  f.visit(st.body);
+  return !f.found;
+}
+
 // Generic rule: the spatial loops fused into one, a vector-wide inner loop
 // split off (vectorized when the stage has no top-level reduction) and the
 // outer part run in parallel when the stage is big enough. When the last
 // dimension is not a whole number of vectors, vectors would straddle rows
 // (gathers, index division per lane): then only the outer dimensions are
-// fused and each row is split into vectors, its tail masked.
+// fused and each row is split into vectors, its tail masked. Rows of whole
+// vectors are split the same way (no tail): indices and guards then use the
+// outer indices instead of divisions of one fused index per lane (padding a
+// blocked [N, C, H, W, 16] image: one test per vector).
 // Returns the outermost loop it leaves ("" for a stage without loops).
 std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
@@ -80,7 +121,7 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
   bool top_reduce = te::is_top_reduce(st);
   bool big = numel * reduce_extent(st) >= target.parallel_grain;
   bool in_place = reads_in_place(st);
-  bool rows = !top_reduce && shape.size() > 1 && shape.back() % lanes != 0 && shape.back() >= 4 && !in_place;
+  bool rows = !top_reduce && shape.size() > 1 && !in_place && (shape.back() % lanes != 0 ? shape.back() >= 4 : true);
   std::string loop = fuse_leading(s, st, rows ? st.axes.size() - 1 : st.axes.size());
   if (rows) {
     std::string last = st.axes.back().name();
@@ -101,7 +142,7 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
 
 // True when a stage is cheap enough to recompute at every read of a
 // contraction's inner loop: with the stages inlined into it, one read of
-// memory, a few arithmetic operations, no selects (padding, concatenation)
+// memory besides scalars, a few arithmetic operations, no selects (padding, concatenation)
 // or calls.
 bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st) {
   struct Counter : loop::IRVisitor {
@@ -113,8 +154,8 @@ bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st)
       auto* p = static_cast<const te::Stage*>(op->producer.get());
       if (p->kind == te::StageKind::Compute && !is_output(*outputs, p) && !te::has_reduce(p->body))
         visit(p->body);  // inlined where it is read
-      else
-        ++loads;
+      else if (numel_of(p->shapes[0]) > 1)
+        ++loads;  // (a scalar, Clip's bounds, stays in a register)
       IRVisitor::visit(op);
     }
     void visit(const loop::BinaryNode* op) override {
@@ -190,6 +231,15 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   size_t rank = shape.size();
   int64_t lanes = lanes_of(target, DType::F32);
   bool conv = st.tag.find("conv") != std::string::npos && rank >= 3;
+  // Blocked convolutions ([N, Kb, H, W, b]): the block's lanes are the
+  // columns, a run of output pixels along the width the rows; each tap
+  // broadcasts one input value per row against one vector of packed weights.
+  if (conv && st.tag.find("_blocked") != std::string::npos && shape[rank - 1] % lanes == 0 &&
+      shape[rank - 1] <= 2 * lanes) {
+    Tile t{rank - 2, rank - 1, 1, shape[rank - 1]};
+    t.mr = tile_rows(shape[rank - 2], t.nr / lanes, target);
+    return t;
+  }
   // Channel vectors need an input (the image) that every output channel
   // reads alike; a depthwise convolution reads one channel per output channel.
   bool shared_input = false;
@@ -366,6 +416,9 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   s.reorder(local, lorder);
   s.unroll(local, AI);
   s.vectorize(local, AJ);
+  // The tile's write-back (with its epilogue) unrolled too: constant indices
+  // into the accumulator keep it in registers.
+  s.unroll(tiled.name, inner_name(I));
   s.vectorize(tiled.name, inner_name(J));
   return true;
 }
@@ -428,26 +481,15 @@ void materialize_inputs(Schedule& s, const std::vector<te::Tensor>& outputs, con
     if (!needs_root(in)) continue;
     s.compute_root(in.name());
     schedule_generic(s, in.stage(), target);
+    // Under guards that are alike across a vector's lanes (a blocked image's
+    // padding tests pixels, the lanes are channels) any formula vectorizes.
+    if (lane_uniform_guards(in.stage(), target)) continue;
     for (const te::Tensor& in2 : in.stage().inputs())
       if (needs_root(in2)) {
         s.compute_root(in2.name());
         schedule_generic(s, in2.stage(), target);
       }
   }
-}
-
-// True when the stage's formula has a guarded select (if_then_else).
-bool has_guard(const te::Stage& st) {
-  struct Finder : loop::IRVisitor {
-    bool found = false;
-    using IRVisitor::visit;
-    void visit(const loop::SelectNode* op) override {
-      found |= te::is_guard(op->cond);
-      IRVisitor::visit(op);
-    }
-  } f;
-  f.visit(st.body);
-  return f.found;
 }
 
 // Inlined stages that several stages read (a fused block's shared values:

@@ -115,6 +115,40 @@ TEST_P(DefaultSchedule, ChannelVectorizedConvTiles) {
   }
 }
 
+// A blocked convolution ([N, Kb, H, W, b]) tiles output pixels along the
+// width by the block's lanes, its write-back (here with a clamp epilogue)
+// unrolled so the accumulators stay in registers; its padded input is
+// materialized in rows of whole vectors, the leaky ReLU before it computed
+// inside that copy (its guards test pixels, alike in every lane).
+TEST_P(DefaultSchedule, BlockedConvTilesPixelsByLanes) {
+  const int64_t b = GetParam() == codegen::Isa::AVX512 ? 16 : 8, Cb = 2, Kb = 3, H = 5, W = 17;
+  TE x = te::placeholder({1, Cb, H, W, b}, DType::F32, "x");
+  TE w = te::placeholder({Kb, Cb, b, 3, 3, b}, DType::F32, "w");
+  TE relu = te::compute({1, Cb, H, W, b}, [&](const te::Indices& i) {  // leaky: a select, not a cheap prologue
+    loop::Expr v = x(i[0], i[1], i[2], i[3], i[4]);
+    return loop::select(v < 0.0f, v * 0.125f, v);
+  }, "relu", "elemwise", {"n", "c", "h", "w", "l"});
+  TE p = te::compute({1, Cb, H + 2, W + 2, b}, [&](const te::Indices& i) {
+    return te::if_then_else(i[2] >= 1 && i[2] <= H && i[3] >= 1 && i[3] <= W,
+                            relu(i[0], i[1], i[2] - 1, i[3] - 1, i[4]), te::constant(DType::F32, 0));
+  }, "pad", "pad", {"n", "c", "h", "w", "lane"});
+  TE y = te::compute({1, Kb, H, W, b}, [&](const te::Indices& i) {
+    auto rb = te::reduce_axis(Cb, "rb"), ri = te::reduce_axis(b, "ri"), ry = te::reduce_axis(3, "ry"),
+         rx = te::reduce_axis(3, "rx");
+    return te::sum(w(i[1], rb.var, ri.var, ry.var, rx.var, i[4]) * p(i[0], rb.var, i[2] + ry.var, i[3] + rx.var, ri.var),
+                   {rb, ri, ry, rx});
+  }, "conv", "conv2d_blocked", {"n", "kb", "h", "w", "kc"});
+  TE out = te::compute({1, Kb, H, W, b}, [&](const te::Indices& i) {
+    return loop::min(y(i[0], i[1], i[2], i[3], i[4]), te::constant(DType::F32, 6));
+  }, "clamp", "elemwise", {"n", "kb", "h", "w", "kc"});
+  std::string split = "split clamp kc " + std::to_string(b);
+  check({x, w}, out, split.c_str());
+  std::string text = schedule::to_text(schedule::default_schedule({out}, target()));
+  for (const char* s : {"unroll clamp w.i", "vectorize clamp kc.i", "compute_root pad", "vectorize pad lane.i"})
+    EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
+  EXPECT_EQ(text.find("compute_root relu"), std::string::npos) << text;
+}
+
 // Window reductions (pools) are tiled like contractions: a register tile
 // of output pixels, the window loops outside it.
 TEST_P(DefaultSchedule, PoolTiles) {
