@@ -71,8 +71,12 @@ class Planner {
       taken[static_cast<size_t>(s)] = true;
       int id = next_group_++;
       group_[static_cast<size_t>(s)] = id;
-      grow(b, id, taken, true);
+      // Producers first: an elementwise op between two contractions joins
+      // the one before as its epilogue (applied to the accumulators in
+      // registers) rather than the one after as a prologue (recomputed at
+      // every read of the input, or a pass of its own).
       grow(b, id, taken, false);
+      grow(b, id, taken, true);
       std::sort(b.nodes.begin(), b.nodes.end());
       blocks_by_group_[id] = std::move(b);
     }
