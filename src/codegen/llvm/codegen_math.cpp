@@ -56,7 +56,10 @@ Value* CodeGen::vector_exp_f32(Value* x) {
   Value* r2 = b_.CreateFMul(r, r);
   Value* e = b_.CreateFAdd(fma(p, r2, r), k(1.0));
   // 2^n = 2^a * 2^b with a = n/2 (truncated), b = n - a: both within the normal exponents.
-  Value* ni = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {ity, vt}, {n});
+  // n is within [-150, 128] after the clamp, or NaN (then e is NaN and the
+  // powers do not matter): a plain conversion of n with NaN replaced by 0
+  // (one vcvttps2dq; the saturating intrinsic is expanded lane by lane).
+  Value* ni = b_.CreateFPToSI(b_.CreateSelect(b_.CreateFCmpORD(n, n), n, k(0.0)), ity);
   Value* a = b_.CreateSDiv(ni, llvm::ConstantInt::get(ity, 2));
   Value* bexp = b_.CreateSub(ni, a);
   auto pow2 = [&](Value* m) {
