@@ -121,7 +121,7 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
   bool top_reduce = te::is_top_reduce(st);
   bool big = numel * reduce_extent(st) >= target.parallel_grain;
   bool in_place = reads_in_place(st);
-  bool rows = !top_reduce && shape.size() > 1 && !in_place && (shape.back() % lanes != 0 ? shape.back() >= 4 : true);
+  bool rows = !top_reduce && shape.size() > 1 && (shape.back() % lanes != 0 ? shape.back() >= 4 && !in_place : true);
   std::string loop = fuse_leading(s, st, rows ? st.axes.size() - 1 : st.axes.size());
   if (rows) {
     std::string last = st.axes.back().name();
