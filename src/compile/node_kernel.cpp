@@ -90,6 +90,9 @@ LoweredProgram lower_program(const std::string& name, const std::vector<te::Tens
   lp.kernel = std::move(lk.main);
   lp.kernel.body = hoist_scratch(lp.kernel.body, lp.scratch);
   lp.in_place = in_place_params(params, outs);
+  // A shifted split writes some outputs twice: the second write must not
+  // read an input the first one overwrote.
+  if (schedule::has_shifted_split(lp.schedule)) lp.in_place.assign(lp.in_place.size(), false);
   for (const loop::Buffer& b : lp.scratch) lp.kernel.outputs.push_back(b);
   if (lk.prepack) {
     for (const loop::Buffer& b : lk.prepack->inputs)

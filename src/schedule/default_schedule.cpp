@@ -376,7 +376,10 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   if (!epilogue) s.cache_write(name);
   std::string I = tiled.axes[tile->row].name(), J = tiled.axes[tile->col].name();
   s.split(tiled.name, J, tile->nr);
-  s.split(tiled.name, I, tile->mr);
+  // Rows the tile height does not divide: the last tile shifted back to end
+  // at the edge (recomputing a few rows) rather than every row guarded.
+  if (shape[tile->row] % tile->mr != 0 && shape[tile->row] > tile->mr) s.split_shift(tiled.name, I, tile->mr);
+  else s.split(tiled.name, I, tile->mr);
   // Tile loops: the output axes in order, split axes by their outer part;
   // then the tile's rows and columns.
   std::vector<std::string> outer;

@@ -60,7 +60,8 @@ void LoopNest::substitute_all(const Var& v, const Expr& value) {
 void LoopNest::apply(const Step& step) {
   const std::string& s = stage_.name;
   switch (step.kind) {
-    case StepKind::Split: {
+    case StepKind::Split:
+    case StepKind::SplitShift: {
       int64_t f = step.ints.at(0);
       TESSERA_CHECK(f >= 1, "schedule: split ", s, " ", step.names[0], " by ", f, ": the factor must be >= 1");
       Leaf old = leaf(step.names[0]);
@@ -73,7 +74,10 @@ void LoopNest::apply(const Step& step) {
       outer.extent = loop::simplify((old.extent + (f - 1)) / f);
       const int64_t* e = loop::as_const_int(old.extent);
       Expr value = outer.var * f + inner.var;
-      if (!(e && *e % f == 0)) guards_.push_back(value < old.extent);
+      if (step.kind == StepKind::SplitShift && e && *e % f != 0 && *e > f)
+        value = loop::min(outer.var * f, loop::int_imm(*e - f)) + inner.var;  // the last iteration shifted back
+      else if (!(e && *e % f == 0))
+        guards_.push_back(value < old.extent);
       *pos = outer;
       leaves_.insert(pos + 1, inner);
       substitute_all(old.var, value);

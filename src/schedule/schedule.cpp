@@ -17,7 +17,8 @@ struct StepSyntax {
   int ints;
 };
 constexpr StepSyntax kSyntax[] = {
-    {StepKind::Split, "split", 1, 1},           {StepKind::Fuse, "fuse", 2, 0},
+    {StepKind::Split, "split", 1, 1},           {StepKind::SplitShift, "split_shift", 1, 1},
+    {StepKind::Fuse, "fuse", 2, 0},
     {StepKind::Reorder, "reorder", -1, 0},      {StepKind::Vectorize, "vectorize", 1, 0},
     {StepKind::Unroll, "unroll", 1, 0},         {StepKind::Parallel, "parallel", 1, 0},
     {StepKind::ComputeAt, "compute_at", 2, 0},  {StepKind::ComputeInline, "compute_inline", 0, 0},
@@ -58,6 +59,14 @@ std::string Step::to_text() const {
 
 Schedule& Schedule::split(std::string stage, std::string loop, int64_t factor) {
   return add(make(StepKind::Split, std::move(stage), {std::move(loop)}, {factor}));
+}
+Schedule& Schedule::split_shift(std::string stage, std::string loop, int64_t factor) {
+  return add(make(StepKind::SplitShift, std::move(stage), {std::move(loop)}, {factor}));
+}
+bool has_shifted_split(const Schedule& s) {
+  for (const Step& st : s.steps)
+    if (st.kind == StepKind::SplitShift) return true;
+  return false;
 }
 Schedule& Schedule::fuse(std::string stage, std::string outer, std::string inner) {
   return add(make(StepKind::Fuse, std::move(stage), {std::move(outer), std::move(inner)}, {}));

@@ -6,6 +6,7 @@
 //
 // Text form, one step per line ('#' starts a comment):
 //   split conv c 16          fuse conv n c             reorder conv n c.o h w c.i
+//   split_shift conv w 24
 //   vectorize conv c.i       unroll conv r             parallel conv n_c
 //   compute_at pad conv h    compute_inline pad        compute_root pad
 //   cache_write conv         cache_read w conv         layout conv 1 16
@@ -21,6 +22,9 @@ namespace tessera::schedule {
 
 enum class StepKind : uint8_t {
   Split,          // stage, loop, factor: loop -> loop.o (outer), loop.i (inner, extent factor)
+  SplitShift,     // like Split, but a last, partial outer iteration is shifted back to end at the extent
+                  // (it recomputes some of the one before): no guards; for stages that only write their
+                  // output (the kernel then writes no output over an input)
   Fuse,           // stage, outer, inner (adjacent, outer directly outside inner) -> "outer_inner"
   Reorder,        // stage, loops...: those loops take the positions they occupy, in the given order
   Vectorize,      // stage, loop (constant extent)
@@ -59,6 +63,7 @@ struct Schedule {
   }
   // Builders for each step.
   Schedule& split(std::string stage, std::string loop, int64_t factor);
+  Schedule& split_shift(std::string stage, std::string loop, int64_t factor);
   Schedule& fuse(std::string stage, std::string outer, std::string inner);
   Schedule& reorder(std::string stage, std::vector<std::string> loops);
   Schedule& vectorize(std::string stage, std::string loop);
@@ -73,6 +78,9 @@ struct Schedule {
   Schedule& pad(std::string stage, int64_t dim, int64_t multiple);
   Schedule& rfactor(std::string stage, std::string axis, int64_t factor);
 };
+
+// True when some step is a SplitShift (outputs recomputed in part: not in place).
+bool has_shifted_split(const Schedule& s);
 
 // The name split / fuse give their results.
 inline std::string outer_name(const std::string& loop) { return loop + ".o"; }

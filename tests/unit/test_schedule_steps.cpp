@@ -73,6 +73,21 @@ TEST(ScheduleSteps, Split) {
   EXPECT_FALSE(has(exact, "if (conv.x.o*5")) << "no guard when the factor divides:\n" << exact;
 }
 
+// A shifted split has no tail guard: the last tile starts at 10 - 4 = 6 and
+// recomputes two columns of the one before; a tile wider than the loop and
+// a factor that divides it fall back to the plain split.
+TEST(ScheduleSteps, SplitShift) {
+  std::string ir = check_step(Schedule().split_shift("conv", "x", 4));
+  EXPECT_TRUE(has(ir, "for (conv.x.o, 0, 3)") && has(ir, "min(conv.x.o*4, 6)")) << ir;
+  EXPECT_FALSE(has(ir, "if (")) << "no tail guard expected:\n" << ir;
+  std::string wide = check_step(Schedule().split_shift("conv", "x", 16));
+  EXPECT_TRUE(has(wide, "< 10)")) << wide;
+  std::string exact = check_step(Schedule().split_shift("conv", "x", 5));
+  EXPECT_FALSE(has(exact, "min(")) << exact;
+  // With the accumulator computed per tile (the register-tiling pattern).
+  check_step(Schedule().cache_write("conv").split_shift("conv", "x", 4).compute_at("conv.local", "conv", "x.o"));
+}
+
 TEST(ScheduleSteps, Fuse) {
   std::string ir = check_step(Schedule().fuse("conv", "y", "x"));
   EXPECT_TRUE(has(ir, "for (conv.y_x, 0, 90)")) << ir;
@@ -214,7 +229,8 @@ TEST(ScheduleText, RoundTrips) {
                    .cache_read("f", "conv")
                    .layout("f.conv", 1, 16)
                    .pad("pad", 1, 8)
-                   .rfactor("conv", "rx", 16);
+                   .rfactor("conv", "rx", 16)
+                   .split_shift("conv", "y", 4);
   std::string text = schedule::to_text(s);
   EXPECT_EQ(schedule::parse_schedule(text), s);
   EXPECT_NE(text.find("compute_at pad conv y_x.o\n"), std::string::npos) << text;
