@@ -53,11 +53,11 @@ BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
     TESSERA_CHECK(g.Mb == g.in_c, n.describe(), ": W has ", g.Mb, " channel blocks but X ", g.in_c);
   } else {
     g.Mb = w[0], g.R = w[1];
-    g.kh = w[wrank - 3], g.kw = w[wrank - 2];
+    g.kh = w[2], g.kw = w[3];
     g.group_div = n.attr_int("group_div", 1);
     g.group_mul = n.attr_int("group_mul", 0);
     TESSERA_CHECK(g.group_div > 0 && g.group_mul >= 0, n.describe(), ": group_div must be positive, group_mul >= 0");
-    TESSERA_CHECK(g.plain_input || w[2] == g.b, n.describe(), ": W's input block (", w[2], ") differs from X's (",
+    TESSERA_CHECK(g.plain_input || w[4] == g.b, n.describe(), ": W's input block (", w[4], ") differs from X's (",
                   g.b, ")");
     TESSERA_CHECK(!g.plain_input || g.group_mul == 0, n.describe(), ": an NCHW input cannot be grouped");
     TESSERA_CHECK(g.first_block(g.Mb - 1) + g.R <= g.in_c, n.describe(), ": output block ", g.Mb - 1,
@@ -125,7 +125,7 @@ std::vector<Tensor> run_blocked_conv(const KernelContext& c) {
                     wv = pw[(((kb * g.R + r) * g.kh + ry) * g.kw + rx) * b + kc];
                   } else {
                     xv = xat(n, g.first_block(kb) + r / b, h, wi, r % b);
-                    wv = pw[(((kb * rin + r) * g.kh + ry) * g.kw + rx) * b + kc];
+                    wv = pw[((((kb * g.R + r / b) * g.kh + ry) * g.kw + rx) * b + r % b) * b + kc];
                   }
                   acc += wv * xv;
                 }

@@ -6,9 +6,9 @@
 //
 //   ReorderToBlocked    X [N, C, sp...]        -> [N, Cb, sp..., b]   (block = b; padding lanes 0)
 //   ReorderFromBlocked  X [N, Cb, sp..., b]    -> [N, C, sp...]       (channels = C)
-//   ConvBlocked         X [N, Cb, H, W, b], W [Mb, R, b, kh, kw, b], B [Mb, b] -> Y [N, Mb, OH, OW, b]
+//   ConvBlocked         X [N, Cb, H, W, b], W [Mb, R, kh, kw, b, b], B [Mb, b] -> Y [N, Mb, OH, OW, b]
 //       y[n, kb, oh, ow, kc] = B[kb, kc] + sum_{rb, ri, ry, rx}
-//           W[kb, rb, ri, ry, rx, kc] * x[n, s(kb) + rb, oh*sh - ph + ry*dh, ow*sw - pw + rx*dw, ri]
+//           W[kb, rb, ry, rx, ri, kc] * x[n, s(kb) + rb, oh*sh - ph + ry*dh, ow*sw - pw + rx*dw, ri]
 //       with s(kb) = (kb / group_div) * group_mul the first input block an
 //       output block reads (0 for a dense convolution, whose R = Cb; the
 //       input block of its group for a grouped one, zeros in W outside it).
@@ -16,9 +16,12 @@
 //       and W is [Mb, C, kh, kw, b]; the sum runs over c, ry, rx.
 //   DepthwiseConvBlocked X [N, Cb, H, W, b], W [Cb, kh, kw, b], B [Cb, b] -> [N, Cb, OH, OW, b]
 //
-// The sums run in the order of the reference Conv's (input channel, then
-// kernel row, kernel column, starting from the bias), padding taps adding
-// exact zeros, so an unfused, uncontracted kernel gives the reference's bits.
+// The sums are defined in the order of the reference Conv's (input channel,
+// then kernel row, kernel column, starting from the bias), padding taps
+// adding exact zeros, so the reference kernels here give the Conv's bits;
+// the default schedule runs the lanes (ri) innermost, as W's layout does:
+// each step of the inner loop reads the next vector of W and the next
+// channel of the same input pixels.
 #pragma once
 
 #include "ir/op_registry.h"

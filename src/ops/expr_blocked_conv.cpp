@@ -74,7 +74,7 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
       src = w(kb, rb, ry, rx, kc) * pad(n, rb, h, wi);
     } else {
       Expr blk = g.group_mul == 0 ? rb : (g.group_div == 1 ? kb : kb / g.group_div) * g.group_mul + rb;
-      src = w(kb, rb, ri, ry, rx, kc) * pad(n, blk, h, wi, ri);
+      src = w(kb, rb, ry, rx, ri, kc) * pad(n, blk, h, wi, ri);
     }
     Expr start = bias ? (*bias)(kb, kc) : loop::make_zero({DType::F32, 1});
     return loop::reduce(loop::ReduceOp::Sum, src, axes, {}, start);

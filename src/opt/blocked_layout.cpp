@@ -89,8 +89,8 @@ struct Rewriter {
   void concat(Node* n);
 };
 
-// Conv -> ConvBlocked / DepthwiseConvBlocked with packed weights [Mb, R, b,
-// kh, kw, b] (a grouped convolution: each output block's input blocks, zeros
+// Conv -> ConvBlocked / DepthwiseConvBlocked with packed weights [Mb, R, kh,
+// kw, b, b] (a grouped convolution: each output block's input blocks, zeros
 // outside its groups), [Mb, C, kh, kw, b] for an NCHW image input, [Cb, kh,
 // kw, b] depthwise; bias [Mb, b]. Convolutions whose groups do not align with
 // blocks stay as they are.
@@ -127,15 +127,18 @@ void Rewriter::conv(Node* n) {
       for (int64_t t = 0; t < kh * kw; ++t) p[((m / b) * kh * kw + t) * b + m % b] = pw[m * kh * kw + t];
   } else {
     const int64_t rin = plain ? R : R * b;  // input channels an output block reads
-    packed = Tensor(DType::F32, plain ? Dims{Mb, R, kh, kw, b} : Dims{Mb, R, b, kh, kw, b});
+    packed = Tensor(DType::F32, plain ? Dims{Mb, R, kh, kw, b} : Dims{Mb, R, kh, kw, b, b});
     float* p = packed.data<float>();
     for (int64_t m = 0; m < M; ++m) {
       const int64_t kb = m / b, first = (mul == 0 ? 0 : kb / div * mul) * b;
       for (int64_t r = 0; r < rin; ++r) {
         const int64_t c = first + r;
         if (c >= C || c / Cg != m / Mg) continue;
-        for (int64_t t = 0; t < kh * kw; ++t)
-          p[((kb * rin + r) * kh * kw + t) * b + m % b] = pw[(m * Cg + c % Cg) * kh * kw + t];
+        for (int64_t t = 0; t < kh * kw; ++t) {
+          // [kb, r, t, kc] (an image's channels r) or [kb, r / b, t, r % b, kc]
+          int64_t at = plain ? ((kb * R + r) * kh * kw + t) * b : (((kb * R + r / b) * kh * kw + t) * b + r % b) * b;
+          p[at + m % b] = pw[(m * Cg + c % Cg) * kh * kw + t];
+        }
       }
     }
   }

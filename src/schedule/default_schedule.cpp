@@ -198,10 +198,15 @@ bool reads_use(const te::Stage& st, const te::Stage& in, const loop::Var& v) {
 }
 
 // The register tile of a contraction: `mr` rows of axis `row` (unrolled) by
-// `nr` columns of axis `col` (vectorized), accumulated in registers.
+// `nr` columns of axis `col` (vectorized), accumulated in registers; with
+// `kb` > 1 also `kb` consecutive indices of axis `blk` (unrolled: a blocked
+// convolution's output channel blocks, each row's input value then feeding
+// kb FMAs).
 struct Tile {
   size_t row = 0, col = 0;
   int64_t mr = 1, nr = 1;
+  size_t blk = 0;
+  int64_t kb = 1;
 };
 
 // Rows of a tile with `vectors` accumulators per row that fit the register
@@ -234,10 +239,15 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   // Blocked convolutions ([N, Kb, H, W, b]): the block's lanes are the
   // columns, a run of output pixels along the width the rows; each tap
   // broadcasts one input value per row against one vector of packed weights.
+  // Two output blocks a tile when there are pairs of them (not depthwise:
+  // its blocks read different inputs): half the input reads per FMA, and
+  // enough accumulators on narrow images (7 pixels x 2 blocks).
   if (conv && st.tag.find("_blocked") != std::string::npos && shape[rank - 1] % lanes == 0 &&
       shape[rank - 1] <= 2 * lanes) {
     Tile t{rank - 2, rank - 1, 1, shape[rank - 1]};
-    t.mr = tile_rows(shape[rank - 2], t.nr / lanes, target);
+    bool pairs = shape[1] % 2 == 0 && st.tag.find("depthwise") == std::string::npos;
+    if (pairs) t.blk = 1, t.kb = 2;
+    t.mr = tile_rows(shape[rank - 2], t.kb * t.nr / lanes, target);
     return t;
   }
   // Channel vectors need an input (the image) that every output channel
@@ -380,11 +390,16 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   // at the edge (recomputing a few rows) rather than every row guarded.
   if (shape[tile->row] % tile->mr != 0 && shape[tile->row] > tile->mr) s.split_shift(tiled.name, I, tile->mr);
   else s.split(tiled.name, I, tile->mr);
+  std::string B = tiled.axes[tile->blk].name();
+  if (tile->kb > 1) s.split(tiled.name, B, tile->kb);
   // Tile loops: the output axes in order, split axes by their outer part;
   // then the tile's rows and columns.
   std::vector<std::string> outer;
   for (size_t d = 0; d < rank; ++d)
-    outer.push_back(d == tile->row ? outer_name(I) : d == tile->col ? outer_name(J) : tiled.axes[d].name());
+    outer.push_back(d == tile->row   ? outer_name(I)
+                    : d == tile->col ? outer_name(J)
+                    : tile->kb > 1 && d == tile->blk ? outer_name(B)
+                                                     : tiled.axes[d].name());
   // A matrix product walks the rows inside each column panel: consecutive
   // tiles (one thread's chunk) reuse the same panel of B from cache instead
   // of streaming all of B once per row of tiles. (Convolutions already have
@@ -394,6 +409,7 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
                 outer.begin() + static_cast<std::ptrdiff_t>(tile->col),
                 outer.begin() + static_cast<std::ptrdiff_t>(tile->col) + 1);
   std::vector<std::string> full = outer;
+  if (tile->kb > 1) full.push_back(inner_name(B));
   full.push_back(inner_name(I));
   full.push_back(inner_name(J));
   s.reorder(tiled.name, full);
@@ -414,13 +430,30 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   std::string AI = st.axes[tile->row].name(), AJ = st.axes[tile->col].name();
   std::vector<std::string> lorder;
   for (const auto& a : st.body.as<loop::ReduceNode>()->axes) lorder.push_back(a.var.name());
+  // A blocked convolution's input lanes (ri) innermost among the reductions:
+  // consecutive steps read the next channel of the same pixels and the next
+  // vector of weights, and no input value is reused across steps (kept
+  // live in registers by the compiler, it would push the accumulators out).
+  if (st.tag.find("_blocked") != std::string::npos)
+    for (const auto& a : st.body.as<loop::ReduceNode>()->axes) {
+      bool lanes = false;
+      for (const te::Tensor& in : st.inputs()) lanes |= in.rank() > 1 && dim_indexed_by(st, in.stage(), a.var) == in.rank() - 1;
+      if (!lanes) continue;
+      lorder.erase(std::find(lorder.begin(), lorder.end(), a.var.name()));
+      lorder.push_back(a.var.name());
+    }
+  // Blocks inside rows: a row's broadcast input is used by its kb FMAs at
+  // once instead of kept live across them (register pressure).
   lorder.push_back(AI);
+  if (tile->kb > 1) lorder.push_back(st.axes[tile->blk].name());
   lorder.push_back(AJ);
   s.reorder(local, lorder);
+  if (tile->kb > 1) s.unroll(local, st.axes[tile->blk].name());
   s.unroll(local, AI);
   s.vectorize(local, AJ);
   // The tile's write-back (with its epilogue) unrolled too: constant indices
   // into the accumulator keep it in registers.
+  if (tile->kb > 1) s.unroll(tiled.name, inner_name(B));
   s.unroll(tiled.name, inner_name(I));
   s.vectorize(tiled.name, inner_name(J));
   return true;

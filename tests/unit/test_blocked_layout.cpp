@@ -265,7 +265,7 @@ TEST(BlockedLayout, ShiftedTilesDoNotWriteOverTheirInputs) {
 TEST(BlockedLayout, BadBlockedNodesNameTheNode) {
   Graph g;
   Value* x = g.add_input("x", {DType::F32, {1, 2, 5, 5, 16}, true});
-  Value* w = g.add_constant("w", Tensor(DType::F32, {1, 2, 8, 3, 3, 16}));
+  Value* w = g.add_constant("w", Tensor(DType::F32, {1, 2, 3, 3, 8, 16}));
   Node* n = g.add_node("ConvBlocked", {x, w}, {"y"}, {}, "bad_conv");
   n->domain = kBlockedDomain;
   try {
@@ -275,7 +275,7 @@ TEST(BlockedLayout, BadBlockedNodesNameTheNode) {
     EXPECT_NE(std::string(e.what()).find("bad_conv"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("input block"), std::string::npos) << e.what();
   }
-  Value* w2 = g.add_constant("w2", Tensor(DType::F32, {2, 3, 16, 3, 3, 16}));
+  Value* w2 = g.add_constant("w2", Tensor(DType::F32, {2, 3, 3, 3, 16, 16}));
   Node* n2 = g.add_node("ConvBlocked", {x, w2}, {"y2"}, {}, "reads_past");
   n2->domain = kBlockedDomain;
   EXPECT_THROW(infer_node(*n2, 13), Error);

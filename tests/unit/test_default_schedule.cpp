@@ -123,7 +123,7 @@ TEST_P(DefaultSchedule, ChannelVectorizedConvTiles) {
 TEST_P(DefaultSchedule, BlockedConvTilesPixelsByLanes) {
   const int64_t b = GetParam() == codegen::Isa::AVX512 ? 16 : 8, Cb = 2, Kb = 3, H = 5, W = 17;
   TE x = te::placeholder({1, Cb, H, W, b}, DType::F32, "x");
-  TE w = te::placeholder({Kb, Cb, b, 3, 3, b}, DType::F32, "w");
+  TE w = te::placeholder({Kb, Cb, 3, 3, b, b}, DType::F32, "w");
   TE relu = te::compute({1, Cb, H, W, b}, [&](const te::Indices& i) {  // leaky: a select, not a cheap prologue
     loop::Expr v = x(i[0], i[1], i[2], i[3], i[4]);
     return loop::select(v < 0.0f, v * 0.125f, v);
@@ -135,7 +135,7 @@ TEST_P(DefaultSchedule, BlockedConvTilesPixelsByLanes) {
   TE y = te::compute({1, Kb, H, W, b}, [&](const te::Indices& i) {
     auto rb = te::reduce_axis(Cb, "rb"), ri = te::reduce_axis(b, "ri"), ry = te::reduce_axis(3, "ry"),
          rx = te::reduce_axis(3, "rx");
-    return te::sum(w(i[1], rb.var, ri.var, ry.var, rx.var, i[4]) * p(i[0], rb.var, i[2] + ry.var, i[3] + rx.var, ri.var),
+    return te::sum(w(i[1], rb.var, ry.var, rx.var, ri.var, i[4]) * p(i[0], rb.var, i[2] + ry.var, i[3] + rx.var, ri.var),
                    {rb, ri, ry, rx});
   }, "conv", "conv2d_blocked", {"n", "kb", "h", "w", "kc"});
   TE out = te::compute({1, Kb, H, W, b}, [&](const te::Indices& i) {
