@@ -69,7 +69,9 @@ Taps window_taps(const PoolGeom& g, const Indices& i) {
   std::vector<Expr> conds;
   for (int64_t d = 0; d < g.nsp; ++d) {
     size_t u = static_cast<size_t>(d);
-    Expr p = Expr(i[u + 2]) * g.s[u] + Expr(t.axes[u].var) * g.d[u];
+    // A window of 1 (a blocked image's lanes) reads exactly the output's index.
+    Expr p = g.s[u] == 1 ? Expr(i[u + 2]) : Expr(i[u + 2]) * g.s[u];
+    if (g.k[u] > 1) p = p + Expr(t.axes[u].var) * g.d[u];
     if (g.pb[u]) {
       p = p - g.pb[u];
       conds.push_back(p >= 0);

@@ -494,6 +494,35 @@ bool schedule_row_reduction(Schedule& s, const te::Stage& st, const TargetInfo& 
   return true;
 }
 
+// Reductions over outer axes whose output's last axis runs along every
+// input's contiguous last dimension (average pools over a blocked image's
+// plane, sums down columns): that axis is split into vectors kept as the
+// innermost loop, with the reduction loops around them — each vector lane
+// accumulates its own output, reading whole vectors of the input.
+bool schedule_lane_reduction(Schedule& s, const te::Stage& st, const TargetInfo& target) {
+  if (!te::is_top_reduce(st) || st.num_outputs() != 1 || st.dtypes[0] == DType::Bool) return false;
+  const Dims& shape = st.shapes[0];
+  const int64_t lanes = lanes_of(target, st.dtypes[0]);
+  if (shape.size() < 2 || lanes < 2 || shape.back() % lanes != 0) return false;
+  const loop::Var& last = st.axes.back();
+  bool read = false;
+  for (const te::Tensor& in : st.inputs()) {
+    if (!reads_use(st, in.stage(), last)) continue;
+    if (dim_indexed_by(st, in.stage(), last) != in.rank() - 1) return false;
+    read = true;
+  }
+  if (!read) return false;
+  std::string outer = fuse_leading(s, st, st.axes.size() - 1);
+  s.split(st.name, last.name(), lanes);
+  std::vector<std::string> order{outer, outer_name(last.name())};
+  for (const auto& a : st.body.as<loop::ReduceNode>()->axes) order.push_back(a.var.name());
+  order.push_back(inner_name(last.name()));
+  s.reorder(st.name, order);
+  s.vectorize(st.name, inner_name(last.name()));
+  if (numel_of(shape) * reduce_extent(st) >= target.parallel_grain) s.parallel(st.name, outer);
+  return true;
+}
+
 // True when the schedule already materializes the stage.
 bool rooted(const Schedule& s, const std::string& stage) {
   for (const Step& step : s.steps)
@@ -702,6 +731,10 @@ Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetIn
       continue;
     }
     if (schedule_row_reduction(s, *st, target)) continue;
+    if (schedule_lane_reduction(s, *st, target)) {
+      if (st->tag != "reduce") materialize_inputs(s, outputs, *st, target);
+      continue;
+    }
     // Window reductions not tiled (narrow depthwise convolutions, pools)
     // read each input element many times: materialize what they read too.
     if (te::is_top_reduce(*st) && st->tag != "reduce") materialize_inputs(s, outputs, *st, target);

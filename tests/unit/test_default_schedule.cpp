@@ -149,6 +149,19 @@ TEST_P(DefaultSchedule, BlockedConvTilesPixelsByLanes) {
   EXPECT_EQ(text.find("compute_root relu"), std::string::npos) << text;
 }
 
+// A reduction over a blocked image's plane (a global average pool): the
+// output's lanes are vectors, the reduction loops around them.
+TEST_P(DefaultSchedule, PlaneReductionKeepsLanesAsVectors) {
+  const int64_t b = GetParam() == codegen::Isa::AVX512 ? 16 : 8;
+  TE x = te::placeholder({1, 3, 7, 9, 2 * b}, DType::F32, "x");
+  TE y = te::compute({1, 3, 1, 1, 2 * b}, [&](const te::Indices& i) {
+    auto rh = te::reduce_axis(7, "rh"), rw = te::reduce_axis(9, "rw");
+    return te::sum(x(i[0], i[1], rh.var, rw.var, i[4]), {rh, rw});
+  }, "gap", "reduce", {"n", "c", "h", "w", "l"});
+  check({x}, y, "reorder gap n_c_h_w l.o rh rw l.i");
+  EXPECT_NE(schedule::to_text(schedule::default_schedule({y}, target())).find("vectorize gap l.i"), std::string::npos);
+}
+
 // Window reductions (pools) are tiled like contractions: a register tile
 // of output pixels, the window loops outside it.
 TEST_P(DefaultSchedule, PoolTiles) {
