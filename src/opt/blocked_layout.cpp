@@ -1,7 +1,7 @@
 // The blocked-layout pass: float convolutions move to the channel-blocked
 // layout NCHWc (src/ops/blocked_conv.h), their weights packed once here, and
 // the layout is carried through what lies between convolutions — elementwise
-// ops, pools, channel concatenations — so values change layout only where
+// ops, pools, channel concatenations, spatial zero padding — so values change layout only where
 // they leave that region (a Reshape, a MatMul, a graph output).
 //
 // Each rewritten node keeps its NCHW output value, now produced by a
@@ -87,6 +87,7 @@ struct Rewriter {
   void elementwise(Node* n);
   void pool(Node* n);
   void concat(Node* n);
+  void pad(Node* n);
 };
 
 // Conv -> ConvBlocked / DepthwiseConvBlocked with packed weights [Mb, R, kh,
@@ -239,6 +240,27 @@ void Rewriter::concat(Node* n) {
   replace(n, insert(n, "Concat", ins, n->outputs[0]->name + ".nchwc", attrs, ""));
 }
 
+// Constant-mode Pad of the spatial dims only (an average pool's explicit
+// padding) with zeros: the same Pad over [N, Cb, H, W, b] with no padding of
+// the lanes.
+void Rewriter::pad(Node* n) {
+  Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
+  if (!twin.count(x) || !static_f32(x, 4) || !static_f32(n->outputs[0], 4)) return;
+  if (n->attr_string("mode", "constant") != "constant" || n->has_attr("pads") || n->num_inputs() < 2) return;
+  const Value* pv = n->inputs[1];
+  if (!pv || !pv->constant || pv->constant->numel() != 8 || n->num_inputs() > 3) return;
+  if (n->has_input(2)) {
+    const Value* cv = n->inputs[2];
+    if (!cv->constant || cv->constant->numel() != 1 || cv->constant->get_double(0) != 0.0) return;
+  }
+  if (n->has_input(3)) return;  // axes
+  std::vector<int64_t> p = pv->constant->to_int_vector();
+  if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0) return;  // N and C unpadded
+  Value* pads = constant(pv->name + ".nchwc", Tensor::from<int64_t>({10}, {0, 0, p[2], p[3], 0, 0, 0, p[6], p[7], 0}));
+  AttrMap attrs{{"mode", Attribute::of_string("constant")}};
+  replace(n, insert(n, "Pad", {twin[x], pads}, n->outputs[0]->name + ".nchwc", attrs, ""));
+}
+
 }  // namespace
 
 int to_blocked_layout(Graph& g, int64_t block) {
@@ -253,6 +275,7 @@ int to_blocked_layout(Graph& g, int64_t block) {
     else if (kBlockedElementwise.count(op)) rw.elementwise(n);
     else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") rw.pool(n);
     else if (op == "Concat") rw.concat(n);
+    else if (op == "Pad") rw.pad(n);
   }
   if (rw.convs > 0) {
     g.extra_opsets[kBlockedDomain] = 1;

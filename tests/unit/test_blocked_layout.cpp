@@ -48,7 +48,8 @@ Value* unary(Graph& g, const std::string& op, Value* x, const std::string& name)
 }
 
 // A small network with every construct the pass handles: a 7x7 stride-2
-// first convolution on a 3-channel image, ReLU, max pool, a 3x3 convolution
+// first convolution on a 3-channel image, ReLU, max pool, zero padding and
+// an average pool, a 3x3 convolution
 // to 24 channels (a half-empty second block), Clip, a stride-2 depthwise
 // convolution, a per-channel scale, grouped convolutions (4 channels per
 // group: several groups per block; 16 per group: one group per block),
@@ -64,7 +65,13 @@ std::unique_ptr<Graph> network() {
   mp["strides"] = Attribute::of_ints({2, 2});
   mp["pads"] = Attribute::of_ints({1, 1, 1, 1});
   Value* p1 = g->add_node("MaxPool", {c1}, {"pool"}, mp, "pool")->outputs[0];
-  Value* c2 = conv(*g, p1, 24, 16, 3, conv_attrs({1, 1, 1, 1}), "c24");
+  // Explicit zero padding before an average pool (as torchvision's Inception exports it).
+  Value* pads = g->add_constant("pads", Tensor::from<int64_t>({8}, {0, 0, 1, 1, 0, 0, 1, 1}));
+  Value* padded = g->add_node("Pad", {p1, pads}, {"padded"}, {}, "pad")->outputs[0];
+  AttrMap ap;
+  ap["kernel_shape"] = Attribute::of_ints({3, 3});
+  Value* avg = g->add_node("AveragePool", {padded}, {"avg"}, ap, "avg")->outputs[0];
+  Value* c2 = conv(*g, avg, 24, 16, 3, conv_attrs({1, 1, 1, 1}), "c24");
   Value* lo = g->add_constant("lo", Tensor::scalar<float>(0.0f));
   Value* hi = g->add_constant("hi", Tensor::scalar<float>(6.0f));
   Value* r2 = g->add_node("Clip", {c2, lo, hi}, {"clip"}, {}, "clip")->outputs[0];
@@ -123,7 +130,8 @@ TEST(BlockedLayout, PassKeepsTheLayoutBetweenConvolutions) {
   EXPECT_EQ(count_ops(*g, "DepthwiseConvBlocked"), 1);
   EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 0);
   EXPECT_EQ(count_ops(*g, "ReorderFromBlocked"), 2);
-  EXPECT_EQ(count_ops(*g, "AveragePool"), 1);  // the global pool, over the blocked plane
+  EXPECT_EQ(count_ops(*g, "AveragePool"), 2);  // and the global pool, over the blocked plane
+  EXPECT_EQ(count_ops(*g, "Pad"), 1);
   ASSERT_EQ(g->outputs().size(), 2u);
   EXPECT_EQ(g->outputs()[0]->name, "logits");
   EXPECT_EQ(g->outputs()[1]->name, "clip");
