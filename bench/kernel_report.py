@@ -58,6 +58,8 @@ def progress(s, cell, peak):
                 extra = f" +{c['reorder_ms'] + c['other_ms']:.3f} ms reorder/other"
             if rt == "tessera" and c.get("reorder_fused"):
                 extra += " (reorders fused in)"
+            if c.get("others_cores", 0) > 0.25:
+                extra += f" [busy: others {c['others_cores']:.2f} cores]"
             parts.append(f"{name} {fmt_ms(c['ms'])} ms {g:.0f} GFLOP/s {100 * g / peak['gflops']:.0f}%{extra}")
         elif c.get("status") == "unresolved":
             parts.append(f"{name} < 0.001 ms ({c.get('msg')})")
@@ -85,9 +87,17 @@ def order_key(s):
     return (cls, -s["macs"], s["label"])
 
 
-def mean_load(cfg):
-    loads = [c["loadavg"] for c in cfg.get("cells", {}).values() if "loadavg" in c]
-    return f"{sum(loads) / len(loads):.2f}" if loads else "-"
+def busy(x, results):
+    return x.get("others_cores", 0) > results.get("busy_cores", 0.25)
+
+
+def load_summary(cfg, results):
+    """Mean cores other processes used during the measurements; how many were busy."""
+    xs = [c[rt] for c in cfg.get("cells", {}).values() for rt in ("tessera", "onednn") if rt in c]
+    loads = [x["others_cores"] for x in xs if "others_cores" in x]
+    if not loads:
+        return "-", "-"
+    return f"{sum(loads) / len(loads):.2f}", f"{sum(busy(x, results) for x in xs)} of {len(xs)}"
 
 
 def header(results):
@@ -115,8 +125,9 @@ def header(results):
         "AVX2, median of 7 repeats, measured before and after each configuration's shapes; the higher median is "
         "the peak used for % peak), and the ISA oneDNN ran with:",
         "",
-        "| ISA | threads | FMA peak GFLOP/s | before | after | oneDNN ISA | mean 1-min load average |",
-        "|---|---|---|---|---|---|---|",
+        "| ISA | threads | FMA peak GFLOP/s | before | after | oneDNN ISA | other processes, mean cores | busy "
+        "measurements |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for cfg in results["configs"].values():
         p = cfg.get("peak")
@@ -126,9 +137,10 @@ def header(results):
             lines.append(f"| {ISA_NAMES.get(cfg['isa'], cfg['isa'])} | {cfg['threads']} | {p['gflops']:.1f} | "
                          f"{before['gflops']:.1f} (max {before['max_gflops']:.1f}) | "
                          + (f"{after['gflops']:.1f} (max {after['max_gflops']:.1f})" if after else "-")
-                         + f" | {cfg.get('onednn_isa', cfg.get('onednn_error', '?'))} | {mean_load(cfg)} |")
+                         + f" | {cfg.get('onednn_isa', cfg.get('onednn_error', '?'))} | "
+                         + " | ".join(load_summary(cfg, results)) + " |")
         else:
-            lines.append(f"| {cfg['isa']} | {cfg['threads']} | skipped: {cfg.get('skipped', '?')} | | | | |")
+            lines.append(f"| {cfg['isa']} | {cfg['threads']} | skipped: {cfg.get('skipped', '?')} | | | | | |")
     lines += [
         "",
         "How it is measured: Tessera runs a one-node ONNX model per shape (weights and bias as initializers, as in "
@@ -142,9 +154,16 @@ def header(results):
         "as the model has it. Attention's products of two activations are batched matmuls with plain layouts "
         "for both. GFLOP/s = 2 x MACs / median time (bias not counted); % peak is of the measured FMA peak for the "
         "same ISA and thread count; ratio = Tessera ms / oneDNN ms (above 1: Tessera slower). Both run "
-        "repeatedly on the same buffers (warm caches), one after the other for each shape. The load average "
-        "column (1-minute, sampled before each shape; the benchmark's own threads count in it) shows how much "
-        "else the machine was running.",
+        "repeatedly on the same buffers (warm caches), one after the other for each shape.",
+        "",
+        "The machine may be shared: a thread of a 2-thread kernel whose core another process takes stalls the "
+        "whole kernel (oneDNN's OpenMP loops most: a static split waits for the slow thread). So the harness "
+        "measures the cores that processes other than its own use during every measurement (/proc/stat less "
+        "its own CPU time), waits for a quiet machine when the last measurement was busy (more than "
+        f"{results.get('busy_cores', 0.25):g} cores; at most {results.get('quiet_wait', 30):g} s each time, "
+        f"{results.get('quiet_budget', 300):g} s in all; {results.get('quiet_wait_seconds', '?')} s waited in this "
+        "run) and measures a busy measurement once more, keeping the quieter one. Measurements that stayed busy "
+        "are marked ‡ in the tables: their times are not the kernels'.",
         "",
     ]
     ops = {}
@@ -233,7 +252,8 @@ def gaps(results):
                   "|---|---|---|---|---|---|---|---|---|"]
         peak = c["peak"]["gflops"]
         for lost, s, t, d, n in rows[:GAP_ROWS]:
-            lines.append(f"| {s['label']} | {s['class']} | {models_of(s)} | {fmt_ms(t)} | {fmt_ms(d)} | {t / d:.2f} | "
+            mark = " ‡" if any(busy(c["cells"][s["id"]][rt], results) for rt in ("tessera", "onednn")) else ""
+            lines.append(f"| {s['label']}{mark} | {s['class']} | {models_of(s)} | {fmt_ms(t)} | {fmt_ms(d)} | {t / d:.2f} | "
                          f"{100 * gflops(s, t) / peak:.0f}% | {100 * gflops(s, d) / peak:.0f}% | {lost:.2f} |")
         lines.append("")
     return lines
@@ -245,7 +265,8 @@ def full_tables(results):
              "MFLOP = 2 x MACs. *reorder/other*: Tessera's steps besides the kernel (layout reorders and anything "
              "else), not included in its ms; *fused*: the reorders are part of the kernel's step and of its ms. "
              "*< 0.001*: below the 1 us resolution of `tessera bench --profile` (no ratio). A shape marked † ran "
-             "fewer runs (see the runs list below the table). Ratios of 2 and more are in bold.",
+             "fewer runs (see the runs list below the table). ‡: measured while other processes used more than "
+             f"{results.get('busy_cores', 0.25):g} cores. Ratios of 2 and more are in bold.",
              ""]
     for c in results["configs"].values():
         if not c.get("cells"):
@@ -266,7 +287,7 @@ def full_tables(results):
                 x = cell.get(rt, {})
                 if x.get("status") == "ok":
                     g = gflops(s, x["ms"])
-                    row += [fmt_ms(x["ms"]), f"{g:.0f}", f"{100 * g / peak:.0f}%"]
+                    row += [fmt_ms(x["ms"]) + (" ‡" if busy(x, results) else ""), f"{g:.0f}", f"{100 * g / peak:.0f}%"]
                 elif x.get("status") == "unresolved":
                     row += ["< 0.001", "", ""]
                 else:
