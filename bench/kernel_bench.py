@@ -18,11 +18,15 @@ For every ISA (--isa) and thread count (--threads):
            before and after the shapes; the higher of the two is used;
   Tessera  one ONNX model per shape in bench/out/kernels/models/ (one node,
            weights and bias as initializers, as in the real models), timed by
-           `tessera bench MODEL --threads T --isa ISA --runs R --profile 1000`:
-           the per-step medians of the steps whose op contains Conv, MatMul or
-           Gemm are the kernel time; layout-reorder steps (op containing
-           "Reorder") and any other step are reported in a column of their own
-           (a reorder fused into the kernel's step is kernel time, flagged);
+           `tessera bench MODEL --threads T --isa ISA --runs R --profile 1000
+           --no-fusion`: the per-step medians of the steps whose op contains
+           Conv, MatMul or Gemm are the kernel time; layout-reorder steps (op
+           containing "Reorder") and any other step are reported in a column
+           of their own. --no-fusion keeps the reorders that Tessera puts
+           around a blocked-layout convolution out of the convolution's step (in
+           a model, consecutive convolutions share the layout and do without
+           them); with --fusion they may be fused in, and are then kernel time
+           (flagged);
            the binary is copied to bench/out/kernels/ first, so a rebuild
            during the run cannot mix two builds;
   oneDNN   bench/kernels/dnnl_bench.cpp (Debian's libdnnl-dev, one process per
@@ -47,6 +51,7 @@ least 5) — the JSON records the runs of each cell and KERNELS.md lists them.
 Usage (from the repository root):
     nice -n 10 /usr/bin/python3 bench/kernel_bench.py [--threads 1 2] [--isa avx512 avx2] [--runs 20]
         [--tessera /work/main/build/tessera] [--perf-dir bench/out/perf] [--quick] [--only REGEX]
+    nice -n 10 /usr/bin/python3 bench/kernel_bench.py --rerun-busy   # again what other load disturbed
     /usr/bin/python3 bench/kernel_bench.py --report-only      # KERNELS.md again from results.json
 Writes bench/KERNELS.md (--out) and bench/out/kernels/results.json (--work).
 Needs g++, Debian's libdnnl-dev and python3-onnx (scripts/install-bench-deps.sh;
@@ -430,6 +435,8 @@ class QuietGate:
         self.load = OtherLoad()
 
     def wait(self, what):
+        if self.waited >= self.budget:
+            return None  # the run's waiting is used up: measure as it comes
         t0 = time.time()
         others = self.load.sample()
         told = False
@@ -563,9 +570,9 @@ def classify_steps(steps):
     return kernel, reorder, other, fused
 
 
-def run_tessera(tessera, model, isa, threads, runs, warmup, env, timeout):
+def run_tessera(tessera, model, isa, threads, runs, warmup, env, timeout, fusion=False):
     cmd = [tessera, "bench", model, "--threads", str(threads), "--isa", isa, "--runs", str(runs),
-           "--warmup", str(warmup), "--profile", "1000"]
+           "--warmup", str(warmup), "--profile", "1000"] + ([] if fusion else ["--no-fusion"])
     t0 = time.time()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
@@ -664,12 +671,16 @@ def parse_args(argv=None):
                     help="where the models' exports are (bench/perf_harness.py's --work)")
     ap.add_argument("--work", default=os.path.join(HERE, "out", "kernels"), help="binaries, models, results.json")
     ap.add_argument("--out", default=HERE, help="directory for KERNELS.md")
+    ap.add_argument("--fusion", action="store_true", help="let Tessera fuse the layout reorders into the "
+                    "convolution's step (default --no-fusion: each reorder is a step of its own, timed apart)")
     ap.add_argument("--cxx", default="g++")
     ap.add_argument("--timeout", type=float, default=600, help="seconds one Tessera or oneDNN measurement may take")
     ap.add_argument("--busy-cores", type=float, default=0.25, help="other processes using more cores than this "
                     "make a measurement busy: it is taken again after waiting for a quieter machine")
     ap.add_argument("--quiet-wait", type=float, default=30, help="seconds to wait for a quiet machine each time")
     ap.add_argument("--quiet-budget", type=float, default=300, help="seconds of waiting over the whole run")
+    ap.add_argument("--rerun-busy", action="store_true", help="measure again the cells of results.json that "
+                    "other processes disturbed (same binary copy, same runs); keep the quieter")
     ap.add_argument("--report-only", action="store_true", help="write KERNELS.md from the existing results.json")
     args = ap.parse_args(argv)
     if args.runs is None:
@@ -703,6 +714,8 @@ def main(argv=None):
             results = json.load(f)
         log(f"wrote {kernel_report.write(results, args.out)}")
         return 0
+    if args.rerun_busy:
+        return rerun_busy(args, json_path)
     os.makedirs(os.path.join(args.work, "models"), exist_ok=True)
     if not os.path.exists(args.tessera):
         sys.exit(f"{args.tessera} does not exist (build Tessera or pass --tessera)")
@@ -733,91 +746,32 @@ def main(argv=None):
             write_model(s, path)
     log(f"one-node models in {rel(os.path.join(args.work, 'models'))}")
 
-    env = dict(os.environ)
-    env["TESSERA_CACHE_DIR"] = os.path.join(args.work, "cache")
+    env = tessera_env(args)
     command = " ".join(shlex.quote(a) for a in [sys.executable, rel(os.path.abspath(sys.argv[0]))]
                        + (sys.argv[1:] if argv is None else argv))
     results = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "command": command,
                "quick": args.quick, "runs": args.runs, "max_seconds": args.max_seconds, "isas": args.isa,
                "busy_cores": args.busy_cores, "quiet_wait": args.quiet_wait, "quiet_budget": args.quiet_budget,
+               "tessera_fusion": args.fusion,
                "threads": args.threads, "models": args.models, "machine": machine(), "shapes_total": n_all,
                "shapes": {s["id"]: {k: v for k, v in s.items() if k != "model"} for s in shapes}, "configs": {}}
     t_start = time.time()
-    dnnl_info = None
     gate = QuietGate(args.busy_cores, args.quiet_wait, args.quiet_budget)
+    dnnl_info = None
     for isa in args.isa:
         for threads in args.threads:
-            key = f"{isa}/{threads}"
-            cfg = results["configs"][key] = {"isa": isa, "threads": threads, "cells": {}}
-            gate.wait("the FMA peak")
-            peak, err = measure_peak(gate, bins["fma_peak"], isa, threads)
-            if peak is None:
-                log(f"[{key}] no FMA peak ({err}); skipping this ISA")
-                cfg["skipped"] = err
+            cfg = results["configs"][f"{isa}/{threads}"] = {"isa": isa, "threads": threads, "cells": {}}
+            run = ConfigRun(cfg, args, bins, tessera, env, gate)
+            if not run.start():
                 continue
-            cfg["peak"] = cfg["peak_before"] = peak
-            log(f"[{key}] FMA peak {peak['gflops']:.1f} GFLOP/s (max {peak['max_gflops']:.1f}, other processes "
-                f"{peak['others_cores']:.2f} cores)")
-            try:
-                worker = DnnlWorker(bins["dnnl_bench"], isa, threads, env)
-                dnnl_info = worker.info
-                cfg["onednn_isa"] = worker.info.get("isa")
-            except RuntimeError as e:
-                worker = None
-                cfg["onednn_error"] = str(e)
-                log(f"[{key}] {e}")
-            others = 1.0  # unknown: the first shape waits for a quiet machine
+            dnnl_info = run.dnnl_info or dnnl_info
             for i, s in enumerate(shapes):
-                runs, t_warm, d_warm, capped = runs_for(s, args, peak["gflops"])
-                cell = {"runs": runs, "capped": capped}
-
-                def tessera_once():
-                    return measured(gate, lambda: run_tessera(tessera, s["model"], isa, threads, runs, t_warm, env,
-                                                              args.timeout))
-
-                def onednn_once():
-                    nonlocal worker
-                    if worker is None:
-                        return {"status": "error", "msg": cfg.get("onednn_error", "no worker")}
-                    if gate.load.worker_pid != worker.proc.pid:
-                        gate.load.set_worker(worker.proc.pid)
-                    res = measured(gate, lambda: worker.request(dnnl_request(s, runs, d_warm), args.timeout))
-                    if worker.proc.poll() is not None:  # crashed or killed: a fresh one for the next shape
-                        try:
-                            worker = DnnlWorker(bins["dnnl_bench"], isa, threads, env)
-                        except RuntimeError as e:
-                            worker = None
-                            log(f"[{key}] {e}")
-                    return res
-
-                for rt, once in (("tessera", tessera_once), ("onednn", onednn_once)):
-                    if others > args.busy_cores:
-                        gate.wait(f"{rt} on {s['label']}")
-                    res = once()
-                    if res.get("others_cores", 0) > args.busy_cores:
-                        # measured while something else ran: once more after waiting, keep the quieter one
-                        gate.wait(f"measuring {rt} on {s['label']} again")
-                        again = once()
-                        again["busy_retry"] = True
-                        if again.get("others_cores", 0) < res.get("others_cores", 0):
-                            res = again
-                    others = res.get("others_cores", 0)
-                    cell[rt] = res
+                runs, t_warm, d_warm, capped = runs_for(s, args, cfg["peak"]["gflops"])
+                cell = dict(run.measure(s, runs, t_warm, d_warm), runs=runs, capped=capped)
                 cfg["cells"][s["id"]] = cell
-                log(f"[{key}] {i + 1}/{len(shapes)} {s['label']}: {kernel_report.progress(s, cell, peak)}")
-            if worker is not None:
-                worker.close()
-                gate.load.set_worker(None)
-            # measured again after the shapes: the higher of the two medians is the peak (other load on the
-            # machine only lowers a measurement)
-            gate.wait("the FMA peak")
-            after, _ = measure_peak(gate, bins["fma_peak"], isa, threads)
-            if after is not None:
-                cfg["peak_after"] = after
-                if after["gflops"] > peak["gflops"]:
-                    cfg["peak"] = after
-                log(f"[{key}] FMA peak after the shapes {after['gflops']:.1f} GFLOP/s (other processes "
-                    f"{after['others_cores']:.2f} cores); using {cfg['peak']['gflops']:.1f}")
+                log(f"[{run.key}] {i + 1}/{len(shapes)} {s['label']}: "
+                    f"{kernel_report.progress(s, cell, cfg['peak'])}")
+            run.finish()
             with open(json_path, "w") as f:  # after every configuration: an interrupted run keeps its data
                 json.dump(results, f, indent=1)
     results["versions"] = versions(args.tessera, tessera, dnnl_info, args.cxx)
@@ -827,6 +781,147 @@ def main(argv=None):
         json.dump(results, f, indent=1)
     md = kernel_report.write(results, args.out)
     log(f"wrote {rel(md)} and {rel(json_path)} ({results['total_seconds']} s)")
+    return 0
+
+
+def tessera_env(args):
+    env = dict(os.environ)
+    env["TESSERA_CACHE_DIR"] = os.path.join(args.work, "cache")  # fusion profiles apart from the user's
+    return env
+
+
+class ConfigRun:
+    """One ISA and thread count: its FMA peak, its oneDNN worker, its shapes."""
+
+    def __init__(self, cfg, args, bins, tessera, env, gate):
+        self.cfg, self.args, self.bins, self.tessera, self.env, self.gate = cfg, args, bins, tessera, env, gate
+        self.isa, self.threads = cfg["isa"], cfg["threads"]
+        self.key = f"{self.isa}/{self.threads}"
+        self.worker = None
+        self.dnnl_info = None
+        self.others = 1.0  # unknown: the first measurement waits for a quiet machine
+
+    def start(self):
+        """Measures the peak (kept if higher than one already there) and starts the oneDNN worker."""
+        self.gate.wait("the FMA peak")
+        peak, err = measure_peak(self.gate, self.bins["fma_peak"], self.isa, self.threads)
+        if peak is None:
+            log(f"[{self.key}] no FMA peak ({err}); skipping this ISA")
+            self.cfg["skipped"] = err
+            return False
+        self.keep_peak(peak, "peak_before" if "peak" not in self.cfg else "peak_rerun")
+        try:
+            self.worker = DnnlWorker(self.bins["dnnl_bench"], self.isa, self.threads, self.env)
+            self.dnnl_info = self.worker.info
+            self.cfg["onednn_isa"] = self.worker.info.get("isa")
+        except RuntimeError as e:
+            self.cfg["onednn_error"] = str(e)
+            log(f"[{self.key}] {e}")
+        return True
+
+    def keep_peak(self, peak, name):
+        self.cfg[name] = peak
+        if "peak" not in self.cfg or peak["gflops"] > self.cfg["peak"]["gflops"]:
+            self.cfg["peak"] = peak
+        log(f"[{self.key}] FMA peak {peak['gflops']:.1f} GFLOP/s (max {peak['max_gflops']:.1f}, other processes "
+            f"{peak['others_cores']:.2f} cores); using {self.cfg['peak']['gflops']:.1f}")
+
+    def finish(self):
+        """Closes the worker and measures the peak again: the higher median is the peak (other load on the
+        machine only lowers a measurement)."""
+        if self.worker is not None:
+            self.worker.close()
+            self.gate.load.set_worker(None)
+            self.worker = None
+        self.gate.wait("the FMA peak")
+        after, _ = measure_peak(self.gate, self.bins["fma_peak"], self.isa, self.threads)
+        if after is not None:
+            self.keep_peak(after, "peak_after" if "peak_after" not in self.cfg else "peak_rerun_after")
+
+    def _tessera_once(self, s, runs, warmup):
+        return measured(self.gate, lambda: run_tessera(self.tessera, s["model"], self.isa, self.threads, runs,
+                                                       warmup, self.env, self.args.timeout, self.args.fusion))
+
+    def _onednn_once(self, s, runs, warmup):
+        if self.worker is None:
+            return {"status": "error", "msg": self.cfg.get("onednn_error", "no worker")}
+        if self.gate.load.worker_pid != self.worker.proc.pid:
+            self.gate.load.set_worker(self.worker.proc.pid)
+        res = measured(self.gate, lambda: self.worker.request(dnnl_request(s, runs, warmup), self.args.timeout))
+        if self.worker.proc.poll() is not None:  # crashed or killed: a fresh one for the next shape
+            try:
+                self.worker = DnnlWorker(self.bins["dnnl_bench"], self.isa, self.threads, self.env)
+            except RuntimeError as e:
+                self.worker = None
+                log(f"[{self.key}] {e}")
+        return res
+
+    def measure(self, s, runs, t_warm, d_warm):
+        """{"tessera": ..., "onednn": ...} for shape s, one after the other; a measurement during which other
+        processes were busy is taken once more after waiting for a quiet machine, the quieter one kept."""
+        cell = {}
+        for rt, once, warm in (("tessera", self._tessera_once, t_warm), ("onednn", self._onednn_once, d_warm)):
+            if self.others > self.args.busy_cores:
+                self.gate.wait(f"{rt} on {s['label']}")
+            res = once(s, runs, warm)
+            if res.get("others_cores", 0) > self.args.busy_cores:
+                self.gate.wait(f"measuring {rt} on {s['label']} again")
+                again = once(s, runs, warm)
+                again["busy_retry"] = True
+                if again.get("others_cores", 0) < res.get("others_cores", 0):
+                    res = again
+            self.others = res.get("others_cores", 0)
+            cell[rt] = res
+        return cell
+
+
+def cell_load(cell):
+    return max(cell.get(rt, {}).get("others_cores", 0) for rt in ("tessera", "onednn"))
+
+
+def rerun_busy(args, json_path):
+    """Measures again the cells of results.json that were busy, with the same Tessera binary (the copy the
+    run made), and keeps each new cell that is quieter than the old one."""
+    with open(json_path) as f:
+        results = json.load(f)
+    tessera = os.path.join(args.work, "tessera")
+    digest = re.search(r"sha256 ([0-9a-f]+)", results.get("versions", {}).get("tessera", ""))
+    with open(tessera, "rb") as f:
+        if not digest or not hashlib.sha256(f.read()).hexdigest().startswith(digest.group(1)):
+            sys.exit(f"{rel(tessera)} is not the binary results.json was measured with: run the benchmark again")
+    bins = build_native(args.work, args.cxx)
+    env = tessera_env(args)
+    args.fusion = results.get("tessera_fusion", True)  # as the run was measured
+    gate = QuietGate(args.busy_cores, args.quiet_wait, args.quiet_budget)
+    t_start = time.time()
+    replaced = tried = 0
+    for cfg in results["configs"].values():
+        todo = [i for i, c in cfg.get("cells", {}).items() if cell_load(c) > results["busy_cores"]]
+        if not todo:
+            continue
+        run = ConfigRun(cfg, args, bins, tessera, env, gate)
+        if not run.start():
+            continue
+        for n, i in enumerate(todo):
+            s = dict(results["shapes"][i], model=os.path.join(args.work, "models", i + ".onnx"))
+            old = cfg["cells"][i]
+            capped = old.get("capped", False)
+            new = run.measure(s, old["runs"], 1 if capped else 3, 1 if capped else 5)
+            tried += 1
+            if cell_load(new) < cell_load(old):
+                cfg["cells"][i] = dict(new, runs=old["runs"], capped=capped, rerun=True)
+                replaced += 1
+            log(f"[{run.key}] rerun {n + 1}/{len(todo)} {s['label']}: "
+                f"{kernel_report.progress(s, cfg['cells'][i], cfg['peak'])}")
+        run.finish()
+        with open(json_path, "w") as f:
+            json.dump(results, f, indent=1)
+    results.setdefault("reruns", []).append({
+        "date": datetime.datetime.now().isoformat(timespec="seconds"), "measured": tried, "replaced": replaced,
+        "seconds": round(time.time() - t_start), "quiet_wait_seconds": round(gate.waited)})
+    with open(json_path, "w") as f:
+        json.dump(results, f, indent=1)
+    log(f"{tried} busy cells measured again, {replaced} replaced; wrote {rel(kernel_report.write(results, args.out))}")
     return 0
 
 

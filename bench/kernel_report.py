@@ -144,16 +144,23 @@ def header(results):
     lines += [
         "",
         "How it is measured: Tessera runs a one-node ONNX model per shape (weights and bias as initializers, as in "
-        "the real models) with `tessera bench MODEL --threads T --isa ISA --profile`; its time is the per-step "
+        "the real models) with `tessera bench MODEL --threads T --isa ISA --profile"
+        + ("" if results.get("tessera_fusion", True) else " --no-fusion") + "`; its time is the per-step "
         "median of the Conv/MatMul/Gemm step. Steps that reorder layouts (ops named `Reorder...`) or do anything "
-        "else are not in that time but in the column *reorder/other* so nothing is hidden. oneDNN "
+        "else are not in that time but in the column *reorder/other* so nothing is hidden"
+        + (". " if results.get("tessera_fusion", True) else
+           " (`--no-fusion` keeps the reorders Tessera puts around a blocked-layout convolution in steps of their "
+           "own; in a model, consecutive convolutions share the blocked layout and do without most of them). ")
+        + "oneDNN "
         "(`bench/kernels/dnnl_bench.cpp`) times its f32 matmul or direct forward convolution with bias, with "
         "memory format `any` for source, weights and destination (its preferred blocked layouts), the reorders "
         "into them outside the timing (as its benchdnn does); the layouts it chose are in the JSON. MatMuls with "
         "constant weights are one 2-D GEMM for oneDNN (leading dimensions folded into M); Tessera runs the node "
         "as the model has it. Attention's products of two activations are batched matmuls with plain layouts "
         "for both. GFLOP/s = 2 x MACs / median time (bias not counted); % peak is of the measured FMA peak for the "
-        "same ISA and thread count; ratio = Tessera ms / oneDNN ms (above 1: Tessera slower). Both run "
+        "same ISA and thread count (MACs count the taps that fall on padding, as usual; a kernel that skips them, "
+        "like oneDNN's brgconv, can pass 100% on small padded maps, and so can any kernel run at a higher clock "
+        "than the peak's); ratio = Tessera ms / oneDNN ms (above 1: Tessera slower). Both run "
         "repeatedly on the same buffers (warm caches), one after the other for each shape.",
         "",
         "The machine may be shared: a thread of a 2-thread kernel whose core another process takes stalls the "
@@ -234,7 +241,7 @@ def gaps(results):
     shapes = results["shapes"]
     lines = ["## Largest gaps", "",
              f"The {GAP_ROWS} shapes with the most time lost to oneDNN per inference of the models that use them "
-             "(lost = nodes of that shape x (Tessera ms - oneDNN ms); the square GEMMs count once):", ""]
+             "(lost = nodes of that shape x (Tessera ms - oneDNN ms); the square GEMMs, in no model, left out):", ""]
     for c in results["configs"].values():
         if not c.get("cells"):
             continue
@@ -244,8 +251,9 @@ def gaps(results):
             if t is None or d is None:
                 continue
             s = shapes[i]
-            n = sum(s["models"].values()) or 1
-            rows.append((n * (t - d), s, t, d, n))
+            n = sum(s["models"].values())
+            if n:  # the square GEMMs are in no model
+                rows.append((n * (t - d), s, t, d, n))
         rows.sort(key=lambda r: -r[0])
         lines += [f"### {config_title(c)}", "",
                   "| shape | kind | models | Tessera ms | oneDNN ms | ratio | Tessera % peak | oneDNN % peak | lost ms |",
