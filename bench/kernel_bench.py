@@ -586,7 +586,7 @@ def run_tessera(tessera, model, isa, threads, runs, warmup, env, timeout, fusion
     if not res["steps"]:
         return {"status": "error", "msg": "no per-step profile in the output of tessera bench"}
     kernel, reorder, other, fused = classify_steps(res["steps"])
-    ops = "; ".join(st["op"] + ("*" if st["reference"] else "") for st in res["steps"])
+    ops = "; ".join(st["op"] + ("*" if st["reference"] else "") for st in sorted(res["steps"], key=lambda x: x["step"]))
     res.update(runs=runs, wall_s=round(wall, 2), ops=ops, reorder_ms=reorder, other_ms=other, reorder_fused=fused)
     if not any(any(k in st["op"] for k in KERNEL_OPS) for st in res["steps"]):
         res.update(status="error", msg=f"no Conv/MatMul/Gemm step in the profile: {ops}")
@@ -616,7 +616,7 @@ def runs_for(s, args, peak_gflops):
     runs = args.runs
     if est * (2 * runs + 3) > args.max_seconds:
         runs = max(MIN_CAPPED_RUNS, min(runs, int(args.max_seconds / est / 2)))
-        return runs, 1, 1, True
+        return runs, 1, 1, runs < args.runs
     return runs, 3, 5, False
 
 

@@ -22,6 +22,7 @@ CLASSES = ["KxK conv", "1x1 conv", "stem conv (C <= 4)", "grouped conv", "depthw
            "batched matmul (B activation)", "GEMV (M = 1)"]
 ISA_NAMES = {"avx512": "AVX-512", "avx2": "AVX2"}
 GAP_ROWS = 15
+REORDER_ROWS = 10
 
 
 def fmt_ms(v):
@@ -177,12 +178,16 @@ def header(results):
     for cfg in results["configs"].values():
         for cell in cfg.get("cells", {}).values():
             t = cell.get("tessera", {})
-            if "ops" in t:
-                ops[t["ops"]] = ops.get(t["ops"], 0) + 1
+            if t.get("steps"):
+                key = "; ".join(st["op"] + ("*" if st.get("reference") else "")
+                                for st in sorted(t["steps"], key=lambda x: x["step"]))  # plan order
+                ops[key] = ops.get(key, 0) + 1
     if ops:
-        lines += ["Tessera's steps as its profile names them (measurements of all configurations; `a; b` = two "
-                  "steps, `+` = one fused step, `*` = reference kernel). When the layout reorders are fused into "
-                  "the convolution's step their time is part of Tessera's kernel time (*fused* in the tables):", ""]
+        fused = any("+" in o and "Reorder" in o for o in ops)
+        lines += ["Tessera's steps as its profile names them, in plan order (measurements of all configurations; "
+                  "`a; b` = two steps, `+` = one fused step, `*` = reference kernel)"
+                  + (". When the layout reorders are fused into the convolution's step their time is part of "
+                     "Tessera's kernel time (*fused* in the tables):" if fused else ":"), ""]
         lines += [f"- `{o}`: {n}" for o, n in sorted(ops.items(), key=lambda x: -x[1])]
         lines.append("")
     return lines
@@ -267,6 +272,70 @@ def gaps(results):
     return lines
 
 
+def worst_ratios(results):
+    """The shapes where Tessera is furthest behind oneDNN, whatever their size."""
+    shapes = results["shapes"]
+    lines = ["## Largest ratios", "",
+             f"The {GAP_ROWS} shapes with the highest Tessera ms / oneDNN ms in each configuration:", ""]
+    for c in results["configs"].values():
+        if not c.get("cells"):
+            continue
+        rows = sorted(((ratio(cell), i) for i, cell in c["cells"].items() if ratio(cell)), reverse=True)
+        peak = c["peak"]["gflops"]
+        lines += [f"### {config_title(c)}", "",
+                  "| shape | kind | models | Tessera ms | oneDNN ms | ratio | Tessera % peak | oneDNN % peak |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r, i in rows[:GAP_ROWS]:
+            s, cell = shapes[i], c["cells"][i]
+            t, d = ok(cell, "tessera"), ok(cell, "onednn")
+            mark = " ‡" if any(busy(cell[rt], results) for rt in ("tessera", "onednn")) else ""
+            lines.append(f"| {s['label']}{mark} | {s['class']} | {models_of(s)} | {fmt_ms(t)} | {fmt_ms(d)} | "
+                         f"{r:.2f} | {100 * gflops(s, t) / peak:.0f}% | {100 * gflops(s, d) / peak:.0f}% |")
+        lines.append("")
+    return lines
+
+
+def reorders(results):
+    """Tessera's layout-reorder steps: the largest, with their memory rate."""
+    shapes = results["shapes"]
+    rows_by_cfg = []
+    for c in results["configs"].values():
+        rows = []
+        for i, cell in c.get("cells", {}).items():
+            t = cell.get("tessera", {})
+            s = shapes[i]
+            for st in t.get("steps", []):
+                if "reorder" not in st["op"].lower() or any(k in st["op"] for k in ("Conv", "MatMul", "Gemm")):
+                    continue
+                # to blocked moves the input, from blocked the output: read once, written once
+                if "from" in st["op"].lower():
+                    elems = s.get("n", 1) * s.get("k", 0) * s.get("oh", 0) * s.get("ow", 0)
+                else:
+                    elems = s.get("n", 1) * s.get("c", 0) * s.get("h", 0) * s.get("w", 0)
+                rate = 2 * 4 * elems / (st["ms"] * 1e-3) / 1e9 if st["ms"] > 0 else None
+                rows.append((st["ms"], s, st["op"], elems, rate, t.get("ms")))
+        if rows:
+            rows.sort(key=lambda r: -r[0])
+            rows_by_cfg.append((c, rows))
+    if not rows_by_cfg:
+        return []
+    lines = ["## Layout reorders", "",
+             "Tessera's reorder steps around the blocked convolutions (not in its kernel times above): the "
+             f"{REORDER_ROWS} slowest in each configuration, with the rate at which they move the tensor (read and "
+             "written once: 8 bytes per element). Sum over all shapes: "
+             + "; ".join(f"{config_title(c)} {fmt_ms(sum(r[0] for r in rows))} ms of reorders beside "
+                         f"{fmt_ms(sum(ok(cell, 'tessera') or 0 for cell in c['cells'].values() if cell.get('tessera', {}).get('reorder_ms')))}"
+                         " ms of those shapes' kernels" for c, rows in rows_by_cfg) + ".", ""]
+    for c, rows in rows_by_cfg:
+        lines += [f"### {config_title(c)}", "", "| shape | step | elements | ms | GB/s | the kernel's ms |",
+                  "|---|---|---|---|---|---|"]
+        for ms, s, op, elems, rate, kernel_ms in rows[:REORDER_ROWS]:
+            lines.append(f"| {s['label']} | {op} | {elems} | {fmt_ms(ms)} | {rate:.1f} | {fmt_ms(kernel_ms)} |"
+                         if rate else f"| {s['label']} | {op} | {elems} | {fmt_ms(ms)} | - | {fmt_ms(kernel_ms)} |")
+        lines.append("")
+    return lines
+
+
 def full_tables(results):
     shapes = results["shapes"]
     lines = ["## All shapes", "",
@@ -284,13 +353,13 @@ def full_tables(results):
                   "| shape | kind | models | MFLOP | Tessera ms | GFLOP/s | % peak | reorder/other ms | oneDNN ms | "
                   "GFLOP/s | % peak | oneDNN impl | ratio |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        capped = []
+        capped_runs = []
         for i in sorted(c["cells"], key=lambda i: order_key(shapes[i])):
             s, cell = shapes[i], c["cells"][i]
-            row = [s["label"] + (" †" if cell.get("capped") else ""), s["class"], models_of(s),
-                   f"{2 * s['macs'] / 1e6:.1f}"]
-            if cell.get("capped"):
-                capped.append(f"{s['label']}: {cell['runs']}")
+            capped = cell.get("runs", results["runs"]) < results["runs"]
+            row = [s["label"] + (" †" if capped else ""), s["class"], models_of(s), f"{2 * s['macs'] / 1e6:.1f}"]
+            if capped:
+                capped_runs.append(f"{s['label']}: {cell['runs']}")
             for rt in ("tessera", "onednn"):
                 x = cell.get(rt, {})
                 if x.get("status") == "ok":
@@ -313,13 +382,14 @@ def full_tables(results):
             row.append(f"**{r:.2f}**" if r and r >= 2 else f"{r:.2f}" if r else "-")
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
-        if capped:
-            lines += ["† runs: " + "; ".join(capped), ""]
+        if capped_runs:
+            lines += ["† runs: " + "; ".join(capped_runs), ""]
     return lines
 
 
 def markdown(results):
-    return "\n".join(header(results) + summary(results) + gaps(results) + full_tables(results)) + "\n"
+    return "\n".join(header(results) + summary(results) + worst_ratios(results) + gaps(results) + reorders(results)
+                     + full_tables(results)) + "\n"
 
 
 def write(results, out_dir):
