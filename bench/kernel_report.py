@@ -47,6 +47,19 @@ def ratio(cell):
     return t / d if t and d else None
 
 
+COARSE_MS = 0.01
+
+
+def coarse(cell):
+    """Tessera's time is printed in whole microseconds: below 10 us its ratio is too rough to rank."""
+    t = ok(cell, "tessera")
+    return t is not None and t < COARSE_MS
+
+
+def solid_ratio(cell):
+    return None if coarse(cell) else ratio(cell)
+
+
 def progress(s, cell, peak):
     """One progress line's worth for kernel_bench.py."""
     parts = []
@@ -197,8 +210,8 @@ def summary(results):
     shapes = results["shapes"]
     cfgs = [c for c in results["configs"].values() if c.get("cells")]
     lines = ["## Summary", "",
-             "Geometric mean of Tessera ms / oneDNN ms by kind of shape (shapes counted once; above 1: Tessera "
-             "slower):", ""]
+             "Geometric mean of Tessera ms / oneDNN ms by kind of shape (shapes counted once, those whose Tessera "
+             "time is under 10 us left out: the profile prints whole microseconds; above 1: Tessera slower):", ""]
     lines.append("| kind | shapes | " + " | ".join(config_title(c) for c in cfgs) + " |")
     lines.append("|---|---|" + "---|" * len(cfgs))
     classes = [c for c in CLASSES if any(s["class"] == c for s in shapes.values())]
@@ -206,7 +219,7 @@ def summary(results):
         ids = [i for i, s in shapes.items() if cls == "all" or s["class"] == cls]
         row = [cls, str(len(ids))]
         for c in cfgs:
-            g = geomean([ratio(c["cells"][i]) for i in ids if i in c["cells"]])
+            g = geomean([solid_ratio(c["cells"][i]) for i in ids if i in c["cells"]])
             row.append(f"{g:.2f}" if g else "-")
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "Per model: the sum over its Conv/MatMul/Gemm nodes (each node's shape timed alone, times the "
@@ -280,7 +293,7 @@ def worst_ratios(results):
     for c in results["configs"].values():
         if not c.get("cells"):
             continue
-        rows = sorted(((ratio(cell), i) for i, cell in c["cells"].items() if ratio(cell)), reverse=True)
+        rows = sorted(((solid_ratio(cell), i) for i, cell in c["cells"].items() if solid_ratio(cell)), reverse=True)
         peak = c["peak"]["gflops"]
         lines += [f"### {config_title(c)}", "",
                   "| shape | kind | models | Tessera ms | oneDNN ms | ratio | Tessera % peak | oneDNN % peak |",
@@ -341,7 +354,8 @@ def full_tables(results):
     lines = ["## All shapes", "",
              "MFLOP = 2 x MACs. *reorder/other*: Tessera's steps besides the kernel (layout reorders and anything "
              "else), not included in its ms; *fused*: the reorders are part of the kernel's step and of its ms. "
-             "*< 0.001*: below the 1 us resolution of `tessera bench --profile` (no ratio). A shape marked † ran "
+             "*< 0.001*: below the 1 us resolution of `tessera bench --profile` (no ratio); *~*: a ratio from a Tessera "
+             "time under 10 us, rough for the same reason. A shape marked † ran "
              "fewer runs (see the runs list below the table). ‡: measured while other processes used more than "
              f"{results.get('busy_cores', 0.25):g} cores. Ratios of 2 and more are in bold.",
              ""]
@@ -379,7 +393,8 @@ def full_tables(results):
                 else:
                     row.append(x.get("impl", ""))
             r = ratio(cell)
-            row.append(f"**{r:.2f}**" if r and r >= 2 else f"{r:.2f}" if r else "-")
+            text = f"**{r:.2f}**" if r and r >= 2 else f"{r:.2f}" if r else "-"
+            row.append(("~" + text) if r and coarse(cell) else text)
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
         if capped_runs:
