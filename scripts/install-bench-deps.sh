@@ -11,6 +11,8 @@ PACKAGES=(
   python3-onnx                        # node counts of ONNX Runtime's optimized graphs (FUSION.md)
   python3-opencv                      # the OpenCV DNN peer
   python3-matplotlib                  # bench/results.png
+  libdnnl-dev g++                     # bench/kernel_bench.py: oneDNN, the kernel peer (its C++ API, built
+                                      # with plain g++ outside the project's CMake, which keeps the build free of it)
 )
 # ONNX Runtime runs in node (onnxruntime-node from npm): Debian's nodejs and
 # npm, unless a node with its own npm is already there (a NodeSource nodejs
