@@ -143,11 +143,13 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
 // True when a stage is cheap enough to recompute at every read of a
 // contraction's inner loop: with the stages inlined into it, one read of
 // memory besides scalars, a few arithmetic operations, no selects (padding, concatenation)
-// or calls.
-bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st) {
+// or calls; with `value_selects`, selects between values (a Clip's) count as
+// operations and up to six are allowed (a few taps per input, not a GEMM's K).
+bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st, bool value_selects = false) {
   struct Counter : loop::IRVisitor {
     const std::vector<te::Tensor>* outputs;
-    int loads = 0, ops = 0;
+    std::set<const te::Stage*> loaded;  // tensors read (a clamp reads its input thrice, one load)
+    int ops = 0;
     bool select = false;
     using IRVisitor::visit;
     void visit(const loop::ProducerLoadNode* op) override {
@@ -155,7 +157,7 @@ bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st)
       if (p->kind == te::StageKind::Compute && !is_output(*outputs, p) && !te::has_reduce(p->body))
         visit(p->body);  // inlined where it is read
       else if (numel_of(p->shapes[0]) > 1)
-        ++loads;  // (a scalar, Clip's bounds, stays in a register)
+        loaded.insert(p);  // (a scalar, Clip's bounds, stays in a register)
       IRVisitor::visit(op);
     }
     void visit(const loop::BinaryNode* op) override {
@@ -163,17 +165,20 @@ bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st)
       IRVisitor::visit(op);
     }
     void visit(const loop::SelectNode* op) override {
-      select = true;
+      if (value_selects && !te::is_guard(op->cond)) ++ops;  // a clamp's select is one more operation
+      else select = true;
       IRVisitor::visit(op);
     }
     void visit(const loop::CallNode* op) override {
       select = true;
       IRVisitor::visit(op);
     }
+    bool value_selects = false;
   } c;
+  c.value_selects = value_selects;
   c.outputs = &outputs;
   c.visit(st.body);
-  return !c.select && c.loads <= 1 && c.ops <= 2;
+  return !c.select && c.loaded.size() <= 1 && c.ops <= (value_selects ? 6 : 2);
 }
 
 // True when some read of `in` in `st` has an index that uses `v`.
@@ -542,8 +547,18 @@ void materialize_inputs(Schedule& s, const std::vector<te::Tensor>& outputs, con
     return in.stage().kind == te::StageKind::Compute && !rooted(s, in.name()) && !is_output(outputs, &in.stage()) &&
            !te::has_reduce(in.stage().body) && !cheap_prologue(outputs, in.stage());
   };
+  // A depthwise blocked convolution reads its padded input with guards
+  // alike across lanes: one test and a masked vector load per tap, cheaper
+  // than copying the whole image when each input is read only a few times
+  // — unless the copy also computes something (a SiLU before it).
+  auto padding_in_place = [&](const te::Tensor& in) {
+    if (st.tag != "depthwise_conv2d_blocked" || !lane_uniform_guards(in.stage(), target)) return false;
+    for (const te::Tensor& in2 : in.stage().inputs())
+      if (in2.stage().kind != te::StageKind::Placeholder && !cheap_prologue(outputs, in2.stage(), true)) return false;
+    return true;
+  };
   for (const te::Tensor& in : st.inputs()) {
-    if (!needs_root(in)) continue;
+    if (!needs_root(in) || padding_in_place(in)) continue;
     s.compute_root(in.name());
     schedule_generic(s, in.stage(), target);
     // Under guards that are alike across a vector's lanes (a blocked image's

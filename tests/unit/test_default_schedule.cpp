@@ -149,6 +149,34 @@ TEST_P(DefaultSchedule, BlockedConvTilesPixelsByLanes) {
   EXPECT_EQ(text.find("compute_root relu"), std::string::npos) << text;
 }
 
+// A blocked depthwise convolution reads its padded input in place (a masked
+// vector load per tap) instead of copying the image, a clamp before it
+// recomputed per tap; a prologue with a call (a sigmoid) is copied once.
+TEST_P(DefaultSchedule, DepthwiseBlockedConvReadsPaddingInPlace) {
+  const int64_t b = GetParam() == codegen::Isa::AVX512 ? 16 : 8, Cb = 2, H = 6, W = 19;
+  TE x = te::placeholder({1, Cb, H, W, b}, DType::F32, "x");
+  TE w = te::placeholder({Cb, 3, 3, b}, DType::F32, "w");
+  for (bool call : {false, true}) {
+    SCOPED_TRACE(call ? "sigmoid" : "clamp");
+    TE pre = te::compute({1, Cb, H, W, b}, [&](const te::Indices& i) -> loop::Expr {
+      loop::Expr v = x(i[0], i[1], i[2], i[3], i[4]);
+      if (call) return loop::call("sigmoid", {v});
+      return loop::select(v < 0.0f, te::constant(DType::F32, 0), loop::select(v > 6.0f, te::constant(DType::F32, 6), v));
+    }, "pre", "elemwise", {"n", "c", "h", "w", "l"});
+    TE p = te::compute({1, Cb, H + 2, W + 2, b}, [&](const te::Indices& i) {
+      return te::if_then_else(i[2] >= 1 && i[2] <= H && i[3] >= 1 && i[3] <= W,
+                              pre(i[0], i[1], i[2] - 1, i[3] - 1, i[4]), te::constant(DType::F32, 0));
+    }, "pad", "pad", {"n", "c", "h", "w", "lane"});
+    TE y = te::compute({1, Cb, H, W, b}, [&](const te::Indices& i) {
+      auto ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
+      return te::sum(w(i[1], ry.var, rx.var, i[4]) * p(i[0], i[1], i[2] + ry.var, i[3] + rx.var, i[4]), {ry, rx});
+    }, "dw", "depthwise_conv2d_blocked", {"n", "kb", "h", "w", "kc"});
+    check({x, w}, y, "vectorize dw kc.i");
+    std::string text = schedule::to_text(schedule::default_schedule({y}, target()));
+    EXPECT_EQ(text.find("compute_root pad") != std::string::npos, call) << text;
+  }
+}
+
 // A reduction over a blocked image's plane (a global average pool): the
 // output's lanes are vectors, the reduction loops around them.
 TEST_P(DefaultSchedule, PlaneReductionKeepsLanesAsVectors) {
