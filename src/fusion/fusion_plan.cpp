@@ -112,11 +112,36 @@ class Planner {
       }
       for (int c : next) {
         if (taken[static_cast<size_t>(c)] || !fusible_[static_cast<size_t>(c)]) continue;
+        if (!successors && prologue_of_contraction(n, c)) continue;
         if (!try_add(b, id, c, successors)) continue;
         taken[static_cast<size_t>(c)] = true;
         frontier.push_back(c);
       }
     }
+  }
+
+  // True when producer `c` of contraction `n` is one-to-one and itself reads
+  // a contraction's output: it is that contraction's epilogue (applied in
+  // registers), not this one's prologue (a pass over the input, or
+  // recomputed at every read).
+  bool prologue_of_contraction(int n, int c) const {
+    if (type_[static_cast<size_t>(n)] != MappingType::ManyToMany || type_[static_cast<size_t>(c)] != MappingType::OneToOne)
+      return false;
+    std::vector<int> work{c};
+    std::unordered_set<int> seen;
+    while (!work.empty()) {  // through other one-to-one ops (SiLU: Mul(x, Sigmoid(x)))
+      int k = work.back();
+      work.pop_back();
+      if (!seen.insert(k).second) continue;
+      for (const Value* v : g_.nodes()[static_cast<size_t>(k)]->inputs) {
+        if (!v || !v->producer) continue;
+        int p = index_.at(v->producer);
+        MappingType t = type_[static_cast<size_t>(p)];
+        if (t == MappingType::ManyToMany) return true;
+        if (t == MappingType::OneToOne) work.push_back(p);
+      }
+    }
+    return false;
   }
 
   bool try_add(Block& b, int id, int c, bool successor) {

@@ -184,6 +184,34 @@ TEST(FusionPlan, BlocksStayAcyclic) {
   expect_fused_matches_reference(*g, plan, fused);
 }
 
+// An activation between two convolutions finishes the first (its epilogue),
+// even when the second one's activation, with a smaller (strided) output,
+// seeds first and grows back through the second convolution.
+TEST(FusionPlan, ActivationsJoinTheContractionBefore) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {1, 8, 12, 12}, true});
+  AttrMap ca;
+  ca["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* c1 = g->add_node("Conv", {x, g->add_constant("w1", rand_f32({8, 8, 3, 3}, 1))}, {"c1"}, ca, "conv1")->outputs[0];
+  Value* r1 = g->add_node("Relu", {c1}, {"r1"}, {}, "act1")->outputs[0];
+  AttrMap dw = ca;
+  dw["group"] = Attribute::of_int(8);
+  dw["strides"] = Attribute::of_ints({2, 2});
+  Value* c2 = g->add_node("Conv", {r1, g->add_constant("w2", rand_f32({8, 1, 3, 3}, 2))}, {"c2"}, dw, "conv2")->outputs[0];
+  g->add_output(g->add_node("Relu", {c2}, {"y"}, {}, "act2")->outputs[0]);
+  infer_graph(*g);
+  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  auto block = [&](const char* name) {
+    for (size_t k = 0; k < g->nodes().size(); ++k)
+      if (g->nodes()[k]->name == name) return plan.block_of[k];
+    return -1;
+  };
+  EXPECT_EQ(block("act1"), block("conv1")) << fusion::print_fusion(*g, plan);
+  EXPECT_EQ(block("act2"), block("conv2")) << fusion::print_fusion(*g, plan);
+  EXPECT_NE(block("conv1"), block("conv2"));
+  expect_fused_matches_reference(*g, plan, 2);
+}
+
 // A node whose block would keep more live values than the register budget
 // stays apart.
 TEST(FusionPlan, RegisterPressureBoundsBlocks) {
