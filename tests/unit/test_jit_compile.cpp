@@ -124,6 +124,21 @@ TEST(JitCompile, MultiplyAddsContractToFmaByDefault) {
   testing::expect_jit_matches(mm, args, o, 0);
 }
 
+// Every function of a kernel starts on a 64-byte boundary, so its loops sit
+// at the same offsets in the front end's fetch blocks in every process.
+TEST(JitCompile, FunctionsStartOn64ByteBoundaries) {
+  std::shared_ptr<JitKernel> k = jit_compile(loop::testing::matmul_kernel(16, 32, 64), JitOptions{});
+  std::string a = k->assembly();
+  int functions = 0;
+  for (size_t at = a.find("\t.type\t"); at != std::string::npos; at = a.find("\t.type\t", at + 1)) {
+    if (a.find("@function", at) > a.find('\n', at)) continue;  // not a function's .type line
+    size_t line = a.rfind('\n', at - 2);  // the line before: the function's alignment
+    EXPECT_EQ(a.compare(line + 1, 11, "\t.p2align\t6"), 0) << a.substr(line + 1, at - line);
+    ++functions;
+  }
+  EXPECT_GE(functions, 1) << a;
+}
+
 TEST(JitCompile, DumpsGoToStderr) {
   JitOptions o;
   o.dump_ir = o.dump_llvm = o.dump_asm = true;

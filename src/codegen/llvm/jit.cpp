@@ -225,6 +225,11 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   if (llvm::verifyModule(*m, &err))
     TESSERA_FAIL("LLVM JIT: invalid LLVM IR for kernel ", kernel.name, ": ", err.str(), "\n", module_text(*m));
   optimize(*m, *tm);
+  // Functions start on 64-byte boundaries: their loops then sit at the same
+  // offsets within the front end's 64-byte fetch blocks in every process
+  // (otherwise a kernel's speed depends on where the JIT happened to put it).
+  for (llvm::Function& f : *m)
+    if (!f.isDeclaration()) f.setAlignment(llvm::Align(64));
 
   auto impl = std::make_unique<JitKernel::Impl>();
   impl->name = kernel.name;
