@@ -6,40 +6,13 @@
 
 #include <cstring>
 
-#include "ops/op_helpers.h"
+#include "ops/nn_ops.h"
 
 namespace tessera {
-
-namespace {
-
-int64_t blocks_of(int64_t c, int64_t b) { return (c + b - 1) / b; }
-
-// Strides, dilations and pads (begin h, w, end h, w) of a blocked conv node.
-void read_window(const Node& n, BlockedConvGeom& g) {
-  std::vector<int64_t> s = n.attr_ints("strides", {1, 1}), d = n.attr_ints("dilations", {1, 1}),
-                       p = n.attr_ints("pads", {0, 0, 0, 0});
-  TESSERA_CHECK(s.size() == 2 && d.size() == 2 && p.size() == 4, n.describe(),
-                ": strides and dilations need 2 values and pads 4");
-  g.sh = s[0], g.sw = s[1], g.dh = d[0], g.dw = d[1];
-  g.ph = p[0], g.pw = p[1], g.ph_end = p[2], g.pw_end = p[3];
-  TESSERA_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0 && g.ph >= 0 && g.pw >= 0 && g.ph_end >= 0 &&
-                    g.pw_end >= 0,
-                n.describe(), ": strides and dilations must be positive and pads non-negative");
-}
-
-int64_t window_out(const Node& n, int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1) {
-  int64_t span = in + p0 + p1 - d * (k - 1) - 1;
-  TESSERA_CHECK(span >= 0, n.describe(), ": the kernel (", k, ", dilation ", d, ") does not fit the padded input (",
-                in, " + ", p0 + p1, ")");
-  return span / s + 1;
-}
-
-}  // namespace
 
 BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
   BlockedConvGeom g;
   g.depthwise = n.op_type == "DepthwiseConvBlocked";
-  read_window(n, g);
   g.plain_input = !g.depthwise && x.size() == 4;
   TESSERA_CHECK(x.size() == 5 || g.plain_input, n.describe(), ": X must be [N, Cb, H, W, b]",
                 g.depthwise ? "" : " or [N, C, H, W]", ", got rank ", x.size());
@@ -63,8 +36,12 @@ BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
     TESSERA_CHECK(g.first_block(g.Mb - 1) + g.R <= g.in_c, n.describe(), ": output block ", g.Mb - 1,
                   " reads input blocks up to ", g.first_block(g.Mb - 1) + g.R, " but X has ", g.in_c);
   }
-  g.oh = window_out(n, g.ih, g.kh, g.sh, g.dh, g.ph, g.ph_end);
-  g.ow = window_out(n, g.iw, g.kw, g.sw, g.dw, g.pw, g.pw_end);
+  // Strides, dilations and pads (begin h, w, end h, w) as a Conv's.
+  WindowAttrs a = read_window_attrs(n, 2, {g.kh, g.kw}, false);
+  Dims out = window_output_dims(n, a, {g.ih, g.iw});
+  g.oh = out[0], g.ow = out[1];
+  g.sh = a.strides[0], g.sw = a.strides[1], g.dh = a.dilations[0], g.dw = a.dilations[1];
+  g.ph = a.pads[0], g.pw = a.pads[1], g.ph_end = a.pads[2], g.pw_end = a.pads[3];
   return g;
 }
 
@@ -156,7 +133,7 @@ void infer_to_blocked(InferContext& c) {
   TESSERA_CHECK(x.rank_known && x.rank() >= 3, c.node.describe(), ": X must be [N, C, spatial...], got ",
                 x.to_string());
   TensorType t = x;
-  t.dims[1] = x.dims[1] < 0 ? -1 : blocks_of(x.dims[1], b);
+  t.dims[1] = x.dims[1] < 0 ? -1 : channel_blocks(x.dims[1], b);
   t.dims.push_back(b);
   c.out(0) = t;
 }
@@ -181,7 +158,7 @@ void reorder_copy(const Tensor& src, Tensor& dst, int64_t N, int64_t C, int64_t 
   const size_t es = dtype_size(src.dtype());
   const auto* s = static_cast<const unsigned char*>(src.raw());
   auto* d = static_cast<unsigned char*>(dst.raw());
-  const int64_t Cb = blocks_of(C, b);
+  const int64_t Cb = channel_blocks(C, b);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t p = 0; p < P; ++p) {
@@ -196,7 +173,7 @@ std::vector<Tensor> run_to_blocked(const KernelContext& c) {
   TESSERA_CHECK(x.rank() >= 3 && x.dtype() != DType::String, c.node.describe(), ": X must be a numeric [N, C, ...]");
   const int64_t b = block_attr(c.node);
   Dims d = x.dims();
-  d[1] = blocks_of(x.dim(1), b);
+  d[1] = channel_blocks(x.dim(1), b);
   d.push_back(b);
   Tensor y(x.dtype(), d);
   reorder_copy(x, y, x.dim(0), x.dim(1), x.numel() / std::max<int64_t>(x.dim(0) * x.dim(1), 1), b, true);

@@ -30,6 +30,9 @@ namespace tessera {
 
 inline constexpr const char* kBlockedDomain = "tessera";
 
+// Blocks of `b` lanes holding `c` channels (the last one padded).
+inline int64_t channel_blocks(int64_t c, int64_t b) { return (c + b - 1) / b; }
+
 // Geometry of a ConvBlocked / DepthwiseConvBlocked node for given input and
 // weight dims; checks them against each other and the attributes, throwing
 // naming the node.

@@ -35,8 +35,6 @@ bool static_f32(const Value* v, size_t rank) {
 
 bool f32_constant(const Value* v) { return v && v->constant && v->constant->dtype() == DType::F32; }
 
-int64_t blocks(int64_t c, int64_t b) { return (c + b - 1) / b; }
-
 Attribute ints(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
 
 struct Rewriter {
@@ -104,7 +102,7 @@ void Rewriter::conv(Node* n) {
   const Tensor& w = *wv->constant;
   ConvShape cs = conv_shape(*n, x->type.dims, w.dims());
   const int64_t C = cs.C, M = cs.M, G = cs.group, Cg = C / G, Mg = M / G;
-  const int64_t kh = w.dim(2), kw = w.dim(3), Mb = blocks(M, b), Cb = blocks(C, b);
+  const int64_t kh = w.dim(2), kw = w.dim(3), Mb = channel_blocks(M, b), Cb = channel_blocks(C, b);
   bool depthwise = G > 1 && G == C && G == M;
   int64_t div = 1, mul = 0, R = 0;
   bool plain = false;
@@ -180,7 +178,7 @@ void Rewriter::elementwise(Node* n) {
       ins.push_back(v);
     } else if (f32_constant(v) && v->constant->numel() == C &&
                (v->constant->dims() == Dims{C, 1, 1} || v->constant->dims() == Dims{1, C, 1, 1})) {
-      Tensor t(DType::F32, {1, blocks(C, b), 1, 1, b});
+      Tensor t(DType::F32, {1, channel_blocks(C, b), 1, 1, b});
       for (int64_t c = 0; c < C; ++c) t.data<float>()[c] = v->constant->data<float>()[c];
       ins.push_back(constant(v->name + ".nchwc", std::move(t)));
     } else {
