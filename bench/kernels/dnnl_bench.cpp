@@ -123,6 +123,29 @@ struct Prepared {
   double create_ms = 0;
 };
 
+// The primitive of `pd` (created since t0), the implementation and layouts
+// oneDNN chose, and its arguments: source and weights filled in plain
+// layouts and reordered into the chosen ones, the bias when given, the
+// destination and the scratchpad.
+template <class Prim, class PD>
+Prepared prepare(const PD& pd, std::chrono::steady_clock::time_point t0, const memory::desc& src_plain,
+                 const memory::desc& wei_plain, const memory::desc* bias_md, const dnnl::engine& eng,
+                 dnnl::stream& s) {
+  Prepared p;
+  p.prim = Prim(pd);
+  p.create_ms = ms_since(t0);
+  p.impl = pd.impl_info_str();
+  p.src = format_of(pd.src_desc());
+  p.wei = format_of(pd.weights_desc());
+  p.dst = format_of(pd.dst_desc());
+  p.args[DNNL_ARG_SRC] = in_layout(filled(src_plain, eng, 1), pd.src_desc(), eng, s);
+  p.args[DNNL_ARG_WEIGHTS] = in_layout(filled(wei_plain, eng, 2), pd.weights_desc(), eng, s);
+  if (bias_md) p.args[DNNL_ARG_BIAS] = in_layout(filled(*bias_md, eng, 3), pd.bias_desc(), eng, s);
+  p.args[DNNL_ARG_DST] = dnnl::memory(pd.dst_desc(), eng);
+  if (pd.scratchpad_desc().get_size() > 0) p.args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(pd.scratchpad_desc(), eng);
+  return p;
+}
+
 Prepared make_matmul(const std::vector<int64_t>& a, const dnnl::engine& eng, dnnl::stream& s) {
   // a: BATCH M K N CONST_B BIAS
   if (a.size() != 6) throw std::runtime_error("matmul needs BATCH M K N CONST_B BIAS");
@@ -143,19 +166,8 @@ Prepared make_matmul(const std::vector<int64_t>& a, const dnnl::engine& eng, dnn
   dnnl::matmul::primitive_desc pd =
       bias ? dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_any, wei_md, bias_md, dst_any), eng)
            : dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_any, wei_md, dst_any), eng);
-  Prepared p;
-  p.prim = dnnl::matmul(pd);
-  p.create_ms = ms_since(t0);
-  p.impl = pd.impl_info_str();
-  p.src = format_of(pd.src_desc());
-  p.wei = format_of(pd.weights_desc());
-  p.dst = format_of(pd.dst_desc());
-  p.args[DNNL_ARG_SRC] = in_layout(filled(memory::desc(sd, dt::f32, plain), eng, 1), pd.src_desc(), eng, s);
-  p.args[DNNL_ARG_WEIGHTS] = in_layout(filled(memory::desc(wd, dt::f32, plain), eng, 2), pd.weights_desc(), eng, s);
-  if (bias) p.args[DNNL_ARG_BIAS] = in_layout(filled(bias_md, eng, 3), pd.bias_desc(), eng, s);
-  p.args[DNNL_ARG_DST] = dnnl::memory(pd.dst_desc(), eng);
-  if (pd.scratchpad_desc().get_size() > 0) p.args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(pd.scratchpad_desc(), eng);
-  return p;
+  return prepare<dnnl::matmul>(pd, t0, memory::desc(sd, dt::f32, plain), memory::desc(wd, dt::f32, plain),
+                               bias ? &bias_md : nullptr, eng, s);
 }
 
 Prepared make_conv(const std::vector<int64_t>& a, const dnnl::engine& eng, dnnl::stream& s) {
@@ -183,19 +195,8 @@ Prepared make_conv(const std::vector<int64_t>& a, const dnnl::engine& eng, dnnl:
       bias ? dnnl::convolution_forward::desc(prop, alg, src_any, wei_any, bias_md, dst_any, strides, dil, pad_l, pad_r)
            : dnnl::convolution_forward::desc(prop, alg, src_any, wei_any, dst_any, strides, dil, pad_l, pad_r);
   dnnl::convolution_forward::primitive_desc pd(d, eng);
-  Prepared p;
-  p.prim = dnnl::convolution_forward(pd);
-  p.create_ms = ms_since(t0);
-  p.impl = pd.impl_info_str();
-  p.src = format_of(pd.src_desc());
-  p.wei = format_of(pd.weights_desc());
-  p.dst = format_of(pd.dst_desc());
-  p.args[DNNL_ARG_SRC] = in_layout(filled(memory::desc(sd, dt::f32, tag::nchw), eng, 1), pd.src_desc(), eng, s);
-  p.args[DNNL_ARG_WEIGHTS] = in_layout(filled(memory::desc(wd, dt::f32, wplain), eng, 2), pd.weights_desc(), eng, s);
-  if (bias) p.args[DNNL_ARG_BIAS] = in_layout(filled(bias_md, eng, 3), pd.bias_desc(), eng, s);
-  p.args[DNNL_ARG_DST] = dnnl::memory(pd.dst_desc(), eng);
-  if (pd.scratchpad_desc().get_size() > 0) p.args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(pd.scratchpad_desc(), eng);
-  return p;
+  return prepare<dnnl::convolution_forward>(pd, t0, memory::desc(sd, dt::f32, tag::nchw),
+                                            memory::desc(wd, dt::f32, wplain), bias ? &bias_md : nullptr, eng, s);
 }
 
 // One request line -> one result line.
