@@ -67,7 +67,7 @@ struct Exec {
   std::string isa;
   int threads = 0;
   bool dump_ir = false, dump_llvm = false, dump_asm = false, verbose = false;
-  bool no_fusion = false, no_blocked_layout = false;
+  bool no_fusion = false, no_blocked_layout = false, no_winograd = false;
   std::string kernel;
 
   bool compiled() const {
@@ -89,6 +89,7 @@ struct Exec {
     o.verbose = verbose;
     o.fusion = !no_fusion;
     o.blocked_layout = !no_blocked_layout;
+    o.winograd = !no_winograd;
     o.rewrite = c.load_options().rewrite;
     return o;
   }
@@ -373,6 +374,7 @@ int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion)
     eo.threads = e.threads;
     eo.fusion = !e.no_fusion;
     eo.blocked_layout = !e.no_blocked_layout;
+    eo.winograd = !e.no_winograd;
     if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
     runtime::CompiledModel m(std::move(g), eo);
     dot = fusion::graph_dot(m.graph(), &m.fusion_plan());
@@ -453,6 +455,7 @@ int main(int argc, char** argv) {
     sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
     sub->add_flag("--no-blocked-layout", exec.no_blocked_layout,
                   "convolutions in NCHW: no channel-blocked (NCHWc) layout");
+    sub->add_flag("--no-winograd", exec.no_winograd, "3x3 convolutions direct: no Winograd F(4x4, 3x3)");
   };
 
   std::vector<std::string> inputs;

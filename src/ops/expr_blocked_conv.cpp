@@ -10,23 +10,18 @@
 
 namespace tessera::ops {
 
-using namespace nn_expr;
+namespace nn_expr {
 
-namespace {
-
-// The input as the windows read it: zero outside [0, ih) x [0, iw), over the
-// extent the output reads; `x` itself when there is no padding. The spatial
-// dims are 2 and 3; a blocked input keeps its lane dim last.
-te::Tensor padded(ExprContext& c, const te::Tensor& x, const BlockedConvGeom& g) {
-  if (g.ph == 0 && g.pw == 0 && g.ph_end == 0 && g.pw_end == 0) return x;
+te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, int64_t ph, int64_t pw, int64_t rows, int64_t cols) {
+  const int64_t in[2] = {x.dim(2), x.dim(3)}, pad[2] = {ph, pw};
+  if (ph == 0 && pw == 0 && rows <= in[0] && cols <= in[1]) return x;
   Dims shape = x.shape();
-  shape[2] = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-  shape[3] = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  shape[2] = rows;
+  shape[3] = cols;
   std::vector<std::string> names{"n", "c", "h", "w"};
   if (x.rank() == 5) names.push_back("lane");
   return te::compute(shape, [&](const Indices& i) {
     std::vector<Expr> idx = as_exprs(i), conds;
-    const int64_t pad[2] = {g.ph, g.pw}, in[2] = {g.ih, g.iw};
     for (size_t d = 2; d < 4; ++d) {
       Expr p = idx[d];
       if (pad[d - 2] > 0) {
@@ -40,6 +35,12 @@ te::Tensor padded(ExprContext& c, const te::Tensor& x, const BlockedConvGeom& g)
   }, c.stage_name("pad"), "pad", names);
 }
 
+}  // namespace nn_expr
+
+using namespace nn_expr;
+
+namespace {
+
 // A reduce axis, or the constant 0 (no axis) when its extent is 1.
 Expr reduce_var(std::vector<loop::ReduceAxis>& axes, int64_t extent, const std::string& name) {
   if (extent == 1) return loop::int_imm(0);
@@ -52,7 +53,8 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
   const te::Tensor& w = c.in(1);
   const BlockedConvGeom g = blocked_conv_geom(c.node, x.shape(), w.shape());
   const te::Tensor* bias = c.has_input(2) ? &c.in(2) : nullptr;
-  te::Tensor pad = padded(c, x, g);
+  te::Tensor pad = zero_padded(c, x, g.ph, g.pw, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1,
+                               (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
   std::string tag = g.depthwise ? "depthwise_conv2d_blocked" : "conv2d_blocked";
   return {te::compute(g.out_dims(), [&](const Indices& i) {
     std::vector<loop::ReduceAxis> axes;

@@ -99,6 +99,7 @@ void register_nn_exprs(OpRegistry& r) {
   register_nn_gemm_exprs(r);
   register_nn_pool_exprs(r);
   register_blocked_conv_exprs(r);
+  register_winograd_exprs(r);
 }
 
 }  // namespace tessera::ops

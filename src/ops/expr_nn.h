@@ -15,6 +15,7 @@ void register_nn_vision_exprs(OpRegistry& r);  // DeformConv, Col2Im
 void register_nn_gemm_exprs(OpRegistry& r);    // MatMul, Gemm, MatMulInteger, QLinearMatMul
 void register_nn_pool_exprs(OpRegistry& r);    // MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool
 void register_blocked_conv_exprs(OpRegistry& r);  // NCHWc reorders and convolutions (domain "tessera")
+void register_winograd_exprs(OpRegistry& r);      // Winograd F(4x4, 3x3) transforms and products (domain "tessera")
 
 namespace nn_expr {
 
@@ -46,6 +47,10 @@ std::vector<std::string> spatial_axis_names(int64_t nsp, const std::string& pref
 Expr all_of(const std::vector<Expr>& conds);
 // cond ? t : f when cond is defined, else t.
 Expr guard(const Expr& cond, const Expr& t, const Expr& f);
+// x ([N, C, H, W] or blocked [N, Cb, H, W, b]) as a window reads it: `rows`
+// x `cols` pixels from (-ph, -pw), zero outside the image; x itself when that
+// is inside it.
+te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, int64_t ph, int64_t pw, int64_t rows, int64_t cols);
 // Reduce axes, one per spatial dim, named ry/rx style (rz, ry, rx; rk0 ... beyond 3-D).
 std::vector<loop::ReduceAxis> window_axes(const std::vector<int64_t>& extents);
 

@@ -3,6 +3,7 @@
 // this registers them all.
 #include "ops/blocked_conv.h"
 #include "ops/nn_ops.h"
+#include "ops/winograd.h"
 
 namespace tessera {
 
@@ -20,6 +21,7 @@ void register_nn_ops(OpRegistry& r) {
   register_nn_dropout_ops(r);
   register_nn_einsum_ops(r);
   register_blocked_conv_ops(r);
+  register_winograd_ops(r);
 }
 
 }  // namespace tessera

@@ -35,4 +35,10 @@ int rewrite_math_properties(Graph& g, std::vector<std::string>* applied = nullpt
 // where they leave that region. Returns the number of convolutions moved.
 int to_blocked_layout(Graph& g, int64_t block);
 
+// Rewrites 3x3 stride-1 blocked convolutions into Winograd F(4x4, 3x3)
+// (WinogradInput, WinogradGemm, WinogradOutput; weights transformed here)
+// where a static estimate of both forms says it pays (every one it can with
+// `every`: tests). Returns the number rewritten.
+int to_winograd(Graph& g, bool every = false);
+
 }  // namespace tessera

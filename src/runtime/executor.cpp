@@ -165,7 +165,10 @@ CompiledModel::CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts)
                 ": this host supports at most ", codegen::isa_name(codegen::host_isa()));
   if (opts_.max_plans == 0) opts_.max_plans = 1;
   const int lanes = vector_bytes(opts_.isa) / 4;
-  if (opts_.blocked_layout && lanes >= 8) to_blocked_layout(*graph_, lanes);
+  if (opts_.blocked_layout && lanes >= 8) {
+    to_blocked_layout(*graph_, lanes);
+    if (opts_.winograd) to_winograd(*graph_);
+  }
 }
 
 CompiledModel::~CompiledModel() = default;

@@ -55,6 +55,9 @@ struct ExecutorOptions {
   // Convolutions in the channel-blocked layout NCHWc, one vector of channels
   // per block (opt/blocked_layout.cpp), when the ISA has 8 or more f32 lanes.
   bool blocked_layout = true;
+  // 3x3 stride-1 blocked convolutions as Winograd F(4x4, 3x3) where it pays
+  // (opt/winograd.cpp); needs blocked_layout.
+  bool winograd = true;
 };
 
 // "host", "avx2", "avx512", "generic"/"x86-64"; throws naming the value otherwise.

@@ -169,6 +169,7 @@ std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, Exec
   // The saved graph is final (its convolutions already in the layout it was
   // compiled with); its saved steps refer to its nodes as they are.
   opts.blocked_layout = false;
+  opts.winograd = false;
   auto m = std::make_unique<CompiledModel>(std::move(g), std::move(opts));
   std::vector<std::string> lines = split(a.section("signatures"), '\n');
   for (size_t i = 0; i < lines.size(); ++i) {

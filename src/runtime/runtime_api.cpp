@@ -30,6 +30,7 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   e.verbose = o.verbose;
   e.fusion = o.fusion;
   e.blocked_layout = o.blocked_layout;
+  e.winograd = o.winograd;
   return e;
 }
 

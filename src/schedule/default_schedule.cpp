@@ -7,6 +7,7 @@
 #include <set>
 
 #include "loop/visitor.h"
+#include "schedule/winograd_schedule.h"
 
 namespace tessera::schedule {
 
@@ -737,6 +738,16 @@ Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetIn
   if (schedule_rows(s, outputs, stages, target)) return s;
   for (const te::StagePtr& st : stages) {
     if (st->kind != te::StageKind::Compute || done.count(st.get())) continue;
+    // Winograd transforms: tiles of unrolled points, finished by their epilogue.
+    if (st->tag == "winograd_input" || st->tag == "winograd_output") {
+      const te::Stage* sink = epilogue_of(outputs, stages, *st);
+      if ((sink || is_output(outputs, st.get())) && schedule_winograd_transform(s, *st, sink ? *sink : *st, lanes_of(target, DType::F32),
+                                      target.parallel_grain)) {
+        if (sink) done.insert(sink);
+        materialize_inputs(s, outputs, *st, target);
+        continue;
+      }
+    }
     bool root = is_output(outputs, st.get()) || te::has_reduce(st->body);
     if (!root) continue;
     const te::Stage* epilogue = epilogue_of(outputs, stages, *st);

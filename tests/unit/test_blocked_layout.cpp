@@ -18,11 +18,14 @@
 #include "runtime/executor.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
+#include "graph_test_util.h"
 #include "random_tensor.h"
 
 namespace tessera {
 namespace {
 
+using tessera::testing::count_ops;
+using tessera::testing::expect_near_scaled;
 using tessera::testing::random_f32;
 
 AttrMap conv_attrs(std::vector<int64_t> pads, std::vector<int64_t> strides = {1, 1}, int64_t group = 1,
@@ -95,27 +98,6 @@ std::unique_ptr<Graph> network() {
   return g;
 }
 
-int count_ops(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (const auto& node : g.nodes()) n += node->op_type == op;
-  return n;
-}
-
-// Elements within tol of the output's scale (1 + its largest magnitude):
-// sums of hundreds of products rounded in another order (FMA, blocks) differ
-// by a few ulps of their terms, not of a result that cancels to near zero.
-void expect_near(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tol) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    SCOPED_TRACE("output " + std::to_string(i));
-    ASSERT_EQ(got[i].dims(), want[i].dims());
-    double scale = 1;
-    for (int64_t k = 0; k < want[i].numel(); ++k) scale = std::max(scale, 1 + std::abs(want[i].get_double(k)));
-    for (int64_t k = 0; k < got[i].numel(); ++k)
-      ASSERT_NEAR(got[i].get_double(k), want[i].get_double(k), tol * scale) << "element " << k;
-  }
-}
-
 // The pass leaves one reorder into the layout (none: the first convolution
 // reads the NCHW image) and the reorders out where values leave it — the
 // Flatten and the Clip output — and the rewritten graph, run by the
@@ -135,7 +117,7 @@ TEST(BlockedLayout, PassKeepsTheLayoutBetweenConvolutions) {
   ASSERT_EQ(g->outputs().size(), 2u);
   EXPECT_EQ(g->outputs()[0]->name, "logits");
   EXPECT_EQ(g->outputs()[1]->name, "clip");
-  expect_near(interpret(*g, ins), want, 1e-5);
+  expect_near_scaled(interpret(*g, ins), want, 1e-5);
 }
 
 // Compiled for AVX-512 (16 lanes a block) and AVX2 (8), against the
@@ -158,8 +140,8 @@ TEST(BlockedLayout, CompiledMatchesTheOriginalGraph) {
       if (n->op_type == "ConvBlocked") w = n->inputs[1];
     ASSERT_TRUE(w);
     EXPECT_EQ(w->type.dims.back(), isa == codegen::Isa::AVX2 ? 8 : 16);
-    expect_near(m.run(ins), want, 1e-5);
-    expect_near(m.run(ins), want, 1e-5);  // the plan reused
+    expect_near_scaled(m.run(ins), want, 1e-5);
+    expect_near_scaled(m.run(ins), want, 1e-5);  // the plan reused
   }
 }
 
@@ -171,7 +153,7 @@ TEST(BlockedLayout, UnfusedKernelsMatchTheOriginalGraph) {
   runtime::ExecutorOptions o;
   o.fusion = false;
   runtime::CompiledModel m(network(), o);
-  expect_near(m.run(ins), want, 1e-5);
+  expect_near_scaled(m.run(ins), want, 1e-5);
 }
 
 // Groups that do not line up with blocks (3 channels per group) and
@@ -196,9 +178,9 @@ TEST(BlockedLayout, ConvolutionsThatDoNotFitStayNchw) {
   EXPECT_EQ(count_ops(*g, "Conv"), 2);
   EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 2);   // the input, and before "out"
   EXPECT_EQ(count_ops(*g, "ReorderFromBlocked"), 2);  // after "dense", and the output
-  expect_near(interpret(*g, ins), want, 1e-5);
+  expect_near_scaled(interpret(*g, ins), want, 1e-5);
   runtime::CompiledModel m(build(), runtime::ExecutorOptions{});
-  expect_near(m.run(ins), want, 1e-5);
+  expect_near_scaled(m.run(ins), want, 1e-5);
 }
 
 // The blocked reference kernel sums in the reference Conv's order, padding
@@ -237,7 +219,7 @@ TEST(BlockedLayout, ArtifactKeepsTheRewrittenGraph) {
   fs::remove(path);
   EXPECT_EQ(count_ops(loaded->graph(), "ConvBlocked"), 6);
   EXPECT_EQ(loaded->graph().nodes().size(), m.graph().nodes().size());
-  expect_near(loaded->run(ins), first, 0);
+  expect_near_scaled(loaded->run(ins), first, 0);
 }
 
 // A row of 31 output pixels is tiled 16 + 16 with the second tile shifted
@@ -259,7 +241,7 @@ TEST(BlockedLayout, ShiftedTilesDoNotWriteOverTheirInputs) {
   std::vector<Tensor> ins{random_f32({1, 16, 5, 31}, 11)};
   std::vector<Tensor> want = interpret(*build(), ins);
   runtime::CompiledModel m(build(), runtime::ExecutorOptions{});
-  expect_near(m.run(ins), want, 1e-5);
+  expect_near_scaled(m.run(ins), want, 1e-5);
   bool shifted = false;
   for (const runtime::Step& st : m.last_plan()->steps) {
     if (!schedule::has_shifted_split(st.schedule)) continue;

@@ -71,6 +71,7 @@ const std::map<std::string, M> kMapping = {
     {"TreeEnsemble", M2M},
     // channel-blocked layout (domain tessera): reorders permute, convolutions contract
     {"ConvBlocked", M2M}, {"DepthwiseConvBlocked", M2M}, {"ReorderToBlocked", SHUF}, {"ReorderFromBlocked", SHUF},
+    {"WinogradInput", M2M}, {"WinogradGemm", M2M}, {"WinogradOutput", M2M},
 };
 
 TEST(Registry, EveryOpHasAPinnedMappingType) {

@@ -1,0 +1,21 @@
+// Schedules of the Winograd transforms (ops/winograd.h): their per-point
+// select chains fold only when the point loops are unrolled.
+#pragma once
+
+#include "schedule/schedule.h"
+#include "te/tensor_expr.h"
+
+namespace tessera::schedule {
+
+// Schedules the Winograd transform `st` (tag winograd_input or
+// winograd_output); `tiled` is the stage whose loops write its values — st
+// itself, or the sink of an elementwise epilogue st is inlined into. The
+// input transform runs one tile of all 36 points per iteration (the point
+// loop unrolled), the output transform one 4x4 tile (its rows and columns
+// unrolled); the lanes are the vector and the tiles run in parallel when
+// there are `parallel_grain` operations or more. False when the stage is
+// not a transform whose last dim is one vector of `lanes`.
+bool schedule_winograd_transform(Schedule& s, const te::Stage& st, const te::Stage& tiled, int64_t lanes,
+                                 int64_t parallel_grain);
+
+}  // namespace tessera::schedule

@@ -1,0 +1,40 @@
+// Helpers for tests of graph rewrites (the blocked layout, Winograd): op
+// counts and outputs compared at the scale of the output.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "tessera/tensor.h"
+
+namespace tessera::testing {
+
+// Nodes of op type `op` in g.
+inline int count_ops(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->op_type == op;
+  return n;
+}
+
+// Elements within tol of the output's scale (1 + its largest magnitude):
+// sums of hundreds of products rounded in another order (FMA, blocks,
+// Winograd's transforms) differ by a few ulps of their terms, not of a
+// result that cancels to near zero.
+inline void expect_near_scaled(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    ASSERT_EQ(got[i].dims(), want[i].dims());
+    double scale = 1;
+    for (int64_t k = 0; k < want[i].numel(); ++k) scale = std::max(scale, 1 + std::abs(want[i].get_double(k)));
+    for (int64_t k = 0; k < got[i].numel(); ++k)
+      ASSERT_NEAR(got[i].get_double(k), want[i].get_double(k), tol * scale) << "element " << k;
+  }
+}
+
+}  // namespace tessera::testing

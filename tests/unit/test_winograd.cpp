@@ -1,0 +1,233 @@
+// Winograd F(4x4, 3x3) (opt/winograd.cpp, ops/winograd.*): the pass against
+// the reference interpreter on the original graph — padded and unpadded
+// convolutions, images that leave partial tiles, a batch of two, grouped
+// convolutions, no bias, epilogues (residual add, ReLU) — compiled for
+// AVX-512 and AVX2, the static estimate's choices, the transforms' folded
+// point formulas, artifacts, and errors naming the node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "codegen/llvm/jit.h"
+#include "compile/node_kernel.h"
+#include "interp/interpreter.h"
+#include "ir/op_registry.h"
+#include "loop/printer.h"
+#include "ops/blocked_conv.h"
+#include "ops/winograd.h"
+#include "opt/passes.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+#include "graph_test_util.h"
+#include "random_tensor.h"
+
+namespace tessera {
+namespace {
+
+using tessera::testing::count_ops;
+using tessera::testing::expect_near_scaled;
+using tessera::testing::random_f32;
+
+uint32_t seed_ = 1;
+
+Value* conv(Graph& g, Value* x, int64_t M, int64_t Cg, int64_t k, std::vector<int64_t> pads, const std::string& name,
+            int64_t group = 1, int64_t stride = 1, bool bias = true) {
+  AttrMap a;
+  a["pads"] = Attribute::of_ints(std::move(pads));
+  a["strides"] = Attribute::of_ints({stride, stride});
+  a["group"] = Attribute::of_int(group);
+  std::vector<Value*> ins{x, g.add_constant(name + ".w", random_f32({M, Cg, k, k}, seed_++, -0.5f, 0.5f))};
+  if (bias) ins.push_back(g.add_constant(name + ".b", random_f32({M}, seed_++)));
+  return g.add_node("Conv", ins, {name}, a, name)->outputs[0];
+}
+
+Value* relu(Graph& g, Value* x, const std::string& name) { return g.add_node("Relu", {x}, {name}, {}, name)->outputs[0]; }
+
+// Every case the Winograd form handles, on a batch of two 13 x 11 images
+// (partial tiles in both directions): padded 3x3 convolutions with a
+// residual add and ReLU after them, an unpadded one (11 x 9 output), one
+// without bias, a grouped one (4 channels a group: four groups a block of
+// 16, two of 8), one with asymmetric pads — and a stride-2 3x3 convolution
+// and a 1x1 one, which stay direct.
+std::unique_ptr<Graph> network() {
+  seed_ = 1;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {2, 16, 13, 11}, true});
+  Value* a = relu(*g, conv(*g, x, 32, 16, 3, {1, 1, 1, 1}, "a"), "a_relu");
+  Value* b = conv(*g, a, 32, 32, 3, {1, 1, 1, 1}, "b", 1, 1, false);
+  Value* res = relu(*g, g->add_node("Add", {b, a}, {"res"}, {}, "res")->outputs[0], "res_relu");
+  Value* grouped = relu(*g, conv(*g, res, 32, 4, 3, {1, 1, 1, 1}, "grouped", 8), "grouped_relu");
+  Value* valid = conv(*g, grouped, 16, 32, 3, {0, 0, 0, 0}, "valid");
+  Value* skew = conv(*g, valid, 16, 16, 3, {0, 1, 2, 0}, "skew");
+  Value* down = conv(*g, skew, 32, 16, 3, {1, 1, 1, 1}, "down", 1, 2);
+  g->add_output(conv(*g, down, 16, 32, 1, {0, 0, 0, 0}, "pointwise"));
+  g->add_output(res);
+  infer_graph(*g);
+  return g;
+}
+
+// The rewritten graph, run by the interpreter's Winograd reference kernels,
+// gives the original graph's outputs; the stride-2 and 1x1 convolutions
+// stay direct.
+TEST(Winograd, ReferenceKernelsMatchTheConvolutions) {
+  for (int64_t b : {16, 8}) {
+    SCOPED_TRACE("block " + std::to_string(b));
+    auto g = network();
+    std::vector<Tensor> ins{random_f32({2, 16, 13, 11}, 5)};
+    std::vector<Tensor> want = interpret(*g, ins);
+    ASSERT_EQ(to_blocked_layout(*g, b), 7);
+    EXPECT_EQ(to_winograd(*g, true), 5);
+    EXPECT_EQ(count_ops(*g, "WinogradInput"), 5);
+    EXPECT_EQ(count_ops(*g, "WinogradGemm"), 5);
+    EXPECT_EQ(count_ops(*g, "WinogradOutput"), 5);
+    EXPECT_EQ(count_ops(*g, "ConvBlocked"), 2);
+    const Node* out = nullptr;
+    for (const auto& n : g->nodes())
+      if (n->name == "b") out = n.get();
+    ASSERT_TRUE(out);  // the output transform keeps the convolution's name
+    EXPECT_EQ(out->op_type, "WinogradOutput");
+    expect_near_scaled(interpret(*g, ins), want, 2e-5);
+  }
+}
+
+// Compiled (fused with the ReLUs and the residual add) for AVX-512 and
+// AVX2, against the interpreter on the original graph; twice, the plan reused.
+TEST(Winograd, CompiledMatchesTheOriginalGraph) {
+  std::vector<Tensor> ins{random_f32({2, 16, 13, 11}, 6)};
+  auto g = network();
+  std::vector<Tensor> want = interpret(*g, ins);
+  for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
+    if (!codegen::host_supports(isa)) {
+      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
+      continue;
+    }
+    SCOPED_TRACE(codegen::isa_name(isa));
+    auto rewritten = network();
+    to_blocked_layout(*rewritten, isa == codegen::Isa::AVX2 ? 8 : 16);
+    ASSERT_EQ(to_winograd(*rewritten, true), 5);
+    runtime::ExecutorOptions o;
+    o.isa = isa;
+    o.blocked_layout = false;  // done above
+    runtime::CompiledModel m(std::move(rewritten), o);
+    expect_near_scaled(m.run(ins), want, 2e-5);
+    expect_near_scaled(m.run(ins), want, 2e-5);
+    bool epilogue = false;
+    for (const runtime::Step& st : m.last_plan()->steps)
+      epilogue |= st.node->op_type == "WinogradOutput" && st.nodes.size() == 3;  // + Add + Relu
+    EXPECT_TRUE(epilogue);
+  }
+}
+
+// The estimate: a 3x3 convolution of 64 channels on 56 x 56 pixels (ResNet's
+// first stage) pays; 512 channels on 7 x 7 (its last) does not — the
+// transformed weights (37 MB) would cost more than the products save. The
+// compiled model takes the estimate's choice by default, none with
+// winograd off, and gives the convolution's outputs.
+TEST(Winograd, EstimateChoosesLargeImagesOverManyChannels) {
+  auto build = [](int64_t c, int64_t hw) {
+    seed_ = 30;
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {1, c, hw, hw}, true});
+    g->add_output(conv(*g, x, c, c, 3, {1, 1, 1, 1}, "conv"));
+    infer_graph(*g);
+    return g;
+  };
+  auto big = build(64, 56);
+  to_blocked_layout(*big, 16);
+  EXPECT_EQ(to_winograd(*big), 1);
+  auto deep = build(512, 7);
+  to_blocked_layout(*deep, 16);
+  EXPECT_EQ(to_winograd(*deep), 0);
+  std::vector<Tensor> ins{random_f32({1, 64, 56, 56}, 7)};
+  std::vector<Tensor> want = interpret(*build(64, 56), ins);
+  for (bool on : {true, false}) {
+    runtime::ExecutorOptions o;
+    o.winograd = on;
+    runtime::CompiledModel m(build(64, 56), o);
+    EXPECT_EQ(count_ops(m.graph(), "WinogradGemm"), on ? 1 : 0);
+    expect_near_scaled(m.run(ins), want, 2e-5);
+  }
+}
+
+// The transforms' per-point select chains fold once the point loops are
+// unrolled: the kernels have no selects left (the input's padding is a
+// separate, guarded copy), and the schedule unrolls the points.
+TEST(Winograd, TransformKernelsFoldTheirPointFormulas) {
+  Graph g;
+  g.opset = 13;
+  Value* x = g.add_input("x", {DType::F32, {1, 2, 9, 10, 16}, true});
+  Node* in = g.add_node("WinogradInput", {x}, {"v"},
+                        {{"pads", Attribute::of_ints({1, 1})}, {"tiles", Attribute::of_ints({3, 3})}}, "in");
+  in->domain = kBlockedDomain;
+  infer_node(*in, 13);
+  Node* out = g.add_node("WinogradOutput", {in->outputs[0]}, {"y"}, {{"output", Attribute::of_ints({9, 10})}}, "out");
+  out->domain = kBlockedDomain;
+  infer_node(*out, 13);
+  EXPECT_EQ(out->outputs[0]->type.dims, Dims({1, 2, 9, 10, 16}));
+  for (Node* n : {in, out}) {
+    SCOPED_TRACE(n->name);
+    std::vector<const TensorType*> types{&n->inputs[0]->type};
+    compile::NodeKernel k = compile::compile_node(*n, 13, types, {nullptr}, {n->outputs[0]->type});
+    std::string ir = loop::to_string(k.kernel);
+    std::string text = schedule::to_text(k.schedule);
+    EXPECT_NE(text.find(n == in ? "unroll in.winograd_in p" : "unroll out.winograd_out h.i"), std::string::npos)
+        << text;
+    // The output's rows past 9 (the last tile's) are guarded, not selected.
+    size_t selects = 0;
+    for (size_t at = ir.find("select("); at != std::string::npos; at = ir.find("select(", at + 1)) ++selects;
+    EXPECT_EQ(selects, n == in ? 1u : 0u) << ir;  // the input's one: the padded copy
+  }
+}
+
+// A model compiled with Winograd saves its rewritten graph; the artifact
+// loads without rewriting it again and runs the same.
+TEST(Winograd, ArtifactKeepsTheTransforms) {
+  namespace fs = std::filesystem;
+  std::vector<Tensor> ins{random_f32({2, 16, 13, 11}, 8)};
+  auto g = network();
+  to_blocked_layout(*g, 16);
+  to_winograd(*g, true);
+  runtime::ExecutorOptions o;
+  o.blocked_layout = false;
+  runtime::CompiledModel m(std::move(g), o);
+  std::vector<Tensor> first = m.run(ins);
+  std::string path = (fs::temp_directory_path() / ("tessera_winograd_" + std::to_string(::getpid()) + ".tsr")).string();
+  m.save(path);
+  auto loaded = runtime::CompiledModel::load(path, runtime::ExecutorOptions{}, true);
+  fs::remove(path);
+  EXPECT_EQ(count_ops(loaded->graph(), "WinogradGemm"), 5);
+  EXPECT_EQ(loaded->graph().nodes().size(), m.graph().nodes().size());
+  expect_near_scaled(loaded->run(ins), first, 0);
+}
+
+// Malformed Winograd nodes are errors naming the node.
+TEST(Winograd, BadNodesNameTheNode) {
+  Graph g;
+  Value* m = g.add_input("m", {DType::F32, {36, 2, 12, 16}, true});
+  auto expect_error = [&](Node* n, const std::string& what) {
+    n->domain = kBlockedDomain;
+    try {
+      infer_node(*n, 13);
+      FAIL() << "no error for " << n->name;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(n->name), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  // 12 tiles are not a multiple of the 3 x 3 of a 9 x 10 output.
+  expect_error(g.add_node("WinogradOutput", {m}, {"y"}, {{"output", Attribute::of_ints({9, 10})}}, "odd_tiles"),
+               "not a multiple");
+  expect_error(g.add_node("WinogradOutput", {m}, {"y2"}, {{"output", Attribute::of_ints({9})}}, "short_attr"),
+               "2 values");
+  Value* u = g.add_constant("u", Tensor(DType::F32, {36, 2, 3, 16, 16}));
+  expect_error(g.add_node("WinogradGemm", {m, u}, {"z"}, {}, "reads_past"), "reads input blocks");
+  Value* x = g.add_input("x", {DType::F32, {1, 2, 9, 10}, true});
+  expect_error(g.add_node("WinogradInput", {x}, {"v"},
+                          {{"pads", Attribute::of_ints({1, 1})}, {"tiles", Attribute::of_ints({3, 3})}}, "not_blocked"),
+               "[N, Cb, H, W, b]");
+}
+
+}  // namespace
+}  // namespace tessera
