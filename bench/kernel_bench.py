@@ -20,7 +20,9 @@ For every ISA (--isa) and thread count (--threads):
            weights and bias as initializers, as in the real models), timed by
            `tessera bench MODEL --threads T --isa ISA --runs R --profile 1000
            --no-fusion`: the per-step medians of the steps whose op contains
-           Conv, MatMul or Gemm are the kernel time; layout-reorder steps (op
+           Conv, MatMul or Gemm are the kernel time (a 3x3 convolution Tessera
+           runs as Winograd F(4x4, 3x3) is three steps, WinogradInput,
+           WinogradGemm and WinogradOutput: all kernel time); layout-reorder steps (op
            containing "Reorder") and any other step are reported in a column
            of their own. --no-fusion keeps the reorders that Tessera puts
            around a blocked-layout convolution out of the convolution's step (in
@@ -86,7 +88,7 @@ MODELS = ["resnet18", "resnet50", "mobilenet_v2", "resnext50_32x4d", "inception_
 SQUARES = [1024, 2048, 4096]
 OPSET = 13
 MIN_CAPPED_RUNS = 5
-KERNEL_OPS = ("Conv", "MatMul", "Gemm")
+KERNEL_OPS = ("Conv", "MatMul", "Gemm", "Winograd")  # a Winograd convolution: its three steps
 DEFAULT_TESSERA = "/work/main/build/tessera" if os.path.exists("/work/main/build/tessera") else os.path.join(
     ROOT, "build", "tessera")
 
