@@ -174,7 +174,9 @@ def header(results):
         "for both. GFLOP/s = 2 x MACs / median time (bias not counted); % peak is of the measured FMA peak for the "
         "same ISA and thread count (MACs count the taps that fall on padding, as usual; a kernel that skips them, "
         "like oneDNN's brgconv, can pass 100% on small padded maps, and so can any kernel run at a higher clock "
-        "than the peak's); ratio = Tessera ms / oneDNN ms (above 1: Tessera slower). Both run "
+        "than the peak's; a 3x3 stride-1 convolution Tessera runs as Winograd F(4x4, 3x3) — where its static "
+        "estimate chooses it, mostly large maps — does a quarter of the multiplications, so its GFLOP/s, the "
+        "direct convolution's MACs over its time, passes 100%, and its time is its three steps'); ratio = Tessera ms / oneDNN ms (above 1: Tessera slower). Both run "
         "repeatedly on the same buffers (warm caches), one after the other for each shape.",
         "",
         "The machine may be shared: a thread of a 2-thread kernel whose core another process takes stalls the "
