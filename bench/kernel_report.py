@@ -256,6 +256,14 @@ def summary(results):
     return lines
 
 
+def shape_row(s, cell, t, d, ratio, peak, results):
+    """A table row of shape s: label (marked when a measurement was disturbed), kind, models, both
+    times, the ratio and both shares of the peak."""
+    mark = " ‡" if any(busy(cell[rt], results) for rt in ("tessera", "onednn")) else ""
+    return (f"| {s['label']}{mark} | {s['class']} | {models_of(s)} | {fmt_ms(t)} | {fmt_ms(d)} | {ratio:.2f} | "
+            f"{100 * gflops(s, t) / peak:.0f}% | {100 * gflops(s, d) / peak:.0f}% |")
+
+
 def gaps(results):
     """The shapes where Tessera loses the most time to oneDNN, over all the nodes of that shape."""
     shapes = results["shapes"]
@@ -280,9 +288,7 @@ def gaps(results):
                   "|---|---|---|---|---|---|---|---|---|"]
         peak = c["peak"]["gflops"]
         for lost, s, t, d, n in rows[:GAP_ROWS]:
-            mark = " ‡" if any(busy(c["cells"][s["id"]][rt], results) for rt in ("tessera", "onednn")) else ""
-            lines.append(f"| {s['label']}{mark} | {s['class']} | {models_of(s)} | {fmt_ms(t)} | {fmt_ms(d)} | {t / d:.2f} | "
-                         f"{100 * gflops(s, t) / peak:.0f}% | {100 * gflops(s, d) / peak:.0f}% | {lost:.2f} |")
+            lines.append(shape_row(s, c["cells"][s["id"]], t, d, t / d, peak, results) + f" {lost:.2f} |")
         lines.append("")
     return lines
 
@@ -302,10 +308,7 @@ def worst_ratios(results):
                   "|---|---|---|---|---|---|---|---|"]
         for r, i in rows[:GAP_ROWS]:
             s, cell = shapes[i], c["cells"][i]
-            t, d = ok(cell, "tessera"), ok(cell, "onednn")
-            mark = " ‡" if any(busy(cell[rt], results) for rt in ("tessera", "onednn")) else ""
-            lines.append(f"| {s['label']}{mark} | {s['class']} | {models_of(s)} | {fmt_ms(t)} | {fmt_ms(d)} | "
-                         f"{r:.2f} | {100 * gflops(s, t) / peak:.0f}% | {100 * gflops(s, d) / peak:.0f}% |")
+            lines.append(shape_row(s, cell, ok(cell, "tessera"), ok(cell, "onednn"), r, peak, results))
         lines.append("")
     return lines
 
