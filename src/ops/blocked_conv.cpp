@@ -10,6 +10,18 @@
 
 namespace tessera {
 
+BlockGroups BlockGroups::read(const Node& n) {
+  BlockGroups g{n.attr_int("group_div", 1), n.attr_int("group_mul", 0)};
+  TESSERA_CHECK(g.div > 0 && g.mul >= 0, n.describe(), ": group_div must be positive, group_mul >= 0");
+  return g;
+}
+
+void BlockGroups::write(AttrMap& attrs) const {
+  if (mul == 0) return;
+  attrs["group_div"] = Attribute::of_int(div);
+  attrs["group_mul"] = Attribute::of_int(mul);
+}
+
 BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
   BlockedConvGeom g;
   g.depthwise = n.op_type == "DepthwiseConvBlocked";
@@ -27,12 +39,10 @@ BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
   } else {
     g.Mb = w[0], g.R = w[1];
     g.kh = w[2], g.kw = w[3];
-    g.group_div = n.attr_int("group_div", 1);
-    g.group_mul = n.attr_int("group_mul", 0);
-    TESSERA_CHECK(g.group_div > 0 && g.group_mul >= 0, n.describe(), ": group_div must be positive, group_mul >= 0");
+    g.groups = BlockGroups::read(n);
     TESSERA_CHECK(g.plain_input || w[4] == g.b, n.describe(), ": W's input block (", w[4], ") differs from X's (",
                   g.b, ")");
-    TESSERA_CHECK(!g.plain_input || g.group_mul == 0, n.describe(), ": an NCHW input cannot be grouped");
+    TESSERA_CHECK(!g.plain_input || g.groups.mul == 0, n.describe(), ": an NCHW input cannot be grouped");
     TESSERA_CHECK(g.first_block(g.Mb - 1) + g.R <= g.in_c, n.describe(), ": output block ", g.Mb - 1,
                   " reads input blocks up to ", g.first_block(g.Mb - 1) + g.R, " but X has ", g.in_c);
   }

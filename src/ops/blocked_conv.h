@@ -33,6 +33,19 @@ inline constexpr const char* kBlockedDomain = "tessera";
 // Blocks of `b` lanes holding `c` channels (the last one padded).
 inline int64_t channel_blocks(int64_t c, int64_t b) { return (c + b - 1) / b; }
 
+// How each output block of a grouped blocked contraction (ConvBlocked,
+// WinogradGemm) finds its input blocks: it reads R of them from
+// first_block(kb) = (kb / div) * mul; mul = 0 is a dense one, all from block 0.
+// Stored as the node attributes group_div and group_mul (absent when dense).
+struct BlockGroups {
+  int64_t div = 1, mul = 0;
+  int64_t first_block(int64_t kb) const { return mul == 0 ? 0 : kb / div * mul; }
+  // Reads and checks the node's attributes, throwing naming the node.
+  static BlockGroups read(const Node& n);
+  // Adds the attributes to `attrs` when grouped.
+  void write(AttrMap& attrs) const;
+};
+
 // Geometry of a ConvBlocked / DepthwiseConvBlocked node for given input and
 // weight dims; checks them against each other and the attributes, throwing
 // naming the node.
@@ -42,12 +55,12 @@ struct BlockedConvGeom {
   int64_t in_c = 0;   // input channel dim: blocks (blocked input) or channels (plain)
   int64_t Mb = 0;     // output channel blocks
   int64_t R = 0;      // reduction extent over input blocks (plain: channels); 1 for depthwise
-  int64_t group_div = 1, group_mul = 0;
+  BlockGroups groups;
   int64_t ih = 0, iw = 0, oh = 0, ow = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t ph = 0, pw = 0, ph_end = 0, pw_end = 0;
   Dims out_dims() const { return {N, Mb, oh, ow, b}; }
-  int64_t first_block(int64_t kb) const { return group_mul == 0 ? 0 : kb / group_div * group_mul; }
+  int64_t first_block(int64_t kb) const { return groups.first_block(kb); }
 };
 BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w);
 

@@ -35,6 +35,11 @@ te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, int64_t ph, int64_t 
   }, c.stage_name("pad"), "pad", names);
 }
 
+Expr group_block(const BlockGroups& g, const Expr& kb, const Expr& rb) {
+  if (g.mul == 0) return rb;
+  return (g.div == 1 ? kb : kb / g.div) * g.mul + rb;
+}
+
 }  // namespace nn_expr
 
 using namespace nn_expr;
@@ -75,8 +80,7 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
     } else if (g.plain_input) {
       src = w(kb, rb, ry, rx, kc) * pad(n, rb, h, wi);
     } else {
-      Expr blk = g.group_mul == 0 ? rb : (g.group_div == 1 ? kb : kb / g.group_div) * g.group_mul + rb;
-      src = w(kb, rb, ry, rx, ri, kc) * pad(n, blk, h, wi, ri);
+      src = w(kb, rb, ry, rx, ri, kc) * pad(n, group_block(g.groups, kb, rb), h, wi, ri);
     }
     Expr start = bias ? (*bias)(kb, kc) : loop::make_zero({DType::F32, 1});
     return loop::reduce(loop::ReduceOp::Sum, src, axes, {}, start);

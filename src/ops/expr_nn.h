@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/blocked_conv.h"
 #include "ops/expr_util.h"
 
 namespace tessera::ops {
@@ -51,6 +52,8 @@ Expr guard(const Expr& cond, const Expr& t, const Expr& f);
 // x `cols` pixels from (-ph, -pw), zero outside the image; x itself when that
 // is inside it.
 te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, int64_t ph, int64_t pw, int64_t rows, int64_t cols);
+// Input block rb (of the R an output block reads) of output block kb: g.first_block(kb) + rb.
+Expr group_block(const BlockGroups& g, const Expr& kb, const Expr& rb);
 // Reduce axes, one per spatial dim, named ry/rx style (rz, ry, rx; rk0 ... beyond 3-D).
 std::vector<loop::ReduceAxis> window_axes(const std::vector<int64_t>& extents);
 

@@ -60,9 +60,8 @@ std::vector<te::Tensor> gemm_expr(ExprContext& c) {
     if (g.R > 1) axes.push_back(te::reduce_axis(g.R, "rb"));
     axes.push_back(te::reduce_axis(g.b, "ri"));
     Expr rb = g.R > 1 ? Expr(axes[0].var) : loop::int_imm(0), ri = axes.back().var;
-    Expr blk = g.group_mul == 0 ? rb : (g.group_div == 1 ? kb : kb / g.group_div) * g.group_mul + rb;
-    return loop::reduce(loop::ReduceOp::Sum, u(p, kb, rb, ri, kc) * v(p, blk, t, ri), axes, {},
-                        loop::make_zero({DType::F32, 1}));
+    Expr product = u(p, kb, rb, ri, kc) * v(p, group_block(g.groups, kb, rb), t, ri);
+    return loop::reduce(loop::ReduceOp::Sum, product, axes, {}, loop::make_zero({DType::F32, 1}));
   }, c.stage_name("winograd_gemm"), "conv2d_blocked", {"p", "kb", "t", "kc"})};
 }
 

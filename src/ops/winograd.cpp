@@ -50,9 +50,7 @@ WinogradGeom winograd_gemm_geom(const Node& n, const Dims& v, const Dims& u) {
   g.Mb = u[1], g.R = u[2];
   TESSERA_CHECK(u[3] == g.b && u[4] == g.b, n.describe(), ": U's blocks (", u[3], ", ", u[4], ") differ from V's (",
                 g.b, ")");
-  g.group_div = n.attr_int("group_div", 1);
-  g.group_mul = n.attr_int("group_mul", 0);
-  TESSERA_CHECK(g.group_div > 0 && g.group_mul >= 0, n.describe(), ": group_div must be positive, group_mul >= 0");
+  g.groups = BlockGroups::read(n);
   TESSERA_CHECK(g.Mb > 0 && g.first_block(g.Mb - 1) + g.R <= g.Cb, n.describe(), ": output block ", g.Mb - 1,
                 " reads input blocks up to ", g.first_block(std::max<int64_t>(g.Mb - 1, 0)) + g.R, " but V has ", g.Cb);
   return g;

@@ -26,6 +26,7 @@
 #pragma once
 
 #include "ir/op_registry.h"
+#include "ops/blocked_conv.h"
 
 namespace tessera {
 
@@ -53,11 +54,11 @@ inline int64_t wino_tiles(int64_t extent) { return (extent + kWinoTile - 1) / kW
 struct WinogradGeom {
   int64_t N = 0, b = 0;
   int64_t Cb = 0, Mb = 0, R = 0;  // input blocks, output blocks, blocks each output block reads
-  int64_t group_div = 1, group_mul = 0;
+  BlockGroups groups;  // WinogradGemm
   int64_t H = 0, W = 0, ph = 0, pw = 0;  // WinogradInput
   int64_t TH = 0, TW = 0, T = 0;         // tiles: per image column, per row, in all (N * TH * TW)
   int64_t OH = 0, OW = 0;                // WinogradOutput
-  int64_t first_block(int64_t kb) const { return group_mul == 0 ? 0 : kb / group_div * group_mul; }
+  int64_t first_block(int64_t kb) const { return groups.first_block(kb); }
 };
 WinogradGeom winograd_input_geom(const Node& n, const Dims& x);
 WinogradGeom winograd_gemm_geom(const Node& n, const Dims& v, const Dims& u);

@@ -150,10 +150,7 @@ void Rewriter::conv(Node* n) {
   }
   AttrMap attrs{{"strides", ints(cs.attrs.strides)}, {"dilations", ints(cs.attrs.dilations)},
                 {"pads", ints(cs.pads)}};
-  if (mul != 0) {
-    attrs["group_div"] = Attribute::of_int(div);
-    attrs["group_mul"] = Attribute::of_int(mul);
-  }
+  BlockGroups{div, mul}.write(attrs);
   Node* nb = insert(n, depthwise ? "DepthwiseConvBlocked" : "ConvBlocked", std::move(ins),
                     n->outputs[0]->name + ".nchwc", std::move(attrs), kBlockedDomain);
   replace(n, nb);

@@ -90,8 +90,6 @@ bool winograd_candidate(const Node& n, bool every, BlockedConvGeom& g) {
   return e.winograd < kRequiredGain * e.direct;
 }
 
-Attribute ints(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
-
 }  // namespace
 
 int to_winograd(Graph& g, bool every) {
@@ -111,17 +109,17 @@ int to_winograd(Graph& g, bool every) {
       return m->outputs[0];
     };
     Value* v = insert("WinogradInput", {n->inputs[0]}, ".wino_v",
-                      {{"pads", ints({geom.ph, geom.pw})},
-                       {"tiles", ints({wino_tiles(geom.oh), wino_tiles(geom.ow)})}},
+                      {{"pads", Attribute::of_ints({geom.ph, geom.pw})},
+                       {"tiles", Attribute::of_ints({wino_tiles(geom.oh), wino_tiles(geom.ow)})}},
                       base + "/winograd_in");
     Value* u = g.add_constant(g.unique_name(n->inputs[1]->name + ".wino_u"), transform_weights(*n->inputs[1]->constant));
     AttrMap groups;
-    if (geom.group_mul != 0)
-      groups = {{"group_div", Attribute::of_int(geom.group_div)}, {"group_mul", Attribute::of_int(geom.group_mul)}};
+    geom.groups.write(groups);
     Value* m = insert("WinogradGemm", {v, u}, ".wino_m", groups, base + "/winograd_gemm");
     std::vector<Value*> out_ins{m};
     if (n->has_input(2)) out_ins.push_back(n->inputs[2]);
-    Value* y = insert("WinogradOutput", out_ins, ".wino", {{"output", ints({geom.oh, geom.ow})}}, n->name);
+    Value* y =
+        insert("WinogradOutput", out_ins, ".wino", {{"output", Attribute::of_ints({geom.oh, geom.ow})}}, n->name);
     g.replace_all_uses(out, y);
     g.erase_node(n);
     ++rewritten;
