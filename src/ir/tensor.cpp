@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include <sys/mman.h>
+
 #include "ir/dtype_dispatch.h"
 #include "support/error.h"
 
@@ -40,6 +42,10 @@ Dims strides_of(const Dims& dims) {
   return s;
 }
 
+namespace {
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+}  // namespace
+
 Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
   numel_ = numel_of(dims_);
   if (dtype_ == DType::String) {
@@ -48,10 +54,15 @@ Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
   }
   TESSERA_CHECK(dtype_size(dtype_) > 0, "cannot allocate a tensor of type ", dtype_name(dtype_));
   size_t bytes = nbytes();
-  size_t alloc = (bytes + 63) / 64 * 64;
+  // Large tensors are aligned to and backed by 2 MiB pages where the kernel
+  // allows it: kernels walking them by rows (a GEMM's A, its packed B) would
+  // otherwise miss the TLB on every row.
+  const size_t align = bytes >= kHugePageBytes ? kHugePageBytes : 64;
+  size_t alloc = (bytes + align - 1) / align * align;
   if (alloc == 0) alloc = 64;
-  void* p = std::aligned_alloc(64, alloc);
+  void* p = std::aligned_alloc(align, alloc);
   if (!p) throw std::bad_alloc();
+  if (align == kHugePageBytes) madvise(p, alloc, MADV_HUGEPAGE);  // advice only: failure is harmless
   std::memset(p, 0, alloc);
   storage_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   data_ = p;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "loop/visitor.h"
+#include "schedule/gemm_schedule.h"
 #include "schedule/winograd_schedule.h"
 
 namespace tessera::schedule {
@@ -386,6 +387,21 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
     }
     s.cache_read(in.name(), name);
     s.layout(in.name() + "." + name, d, tile->nr);
+  }
+  // Large products: cache-blocked, the register tiles accumulating across
+  // blocks of the reduction, A's rows packed per block.
+  if (!epilogue && tile->kb == 1 && st.tag.find("matmul") != std::string::npos) {
+    GemmTile g{tile->row, tile->col, tile->mr, tile->nr};
+    if (std::optional<GemmBlocks> b = gemm_blocks(st, g, target.l2_bytes, target.l3_bytes)) {
+      std::string a;  // A: read in place, its rows by the row axis and its last dim by the reduction
+      for (const te::Tensor& in : st.inputs())
+        if (in.stage().kind == te::StageKind::Placeholder && !target.constant_inputs.count(in.name()) &&
+            in.rank() == static_cast<int>(rank) && dim_indexed_by(st, in.stage(), st.axes[tile->row]) == in.rank() - 2 &&
+            dim_indexed_by(st, in.stage(), st.body.as<loop::ReduceNode>()->axes[0].var) == in.rank() - 1)
+          a = in.name();
+      schedule_blocked_gemm(s, st, g, *b, target.parallel_grain, a);
+      return true;
+    }
   }
   const te::Stage& tiled = epilogue ? *epilogue : st;
   std::string local = epilogue ? name : name + ".local";

@@ -17,6 +17,10 @@ struct TargetInfo {
   int vector_bytes = 64;          // 64 for AVX-512, 32 for AVX2
   int64_t parallel_grain = 1 << 15;  // fewer operations than this stay on one thread
   std::set<std::string> constant_inputs;  // placeholder names whose values are fixed (weights: packed once)
+  // Cache sizes the blocking of large matrix products plans for: a core's
+  // second level, and the share of the last level one product may count on.
+  int64_t l2_bytes = int64_t{1} << 20;
+  int64_t l3_bytes = int64_t{16} << 20;
 };
 
 // The default schedule for the program computing `outputs`.

@@ -30,7 +30,11 @@ LoopNest::LoopNest(const te::Stage& stage, const std::vector<Expr>& mins, const 
   };
   for (size_t i = 0; i < stage.axes.size(); ++i) {
     spatial_.push_back(loop::simplify(mins[i] + add(stage.axes[i].name(), extents[i], false)));
-    if (i < limits.size() && limits[i].defined()) guards_.push_back(spatial_.back() < limits[i]);
+    last_.push_back(loop::simplify(mins[i] + extents[i] - 1));
+    if (i < limits.size() && limits[i].defined()) {
+      guards_.push_back(spatial_.back() < limits[i]);
+      last_.back() = loop::simplify(loop::min(last_.back(), limits[i] - 1));
+    }
   }
   if (te::is_top_reduce(stage))
     for (const auto& a : stage.body.as<loop::ReduceNode>()->axes)
@@ -74,9 +78,10 @@ void LoopNest::apply(const Step& step) {
       outer.extent = loop::simplify((old.extent + (f - 1)) / f);
       const int64_t* e = loop::as_const_int(old.extent);
       Expr value = outer.var * f + inner.var;
-      if (step.kind == StepKind::SplitShift && e && *e % f != 0 && *e > f)
+      if (step.kind == StepKind::SplitShift && e && *e % f != 0 && *e > f) {
         value = loop::min(outer.var * f, loop::int_imm(*e - f)) + inner.var;  // the last iteration shifted back
-      else if (!(e && *e % f == 0))
+        shifted_ = true;
+      } else if (!(e && *e % f == 0))
         guards_.push_back(value < old.extent);
       *pos = outer;
       leaves_.insert(pos + 1, inner);
@@ -127,9 +132,22 @@ void LoopNest::apply(const Step& step) {
       }
       return;
     }
+    case StepKind::Accumulate: {
+      const Leaf& l = leaf(step.names[0]);
+      TESSERA_CHECK(l.reduce, "schedule: accumulate ", s, " ", l.name, ": not a reduction loop");
+      TESSERA_CHECK(te::is_top_reduce(stage_), "schedule: accumulate ", s, ": the stage is not a reduction");
+      accumulate_ = l.name;
+      return;
+    }
     default:
       TESSERA_FAIL("schedule: ", step_kind_name(step.kind), " is not a loop step");
   }
+}
+
+size_t LoopNest::position(const std::string& name) const {
+  for (size_t i = 0; i < leaves_.size(); ++i)
+    if (leaves_[i].name == name) return i;
+  TESSERA_FAIL("schedule: stage ", stage_.name, " has no loop '", name, "' (renamed by a later split or fuse?)");
 }
 
 namespace {
@@ -141,16 +159,53 @@ Stmt wrap(const std::vector<Leaf>& leaves, size_t from, size_t to, Stmt body) {
   return body;
 }
 
-Stmt guarded(const std::vector<Expr>& conds, Stmt body) {
+Expr all_of(const std::vector<Expr>& conds) {
   Expr all;
   for (const Expr& c : conds) all = all.defined() ? (all && c) : c;
+  return all;
+}
+
+Stmt guarded(const std::vector<Expr>& conds, Stmt body) {
+  Expr all = all_of(conds);
   return all.defined() ? loop::if_then_else(all, body) : body;
+}
+
+// Copies of `leaves` with fresh variables (a second nest over the same
+// loops); `fresh` maps the old variables to the new.
+std::vector<Leaf> fresh_copies(const std::vector<Leaf>& leaves, loop::VarMap& fresh) {
+  std::vector<Leaf> copy = leaves;
+  for (Leaf& l : copy) {
+    Var v(l.var.name());
+    fresh[l.var.node()] = v;
+    l.var = v;
+  }
+  return copy;
+}
+
+// Row-major index over loops of constant extents (innermost stride 1).
+Expr flat_index(const std::vector<Leaf>& leaves) {
+  Expr idx = loop::int_imm(0);
+  int64_t stride = 1;
+  for (size_t i = leaves.size(); i-- > 0;) {
+    idx = leaves[i].var * stride + idx;
+    stride *= *loop::as_const_int(leaves[i].extent);
+  }
+  return loop::simplify(idx);
+}
+
+std::vector<Expr> substituted(const std::vector<Expr>& es, const loop::VarMap& map) {
+  std::vector<Expr> r;
+  for (const Expr& e : es) r.push_back(loop::simplify(loop::substitute(e, map)));
+  return r;
 }
 
 }  // namespace
 
-Stmt LoopNest::build(const std::function<Stmt(const std::vector<Expr>&, Expr)>& store,
-                     const std::function<Expr(const std::vector<Expr>&)>& load_self) const {
+Stmt LoopNest::build(const StoreFn& store, const LoadFn& load_self) const {
+  if (!accumulate_.empty()) {
+    size_t at = position(accumulate_);
+    return wrap(leaves_, 0, at, accumulated(at, store, load_self));
+  }
   loop::VarMap axis_map;
   for (size_t i = 0; i < stage_.axes.size(); ++i) axis_map[stage_.axes[i].node()] = spatial_[i];
   if (!te::is_top_reduce(stage_)) {
@@ -161,7 +216,7 @@ Stmt LoopNest::build(const std::function<Stmt(const std::vector<Expr>&, Expr)>& 
   for (size_t i = 0; i < red->axes.size(); ++i) axis_map[red->axes[i].var.node()] = reduce_[i];
   Expr source = loop::substitute(red->source, axis_map);
   Expr init = loop::substitute(red->init, axis_map);
-  Expr update = loop::reduce_combine(red->op, load_self(spatial_), source);
+  Expr update = loop::reduce_combine(red->op, load_self(spatial_, Expr()), source);
   std::vector<Expr> conds = guards_;
   if (red->condition.defined()) conds.push_back(loop::substitute(red->condition, axis_map));
   // The init runs where the first reduction loop starts, over the spatial loops inside it.
@@ -183,12 +238,7 @@ Stmt LoopNest::build(const std::function<Stmt(const std::vector<Expr>&, Expr)>& 
   }
   // The init nest gets its own copies of the spatial loops it needs.
   loop::VarMap fresh;
-  std::vector<Leaf> init_copy = init_leaves;
-  for (Leaf& l : init_copy) {
-    Var v(l.var.name());
-    fresh[l.var.node()] = v;
-    l.var = v;
-  }
+  std::vector<Leaf> init_copy = fresh_copies(init_leaves, fresh);
   std::vector<Expr> init_idx;
   for (const Expr& e : spatial_) init_idx.push_back(loop::substitute(e, fresh));
   std::vector<Expr> ig;
@@ -196,6 +246,70 @@ Stmt LoopNest::build(const std::function<Stmt(const std::vector<Expr>&, Expr)>& 
   Stmt init_nest = wrap(init_copy, 0, init_copy.size(), guarded(ig, store(init_idx, loop::substitute(init, fresh))));
   Stmt update_nest = wrap(leaves_, first_reduce, leaves_.size(), guarded(conds, store(spatial_, update)));
   return wrap(leaves_, 0, first_reduce, loop::block({init_nest, update_nest}));
+}
+
+Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_self) const {
+  auto* red = stage_.body.as<loop::ReduceNode>();
+  const std::string where = "schedule: accumulate " + stage_.name + " " + accumulate_;
+  // Reduce loops outside: the accumulator starts from the element's partial
+  // result, except on their first iteration, where it starts from the init.
+  Expr first;
+  for (size_t i = 0; i < at; ++i)
+    if (leaves_[i].reduce) first = first.defined() ? (first && loop::eq(leaves_[i].var, 0)) : loop::eq(leaves_[i].var, 0);
+  TESSERA_CHECK(!(shifted_ && first.defined()), where,
+                ": a shifted split recomputes elements, which reduction loops outside the accumulate loop would then "
+                "update twice; use split");
+  std::vector<Leaf> inner;  // the spatial loops inside: the accumulator's dims
+  for (size_t i = at + 1; i < leaves_.size(); ++i) {
+    if (leaves_[i].reduce) continue;
+    TESSERA_CHECK(loop::as_const_int(leaves_[i].extent), where, ": loop ", leaves_[i].name,
+                  " inside it has extent ", loop::to_string(leaves_[i].extent), "; the accumulator needs constant ones");
+    inner.push_back(leaves_[i]);
+  }
+  auto uses = [&](const Expr& e, bool reduce) {
+    for (size_t i = at; i < leaves_.size(); ++i)
+      if (leaves_[i].reduce == reduce && loop::uses_var(e, leaves_[i].var)) return true;
+    return false;
+  };
+  // Guards on the loops outside skip the whole block; guards on the
+  // reduction inside skip updates; guards on the accumulator's elements skip
+  // their read and write-back, while their updates run on clamped indices
+  // (in bounds, results unused).
+  std::vector<Expr> outer_g, update_g, element_g;
+  for (const Expr& g : guards_)
+    (uses(g, true) ? update_g : uses(g, false) ? element_g : outer_g).push_back(g);
+  std::vector<Expr> clamped = spatial_;
+  for (size_t d = 0; d < spatial_.size(); ++d) {
+    bool guarded_dim = false;  // some element guard tests an inner loop this axis uses
+    for (const Expr& g : element_g)
+      for (const Leaf& l : inner) guarded_dim |= loop::uses_var(g, l.var) && loop::uses_var(spatial_[d], l.var);
+    if (guarded_dim) clamped[d] = loop::simplify(loop::min(spatial_[d], last_[d]));
+  }
+  loop::VarMap axis_map;
+  for (size_t i = 0; i < stage_.axes.size(); ++i) axis_map[stage_.axes[i].node()] = clamped[i];
+  for (size_t i = 0; i < red->axes.size(); ++i) axis_map[red->axes[i].var.node()] = reduce_[i];
+  if (red->condition.defined()) update_g.push_back(loop::substitute(red->condition, axis_map));
+  int64_t size = 1;
+  for (const Leaf& l : inner) size *= *loop::as_const_int(l.extent);
+  loop::Buffer acc(stage_.name + ".acc", stage_.dtypes[0], {size});
+  Expr idx = flat_index(inner);
+  Stmt update = loop::store(
+      acc, loop::reduce_combine(red->op, loop::load(acc, idx), loop::substitute(red->source, axis_map)), idx);
+  update = wrap(leaves_, at, leaves_.size(), guarded(update_g, update));
+  // Read-in and write-back over their own copies of the accumulator's loops.
+  loop::VarMap in_map, out_map;
+  std::vector<Leaf> in_loops = fresh_copies(inner, in_map), out_loops = fresh_copies(inner, out_map);
+  std::vector<Expr> in_idx = substituted(spatial_, in_map), out_idx = substituted(spatial_, out_map);
+  Expr in_guard = all_of(substituted(element_g, in_map));
+  Expr start = loop::substitute(loop::substitute(red->init, axis_map), in_map);
+  if (first.defined()) {
+    Expr partial = in_guard.defined() ? (loop::logical_not(first) && in_guard) : loop::logical_not(first);
+    start = loop::select(first, start, load_self(in_idx, partial));
+  }
+  Stmt read_in = wrap(in_loops, 0, in_loops.size(), loop::store(acc, start, flat_index(in_loops)));
+  Stmt write_back = wrap(out_loops, 0, out_loops.size(),
+                         guarded(substituted(element_g, out_map), store(out_idx, loop::load(acc, flat_index(out_loops)))));
+  return guarded(outer_g, loop::allocate(acc, loop::int_imm(size), loop::block({read_in, update, write_back})));
 }
 
 // --- reductions inside formulas ----------------------------------------------------

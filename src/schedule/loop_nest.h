@@ -32,7 +32,8 @@ class LoopNest {
   LoopNest(const te::Stage& stage, const std::vector<loop::Expr>& mins, const std::vector<loop::Expr>& extents,
            const std::vector<loop::Expr>& limits = {});
 
-  // Applies a loop step (split, fuse, reorder, vectorize, unroll, parallel).
+  // Applies a loop step (split, fuse, reorder, vectorize, unroll, parallel,
+  // accumulate).
   void apply(const Step& step);
 
   const std::vector<Leaf>& leaves() const { return leaves_; }
@@ -42,20 +43,32 @@ class LoopNest {
   const std::vector<loop::Expr>& reduce_values() const { return reduce_; }
 
   // Builds the nest. `store(indices, value)` makes the store of one element
-  // (indices are the spatial values). Bodies without a top-level reduction
-  // store their formula; a top-level reduction stores its init in the loops
-  // that enclose no reduce loop, then updates with the combiner.
-  loop::Stmt build(const std::function<loop::Stmt(const std::vector<loop::Expr>&, loop::Expr)>& store,
-                   const std::function<loop::Expr(const std::vector<loop::Expr>&)>& load_self) const;
+  // (indices are the spatial values), `load_self(indices, predicate)` a read
+  // of one (predicate: undefined, or read only where true, else zero).
+  // Bodies without a top-level reduction store their formula; a top-level
+  // reduction stores its init in the loops that enclose no reduce loop, then
+  // updates with the combiner. With an accumulate loop, see accumulated().
+  using StoreFn = std::function<loop::Stmt(const std::vector<loop::Expr>&, loop::Expr)>;
+  using LoadFn = std::function<loop::Expr(const std::vector<loop::Expr>&, loop::Expr)>;
+  loop::Stmt build(const StoreFn& store, const LoadFn& load_self) const;
 
  private:
   Leaf& leaf(const std::string& name);
   void substitute_all(const loop::Var& v, const loop::Expr& value);
+  size_t position(const std::string& name) const;
+  // The nest from the accumulate loop (at `at`) inward: the elements it
+  // updates are read into a local accumulator before the loop (the init on
+  // the first iteration of the reduce loops outside it), updated there, and
+  // written back after it.
+  loop::Stmt accumulated(size_t at, const StoreFn& store, const LoadFn& load_self) const;
 
   const te::Stage& stage_;
   std::vector<Leaf> leaves_;
   std::vector<loop::Expr> spatial_, reduce_;
   std::vector<loop::Expr> guards_;  // conditions from non-dividing splits
+  std::vector<loop::Expr> last_;    // per spatial axis: its last index in the domain
+  std::string accumulate_;          // the accumulate loop, if any
+  bool shifted_ = false;            // some split shifted its last iteration back (overlap)
 };
 
 // Rewrites every Reduce inside a statement's expressions into explicit

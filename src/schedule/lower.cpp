@@ -402,7 +402,7 @@ class Lowering {
 
   Stmt build_nest(const Stage& s, const LoopNest& nest, const Storage& st) {
     auto store = [&](const std::vector<Expr>& idx, Expr v) { return loop::store(st.buffer, v, st.flat(idx)); };
-    auto load = [&](const std::vector<Expr>& idx) { return loop::load(st.buffer, st.flat(idx)); };
+    auto load = [&](const std::vector<Expr>& idx, Expr pred) { return loop::load(st.buffer, st.flat(idx), pred); };
     return nest.build(store, load);
   }
 

@@ -25,6 +25,7 @@ constexpr StepSyntax kSyntax[] = {
     {StepKind::ComputeRoot, "compute_root", 0, 0}, {StepKind::CacheWrite, "cache_write", 0, 0},
     {StepKind::CacheRead, "cache_read", 1, 0},  {StepKind::Layout, "layout", 0, 2},
     {StepKind::Pad, "pad", 0, 2},               {StepKind::RFactor, "rfactor", 1, 1},
+    {StepKind::Accumulate, "accumulate", 1, 0},
 };
 
 const StepSyntax& syntax_of(StepKind k) {
@@ -100,6 +101,9 @@ Schedule& Schedule::cache_read(std::string stage, std::string consumer) {
 }
 Schedule& Schedule::rfactor(std::string stage, std::string axis, int64_t factor) {
   return add(make(StepKind::RFactor, std::move(stage), {std::move(axis)}, {factor}));
+}
+Schedule& Schedule::accumulate(std::string stage, std::string loop) {
+  return add(make(StepKind::Accumulate, std::move(stage), {std::move(loop)}, {}));
 }
 
 Schedule& Schedule::layout(std::string stage, int64_t dim, int64_t factor) {

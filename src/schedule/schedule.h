@@ -10,7 +10,7 @@
 //   vectorize conv c.i       unroll conv r             parallel conv n_c
 //   compute_at pad conv h    compute_inline pad        compute_root pad
 //   cache_write conv         cache_read w conv         layout conv 1 16
-//   pad conv 1 16            rfactor sum r 16
+//   pad conv 1 16            rfactor sum r 16          accumulate gemm k.i
 // `to_text` and `parse_schedule` round-trip exactly.
 #pragma once
 
@@ -39,6 +39,9 @@ enum class StepKind : uint8_t {
   Pad,            // stage, dim, multiple: storage and compute domain of dim rounded up (extra elements 0)
   RFactor,        // stage, reduce axis r, factor F: partial results over r.o into "<stage>.rf" (one per lane
                   // r.lane of F), which the stage then combines (vectorizable row reductions; reassociates)
+  Accumulate,     // stage, reduction loop: the elements updated inside the loop are held in a local accumulator
+                  // across it (registers), read before it (init on the first iteration of the reduction loops
+                  // outside) and written after: register tiles for a reduction split into blocks
 };
 std::string_view step_kind_name(StepKind k);  // the text keyword: "split", "compute_at" ...
 
@@ -77,6 +80,7 @@ struct Schedule {
   Schedule& layout(std::string stage, int64_t dim, int64_t factor);
   Schedule& pad(std::string stage, int64_t dim, int64_t multiple);
   Schedule& rfactor(std::string stage, std::string axis, int64_t factor);
+  Schedule& accumulate(std::string stage, std::string loop);
 };
 
 // True when some step is a SplitShift (outputs recomputed in part: not in place).

@@ -25,9 +25,11 @@ class DefaultSchedule : public codegen::testing::JitIsaTest {
     t.vector_bytes = GetParam() == codegen::Isa::AVX512 ? 64 : 32;
     t.parallel_grain = 1024;  // small shapes still take the parallel path
     t.constant_inputs = constants_;
+    if (small_caches_) t.l2_bytes = 16 * 1024, t.l3_bytes = 1024;
     return t;
   }
   std::set<std::string> constants_;  // placeholders the schedule may treat as weights
+  bool small_caches_ = false;        // caches small enough that small products get blocked
   // Scheduled JIT vs unscheduled evaluator.
   void check(const std::vector<TE>& ins, const TE& out, const char* expect_in_schedule) {
     schedule::Schedule s = schedule::default_schedule({out}, target());
@@ -83,6 +85,39 @@ TEST_P(DefaultSchedule, ConstantMatmulOperandIsPackedIntoPanels) {
   }, "mm", "matmul", {"i", "j"});
   bool avx512 = GetParam() == codegen::Isa::AVX512;
   check({a, b}, c, avx512 ? "layout b.mm 0 19\nlayout b.mm 1 32" : "layout b.mm 0 19\nlayout b.mm 1 16");
+}
+
+// Products too large for the caches are blocked: the reduction in blocks
+// outermost (kc = 16 or 13 steps with AVX-512, 32 or 20 with AVX2, from the
+// 16 KiB L2 given), A's rows packed per block, the register tiles
+// accumulating across blocks; a reduction no block size divides is guarded.
+// Batched products block each batch's rows.
+TEST_P(DefaultSchedule, LargeMatmulIsCacheBlocked) {
+  small_caches_ = true;
+  constants_ = {"b"};
+  for (int64_t k : {40, 37}) {
+    TE a = te::placeholder({48, k}, DType::F32, "a"), b = te::placeholder({k, 64}, DType::F32, "b");
+    TE c = te::compute({48, 64}, [&](const te::Indices& i) {
+      auto r = te::reduce_axis(k, "r");
+      return te::sum(a(i[0], r.var) * b(r.var, i[1]), {r});
+    }, "c", "matmul", {"i", "j"});
+    check({a, b}, c, "accumulate c r.i");
+    check({a, b}, c, "cache_read a c\ncompute_at a.c c");
+  }
+  constants_ = {};
+  TE a = te::placeholder({2, 24, 40}, DType::F32, "a"), b = te::placeholder({40, 64}, DType::F32, "b");
+  TE c = te::compute({2, 24, 64}, [&](const te::Indices& i) {
+    auto r = te::reduce_axis(40, "r");
+    return te::sum(a(i[0], i[1], r.var) * b(r.var, i[2]), {r});
+  }, "bmm", "matmul", {"n", "i", "j"});
+  check({a, b}, c, "reorder bmm r.o n");
+  // Rows that are not whole tiles keep the plain schedule.
+  TE a2 = te::placeholder({37, 40}, DType::F32, "a"), b2 = te::placeholder({40, 64}, DType::F32, "b");
+  TE c2 = te::compute({37, 64}, [&](const te::Indices& i) {
+    auto r = te::reduce_axis(40, "r");
+    return te::sum(a2(i[0], r.var) * b2(r.var, i[1]), {r});
+  }, "c", "matmul", {"i", "j"});
+  check({a2, b2}, c2, "cache_write c");
 }
 
 TEST_P(DefaultSchedule, PaddedConvTiles) {

@@ -190,6 +190,38 @@ TEST(ScheduleSteps, RFactorSplitsAReductionIntoLanes) {
               run(Schedule()));
 }
 
+TEST(ScheduleSteps, AccumulateHoldsElementsAcrossReductionBlocks) {
+  // ry split in blocks of 2 (the last one guarded), the blocks outermost;
+  // inside, tiles of 4 columns (the last partial: its updates run on
+  // clamped columns, its read and write-back are guarded) accumulate rx and
+  // ry.i in conv.acc, read from conv after the first block.
+  Schedule blocked = Schedule()
+                         .split("conv", "ry", 2)
+                         .split("conv", "x", 4)
+                         .reorder("conv", {"ry.o", "y", "x.o", "ry.i", "rx", "x.i"})
+                         .accumulate("conv", "ry.i");
+  std::string ir = check_step(blocked);
+  EXPECT_TRUE(has(ir, "allocate conv.acc: f32[4]")) << ir;
+  EXPECT_TRUE(has(ir, "conv.ry.o == 0")) << ir;
+  EXPECT_TRUE(has(ir, "min(")) << ir;
+  check_step(Schedule(blocked).vectorize("conv", "x.i"));
+  // Without reduction loops outside, each element starts from the init.
+  std::string tile = check_step(Schedule().split("conv", "x", 4).reorder("conv", {"y", "x.o", "ry", "rx", "x.i"})
+                                    .accumulate("conv", "ry"));
+  EXPECT_TRUE(has(tile, "allocate conv.acc: f32[4]") && !has(tile, "conv.ry == 0")) << tile;
+  // Every spatial loop inside: the accumulator covers them all (9 x 10).
+  std::string whole = check_step(Schedule().split("conv", "ry", 2).reorder("conv", {"ry.o", "ry.i", "y", "x", "rx"})
+                                     .accumulate("conv", "ry.i"));
+  EXPECT_TRUE(has(whole, "allocate conv.acc: f32[90]")) << whole;
+  // A shifted split would add its recomputed elements twice; spatial loops
+  // are not accumulate loops.
+  EXPECT_THROW(check_step(Schedule().split("conv", "ry", 2).split_shift("conv", "x", 4)
+                              .reorder("conv", {"ry.o", "y", "x.o", "ry.i", "rx", "x.i"})
+                              .accumulate("conv", "ry.i")),
+               Error);
+  EXPECT_THROW(check_step(Schedule().accumulate("conv", "x")), Error);
+}
+
 TEST(ScheduleSteps, PrepackHoistsConstantOnlyStages) {
   // The filter is constant: its packed copy moves to a prepack kernel run once;
   // the main kernel takes the packed buffer as an extra input.
@@ -230,7 +262,8 @@ TEST(ScheduleText, RoundTrips) {
                    .layout("f.conv", 1, 16)
                    .pad("pad", 1, 8)
                    .rfactor("conv", "rx", 16)
-                   .split_shift("conv", "y", 4);
+                   .split_shift("conv", "y", 4)
+                   .accumulate("conv", "rx.i");
   std::string text = schedule::to_text(s);
   EXPECT_EQ(schedule::parse_schedule(text), s);
   EXPECT_NE(text.find("compute_at pad conv y_x.o\n"), std::string::npos) << text;

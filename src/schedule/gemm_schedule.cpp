@@ -1,0 +1,112 @@
+// Cache-blocked matrix products (see gemm_schedule.h).
+#include "schedule/gemm_schedule.h"
+
+#include <algorithm>
+
+namespace tessera::schedule {
+
+namespace {
+
+// Tasks a product is cut into at least, so that the threads (two to a few)
+// get balanced shares when the rows alone give too few.
+constexpr int64_t kMinTasks = 8;
+
+// Reduction steps per block: the largest divisor of `k` up to `max_kc`
+// when one is at least half of it, else `k` cut into equal blocks of at most
+// max_kc (the last one guarded).
+int64_t block_steps(int64_t k, int64_t max_kc) {
+  if (k <= max_kc) return k;
+  for (int64_t d = max_kc; d >= max_kc / 2; --d)
+    if (k % d == 0) return d;
+  int64_t blocks = (k + max_kc - 1) / max_kc;
+  return (k + blocks - 1) / blocks;
+}
+
+}  // namespace
+
+std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile, int64_t l2_bytes, int64_t l3_bytes) {
+  if (!te::is_top_reduce(st)) return std::nullopt;
+  const auto& raxes = st.body.as<loop::ReduceNode>()->axes;
+  const int64_t* kp = raxes.size() == 1 ? loop::as_const_int(raxes[0].extent) : nullptr;
+  const Dims& shape = st.shapes[0];
+  const size_t rank = shape.size();
+  if (!kp || rank < 2 || tile.row != rank - 2 || tile.col != rank - 1) return std::nullopt;
+  const int64_t k = *kp, m = shape[tile.row], n = shape[tile.col];
+  // Whole tiles only: an accumulating tile must not overlap the next one
+  // (a shifted last tile would add its rows twice), and guarded tiles would
+  // cost a test per row of the packed A.
+  if (m % tile.mr != 0 || n % tile.nr != 0) return std::nullopt;
+  const int64_t esize = static_cast<int64_t>(dtype_size(st.dtypes[0]));
+  // The plain schedule re-reads A once per column panel and a whole K x nr
+  // panel of B once per row tile: fine while both stay in cache.
+  if (m * k * esize <= l3_bytes && k * tile.nr * esize <= l2_bytes / 2) return std::nullopt;
+  GemmBlocks b;
+  // A tile's kc x nr slice of B in an eighth of L2 (it streams from there
+  // while the task's packed A block, mb * mr x kc, fills the rest).
+  b.kc = block_steps(k, std::max<int64_t>(l2_bytes / 8 / (tile.nr * esize), 16));
+  const int64_t row_tiles = m / tile.mr, panels = n / tile.nr;
+  b.mb = std::clamp<int64_t>(l2_bytes / (b.kc * tile.mr * esize), 1, row_tiles);
+  int64_t tasks = (row_tiles + b.mb - 1) / b.mb;
+  for (size_t d = 0; d + 2 < rank; ++d) tasks *= shape[d];
+  const int64_t col_blocks = std::min<int64_t>((kMinTasks + tasks - 1) / tasks, panels);
+  b.nb = (panels + col_blocks - 1) / col_blocks;
+  return b;
+}
+
+void schedule_blocked_gemm(Schedule& s, const te::Stage& st, const GemmTile& tile, const GemmBlocks& blocks,
+                           int64_t parallel_grain, const std::string& pack_a) {
+  const std::string& n = st.name;
+  const Dims& shape = st.shapes[0];
+  const std::string I = st.axes[tile.row].name(), J = st.axes[tile.col].name();
+  const std::string K = st.body.as<loop::ReduceNode>()->axes[0].var.name();
+  s.split(n, J, tile.nr);
+  s.split(n, I, tile.mr);
+  s.split(n, K, blocks.kc);
+  const int64_t row_tiles = shape[tile.row] / tile.mr, panels = shape[tile.col] / tile.nr;
+  // Task loops: the batch axes, then blocks of mb row tiles and of nb panels.
+  std::vector<std::string> tasks;
+  for (size_t d = 0; d + 2 < shape.size(); ++d) tasks.push_back(st.axes[d].name());
+  std::string rows = outer_name(I), cols = outer_name(J);
+  if (blocks.mb < row_tiles) {
+    s.split(n, rows, blocks.mb);
+    tasks.push_back(outer_name(rows));
+    rows = inner_name(rows);
+  }
+  if (blocks.nb < panels) {
+    s.split(n, cols, blocks.nb);
+    tasks.push_back(outer_name(cols));
+    cols = inner_name(cols);
+  }
+  std::vector<std::string> order{outer_name(K)};
+  order.insert(order.end(), tasks.begin(), tasks.end());
+  for (const std::string& l : {cols, rows, inner_name(K), inner_name(I), inner_name(J)}) order.push_back(l);
+  s.reorder(n, order);
+  // The block's tasks fused into one loop, parallel with enough work.
+  std::string task = outer_name(K);
+  if (!tasks.empty()) {
+    task = tasks[0];
+    for (size_t i = 1; i < tasks.size(); ++i) {
+      s.fuse(n, task, tasks[i]);
+      task = fused_name(task, tasks[i]);
+    }
+    if (numel_of(shape) * blocks.kc >= parallel_grain) s.parallel(n, task);
+  }
+  if (!pack_a.empty()) {
+    // A's rows of the task for the block, as [rows/mr, kc, mr]: a tile's
+    // mr values of one step are adjacent, its steps one stream.
+    const std::string p = pack_a + "." + n;
+    const size_t r = shape.size() - 2;
+    const std::string ri = "i" + std::to_string(r), ki = "i" + std::to_string(r + 1);  // cache_read's axis names
+    s.cache_read(pack_a, n);
+    s.compute_at(p, n, task);
+    s.layout(p, static_cast<int64_t>(r), tile.mr);
+    s.split(p, ri, tile.mr);
+    s.reorder(p, {outer_name(ri), ki, inner_name(ri)});
+    s.unroll(p, inner_name(ri));
+  }
+  s.accumulate(n, inner_name(K));
+  s.unroll(n, inner_name(I));
+  s.vectorize(n, inner_name(J));
+}
+
+}  // namespace tessera::schedule
