@@ -32,10 +32,10 @@ std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile,
   const size_t rank = shape.size();
   if (!kp || rank < 2 || tile.row != rank - 2 || tile.col != rank - 1) return std::nullopt;
   const int64_t k = *kp, m = shape[tile.row], n = shape[tile.col];
-  // Whole tiles only: an accumulating tile must not overlap the next one
-  // (a shifted last tile would add its rows twice), and guarded tiles would
-  // cost a test per row of the packed A.
-  if (m % tile.mr != 0 || n % tile.nr != 0) return std::nullopt;
+  // Whole column tiles (a partial one would read B's columns clamped, not as
+  // vectors); a partial last row tile is guarded, its rows past the end
+  // computed on clamped rows of A and not written.
+  if (n % tile.nr != 0) return std::nullopt;
   const int64_t esize = static_cast<int64_t>(dtype_size(st.dtypes[0]));
   // The plain schedule re-reads A once per column panel and a whole K x nr
   // panel of B once per row tile: fine while both stay in cache.
@@ -44,7 +44,7 @@ std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile,
   // A tile's kc x nr slice of B in an eighth of L2 (it streams from there
   // while the task's packed A block, mb * mr x kc, fills the rest).
   b.kc = block_steps(k, std::max<int64_t>(l2_bytes / 8 / (tile.nr * esize), 16));
-  const int64_t row_tiles = m / tile.mr, panels = n / tile.nr;
+  const int64_t row_tiles = (m + tile.mr - 1) / tile.mr, panels = n / tile.nr;
   b.mb = std::clamp<int64_t>(l2_bytes / (b.kc * tile.mr * esize), 1, row_tiles);
   int64_t tasks = (row_tiles + b.mb - 1) / b.mb;
   for (size_t d = 0; d + 2 < rank; ++d) tasks *= shape[d];
@@ -62,7 +62,7 @@ void schedule_blocked_gemm(Schedule& s, const te::Stage& st, const GemmTile& til
   s.split(n, J, tile.nr);
   s.split(n, I, tile.mr);
   s.split(n, K, blocks.kc);
-  const int64_t row_tiles = shape[tile.row] / tile.mr, panels = shape[tile.col] / tile.nr;
+  const int64_t row_tiles = (shape[tile.row] + tile.mr - 1) / tile.mr, panels = shape[tile.col] / tile.nr;
   // Task loops: the batch axes, then blocks of mb row tiles and of nb panels.
   std::vector<std::string> tasks;
   for (size_t d = 0; d + 2 < shape.size(); ++d) tasks.push_back(st.axes[d].name());

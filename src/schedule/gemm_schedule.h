@@ -31,7 +31,7 @@ struct GemmBlocks {
 };
 
 // The blocks for `st` (a matrix product with one reduction axis, its rows
-// and columns the last two output axes, whole tiles of both) on a core with
+// and columns the last two output axes, the columns whole tiles) on a core with
 // `l2_bytes` of second-level cache and `l3_bytes` of last-level cache to
 // count on; none when the plain register-tiled schedule keeps its streams
 // in cache (A no larger than l3_bytes, a K x nr panel of B within half of

@@ -484,7 +484,13 @@ class Lowering {
         // which keeps the correlation between the two ends.
         Expr rl = (*region)[d].lo, rh = (*region)[d].hi, top = loop::int_imm(shape[d] - 1);
         int64_t bound = shape[d];
-        for (const Expr& diff : {rh - rl, rh, top - rl, top}) {
+        std::vector<Expr> diffs{rh - rl, rh, top - rl, top};
+        // Clamped reads (min(q, c2) - min(p, c1) <= max(q - p, c2 - c1)).
+        if (rh.kind() == loop::ExprKind::Min && rl.kind() == loop::ExprKind::Min) {
+          auto *h = rh.as<loop::BinaryNode>(), *l = rl.as<loop::BinaryNode>();
+          diffs.push_back(loop::max(h->a - l->a, h->b - l->b));
+        }
+        for (const Expr& diff : diffs) {
           loop::Interval b = loop::bounds_of(loop::simplify(diff, outer), outer);
           if (b.has_max()) bound = std::min(bound, b.max + 1);
         }
