@@ -241,7 +241,7 @@ int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
 std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
   size_t rank = shape.size();
-  int64_t lanes = lanes_of(target, DType::F32);
+  int64_t lanes = lanes_of(target, st.dtypes[0]);
   bool conv = st.tag.find("conv") != std::string::npos && rank >= 3;
   // Blocked convolutions ([N, Kb, H, W, b]): the block's lanes are the
   // columns, a run of output pixels along the width the rows; each tap
@@ -364,8 +364,10 @@ const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::
 // stage itself, finished by the epilogue tile by tile.
 bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue) {
   const Dims& shape = st.shapes[0];
-  if (shape.size() < 2 || !te::is_top_reduce(st) || st.dtypes[0] != DType::F32) return false;
   bool pool = st.tag == "pool";  // window reductions (max, average): tiled like a contraction without weights
+  // F32; average pools accumulate in F64 (as the reference does).
+  const DType dt = st.dtypes[0];
+  if (shape.size() < 2 || !te::is_top_reduce(st) || !(dt == DType::F32 || (pool && dt == DType::F64))) return false;
   if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum && !pool) return false;
   if (st.tag.find("conv") == std::string::npos && st.tag.find("matmul") == std::string::npos && !pool) return false;
   std::optional<Tile> tile = choose_tile(st, target);

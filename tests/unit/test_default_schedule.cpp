@@ -240,6 +240,21 @@ TEST_P(DefaultSchedule, PoolTiles) {
   check({x}, y, "cache_write pool");
 }
 
+// An average pool over the blocked layout ([N, Cb, H, W, b], a window of 1
+// along the lanes) sums in F64 as the reference does: still tiled, the
+// F64 sums in registers and the division fused into the tile's write-back.
+TEST_P(DefaultSchedule, F64AveragePoolTiles) {
+  TE x = te::placeholder({1, 2, 9, 11, 16}, DType::F32, "x");
+  TE sum = te::compute({1, 2, 7, 9, 16}, [&](const te::Indices& i) {
+    auto ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
+    return te::sum(loop::cast({DType::F64, 1}, x(i[0], i[1], i[2] + ry.var, i[3] + rx.var, i[4])), {ry, rx});
+  }, "sum", "pool", {"n", "c", "h", "w", "l"});
+  TE avg = te::compute({1, 2, 7, 9, 16}, [&](const te::Indices& i) {
+    return loop::cast({DType::F32, 1}, sum(i[0], i[1], i[2], i[3], i[4]) / loop::make_const({DType::F64, 1}, 9.0));
+  }, "avg", "elemwise", {"n", "c", "h", "w", "l"});
+  check({x}, avg, "compute_at sum avg");
+}
+
 TEST_P(DefaultSchedule, ElementwiseAndRowReduction) {
   TE x = te::placeholder({13, 37}, DType::F32, "x");
   TE e = te::compute({13, 37}, [&](const te::Indices& i) { return loop::call("exp", {x(i[0], i[1])}) * 0.5f; }, "e");
