@@ -193,9 +193,10 @@ Expr flat_index(const std::vector<Leaf>& leaves) {
   return loop::simplify(idx);
 }
 
+// Each of `es` with the variables of `map` replaced.
 std::vector<Expr> substituted(const std::vector<Expr>& es, const loop::VarMap& map) {
   std::vector<Expr> r;
-  for (const Expr& e : es) r.push_back(loop::simplify(loop::substitute(e, map)));
+  for (const Expr& e : es) r.push_back(loop::substitute(e, map));
   return r;
 }
 
@@ -239,11 +240,9 @@ Stmt LoopNest::build(const StoreFn& store, const LoadFn& load_self) const {
   // The init nest gets its own copies of the spatial loops it needs.
   loop::VarMap fresh;
   std::vector<Leaf> init_copy = fresh_copies(init_leaves, fresh);
-  std::vector<Expr> init_idx;
-  for (const Expr& e : spatial_) init_idx.push_back(loop::substitute(e, fresh));
-  std::vector<Expr> ig;
-  for (const Expr& g : init_guards) ig.push_back(loop::substitute(g, fresh));
-  Stmt init_nest = wrap(init_copy, 0, init_copy.size(), guarded(ig, store(init_idx, loop::substitute(init, fresh))));
+  Stmt init_nest = wrap(init_copy, 0, init_copy.size(),
+                        guarded(substituted(init_guards, fresh),
+                                store(substituted(spatial_, fresh), loop::substitute(init, fresh))));
   Stmt update_nest = wrap(leaves_, first_reduce, leaves_.size(), guarded(conds, store(spatial_, update)));
   return wrap(leaves_, 0, first_reduce, loop::block({init_nest, update_nest}));
 }
@@ -253,9 +252,10 @@ Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_s
   const std::string where = "schedule: accumulate " + stage_.name + " " + accumulate_;
   // Reduce loops outside: the accumulator starts from the element's partial
   // result, except on their first iteration, where it starts from the init.
-  Expr first;
+  std::vector<Expr> at_start;
   for (size_t i = 0; i < at; ++i)
-    if (leaves_[i].reduce) first = first.defined() ? (first && loop::eq(leaves_[i].var, 0)) : loop::eq(leaves_[i].var, 0);
+    if (leaves_[i].reduce) at_start.push_back(loop::eq(leaves_[i].var, 0));
+  Expr first = all_of(at_start);
   TESSERA_CHECK(!(shifted_ && first.defined()), where,
                 ": a shifted split recomputes elements, which reduction loops outside the accumulate loop would then "
                 "update twice; use split");
@@ -300,11 +300,11 @@ Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_s
   loop::VarMap in_map, out_map;
   std::vector<Leaf> in_loops = fresh_copies(inner, in_map), out_loops = fresh_copies(inner, out_map);
   std::vector<Expr> in_idx = substituted(spatial_, in_map), out_idx = substituted(spatial_, out_map);
-  Expr in_guard = all_of(substituted(element_g, in_map));
   Expr start = loop::substitute(loop::substitute(red->init, axis_map), in_map);
   if (first.defined()) {
-    Expr partial = in_guard.defined() ? (loop::logical_not(first) && in_guard) : loop::logical_not(first);
-    start = loop::select(first, start, load_self(in_idx, partial));
+    std::vector<Expr> partial = substituted(element_g, in_map);  // read where the element is in the domain
+    partial.insert(partial.begin(), loop::logical_not(first));
+    start = loop::select(first, start, load_self(in_idx, all_of(partial)));
   }
   Stmt read_in = wrap(in_loops, 0, in_loops.size(), loop::store(acc, start, flat_index(in_loops)));
   Stmt write_back = wrap(out_loops, 0, out_loops.size(),
