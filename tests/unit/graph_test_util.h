@@ -1,15 +1,21 @@
-// Helpers for tests of graph rewrites (the blocked layout, Winograd): op
-// counts and outputs compared at the scale of the output.
+// Helpers for tests of graph rewrites (the blocked layout, Winograd, fusion):
+// op counts, outputs compared at the scale of the output, and a compiled
+// model's artifact round trip.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/executor.h"
 #include "tessera/tensor.h"
 
 namespace tessera::testing {
@@ -35,6 +41,18 @@ inline void expect_near_scaled(const std::vector<Tensor>& got, const std::vector
     for (int64_t k = 0; k < got[i].numel(); ++k)
       ASSERT_NEAR(got[i].get_double(k), want[i].get_double(k), tol * scale) << "element " << k;
   }
+}
+
+// Saves `m` as an artifact in the temporary directory (named after `tag`
+// and the process) and loads it back with default options and its saved ISA;
+// the file is removed.
+inline std::unique_ptr<runtime::CompiledModel> save_and_load(const runtime::CompiledModel& m, const std::string& tag) {
+  namespace fs = std::filesystem;
+  std::string path = (fs::temp_directory_path() / ("tessera_" + tag + "_" + std::to_string(::getpid()) + ".tsr")).string();
+  m.save(path);
+  auto loaded = runtime::CompiledModel::load(path, runtime::ExecutorOptions{}, true);
+  fs::remove(path);
+  return loaded;
 }
 
 }  // namespace tessera::testing

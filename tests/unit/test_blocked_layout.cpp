@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "codegen/llvm/jit.h"
 #include "interp/interpreter.h"
@@ -27,6 +26,7 @@ namespace {
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
 using tessera::testing::random_f32;
+using tessera::testing::save_and_load;
 
 AttrMap conv_attrs(std::vector<int64_t> pads, std::vector<int64_t> strides = {1, 1}, int64_t group = 1,
                    std::vector<int64_t> dilations = {1, 1}) {
@@ -209,14 +209,10 @@ TEST(BlockedLayout, BlockedReferenceKernelsGiveTheConvBits) {
 // A model compiled with the blocked layout saves its rewritten graph; the
 // artifact loads without rewriting it again and runs the same.
 TEST(BlockedLayout, ArtifactKeepsTheRewrittenGraph) {
-  namespace fs = std::filesystem;
   std::vector<Tensor> ins{random_f32({1, 3, 29, 30}, 10)};
   runtime::CompiledModel m(network(), runtime::ExecutorOptions{});
   std::vector<Tensor> first = m.run(ins);
-  std::string path = (fs::temp_directory_path() / ("tessera_blocked_" + std::to_string(::getpid()) + ".tsr")).string();
-  m.save(path);
-  auto loaded = runtime::CompiledModel::load(path, runtime::ExecutorOptions{}, true);
-  fs::remove(path);
+  auto loaded = save_and_load(m, "blocked");
   EXPECT_EQ(count_ops(loaded->graph(), "ConvBlocked"), 6);
   EXPECT_EQ(loaded->graph().nodes().size(), m.graph().nodes().size());
   expect_near_scaled(loaded->run(ins), first, 0);

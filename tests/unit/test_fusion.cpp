@@ -15,12 +15,14 @@
 #include "runtime/executor.h"
 #include "runtime/fusion_profiler.h"
 #include "schedule/schedule.h"
+#include "graph_test_util.h"
 #include "random_tensor.h"
 
 namespace tessera {
 namespace {
 
 using fusion::Decision;
+using tessera::testing::save_and_load;
 using M = MappingType;
 
 // Inputs and weights in [-1, 1).
@@ -462,7 +464,6 @@ TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
 // An artifact keeps the fused steps: loading traces the same blocks with
 // their saved schedules, and the outputs stay the interpreter's.
 TEST(FusedKernel, ArtifactKeepsTheBlocks) {
-  namespace fs = std::filesystem;
   auto build = [] {
     auto g = std::make_unique<Graph>();
     Value* x = g->add_input("x", {DType::F32, {1, 8, 6, 6}, true});
@@ -481,10 +482,7 @@ TEST(FusedKernel, ArtifactKeepsTheBlocks) {
   std::vector<Tensor> got = m.run({x});
   ASSERT_EQ(m.last_plan()->steps.size(), 1u);
   EXPECT_EQ(m.last_plan()->fused_steps, 1);
-  std::string path = (fs::temp_directory_path() / ("tessera_fused_" + std::to_string(::getpid()) + ".tsr")).string();
-  m.save(path);
-  auto l = runtime::CompiledModel::load(path, runtime::ExecutorOptions{}, true);
-  fs::remove(path);
+  auto l = save_and_load(m, "fused");
   ASSERT_EQ(l->plans().size(), 1u);
   EXPECT_EQ(l->plans()[0]->steps.size(), 1u);
   EXPECT_EQ(l->plans()[0]->steps[0].nodes.size(), 3u);

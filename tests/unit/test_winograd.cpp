@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "codegen/llvm/jit.h"
 #include "compile/node_kernel.h"
@@ -28,6 +27,7 @@ namespace {
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
 using tessera::testing::random_f32;
+using tessera::testing::save_and_load;
 
 uint32_t seed_ = 1;
 
@@ -184,7 +184,6 @@ TEST(Winograd, TransformKernelsFoldTheirPointFormulas) {
 // A model compiled with Winograd saves its rewritten graph; the artifact
 // loads without rewriting it again and runs the same.
 TEST(Winograd, ArtifactKeepsTheTransforms) {
-  namespace fs = std::filesystem;
   std::vector<Tensor> ins{random_f32({2, 16, 13, 11}, 8)};
   auto g = network();
   to_blocked_layout(*g, 16);
@@ -193,10 +192,7 @@ TEST(Winograd, ArtifactKeepsTheTransforms) {
   o.blocked_layout = false;
   runtime::CompiledModel m(std::move(g), o);
   std::vector<Tensor> first = m.run(ins);
-  std::string path = (fs::temp_directory_path() / ("tessera_winograd_" + std::to_string(::getpid()) + ".tsr")).string();
-  m.save(path);
-  auto loaded = runtime::CompiledModel::load(path, runtime::ExecutorOptions{}, true);
-  fs::remove(path);
+  auto loaded = save_and_load(m, "winograd");
   EXPECT_EQ(count_ops(loaded->graph(), "WinogradGemm"), 5);
   EXPECT_EQ(loaded->graph().nodes().size(), m.graph().nodes().size());
   expect_near_scaled(loaded->run(ins), first, 0);
