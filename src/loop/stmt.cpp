@@ -79,6 +79,23 @@ Stmt eval_stmt(Expr value) {
   return make<EvaluateNode>(std::move(value));
 }
 
+namespace {
+constexpr const char* kPrefetch = "prefetch";
+}
+
+Stmt prefetch(Expr load) {
+  TESSERA_CHECK(load.defined() && (load.as<LoadNode>() || load.as<ProducerLoadNode>()),
+                "loop IR: prefetch takes a load");
+  Type t = load.type();
+  return eval_stmt(call(t, kPrefetch, {std::move(load)}));
+}
+
+const LoadNode* prefetched(const Stmt& s) {
+  auto* e = s.as<EvaluateNode>();
+  auto* c = e ? e->value.as<CallNode>() : nullptr;
+  return c && c->name == kPrefetch && c->args.size() == 1 ? c->args[0].as<LoadNode>() : nullptr;
+}
+
 Stmt no_op() { return block({}); }
 
 bool is_no_op(const Stmt& s) {

@@ -95,6 +95,11 @@ Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case = {});
 Stmt allocate(Buffer buf, Expr extent, Stmt body);
 Stmt block(std::vector<Stmt> stmts);
 Stmt eval_stmt(Expr value);
+// A hint to bring the memory `load` would read into the cache: it reads and
+// changes nothing (the evaluator skips it; codegen prefetches each cache line
+// the lanes cover).
+Stmt prefetch(Expr load);
+const LoadNode* prefetched(const Stmt& s);  // the load a prefetch names, or null
 Stmt no_op();  // the empty block
 bool is_no_op(const Stmt& s);
 

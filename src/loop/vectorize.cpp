@@ -158,7 +158,11 @@ class LaneAccesses : public IRVisitor {
   }
   void visit(const ProducerLoadNode*) override { give_up("it reads a tensor-expression stage"); }
   void visit(const ReduceNode*) override { give_up("it holds a tensor-expression reduction"); }
-  void visit(const EvaluateNode*) override { give_up("it evaluates an expression for its effect"); }
+  void visit(const EvaluateNode* op) override {
+    auto* c = op->value.as<CallNode>();
+    if (!c || c->name != "prefetch") give_up("it evaluates an expression for its effect");
+    visit(c->args[0]);  // a prefetch: its load
+  }
   void visit(const LetNode* op) override {
     visit(op->value);
     ScopedEntry<VarMap> let(lets_, op->var.node(), expand(op->value));
@@ -456,7 +460,9 @@ Stmt Vectorizer::vec(const Stmt& s) {
       for (const Stmt& st : s.as<BlockNode>()->stmts) out.push_back(vec(st));
       return block(std::move(out));
     }
-    case StmtKind::Evaluate: give_up("it evaluates an expression for its effect");
+    case StmtKind::Evaluate:
+      if (const LoadNode* l = prefetched(s)) return prefetch(vec_load(l, s.as<EvaluateNode>()->value.as<CallNode>()->args[0]));
+      give_up("it evaluates an expression for its effect");
   }
   give_up("unknown statement");
 }

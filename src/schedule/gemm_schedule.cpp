@@ -38,8 +38,11 @@ std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile,
   if (n % tile.nr != 0) return std::nullopt;
   const int64_t esize = static_cast<int64_t>(dtype_size(st.dtypes[0]));
   // The plain schedule re-reads A once per column panel and a whole K x nr
-  // panel of B once per row tile: fine while both stay in cache.
-  if (m * k * esize <= l3_bytes && k * tile.nr * esize <= l2_bytes / 2) return std::nullopt;
+  // panel of B once per row tile: fine while both stay in cache. A shares
+  // the last level with B, C, the other cores and other tenants, so it may
+  // fill half of it. (2048 x 2048, A 16 MiB: plain 42-57 ms at 2 threads as
+  // the machine got busier, blocked 42-46; at 1 thread 105 vs 87 ms.)
+  if (2 * m * k * esize <= l3_bytes && k * tile.nr * esize <= l2_bytes / 2) return std::nullopt;
   GemmBlocks b;
   // A tile's kc x nr slice of B in an eighth of L2, where the row tiles of
   // the task reuse it; the task's packed A block (mb * mr rows x kc) about

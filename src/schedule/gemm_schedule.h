@@ -34,7 +34,7 @@ struct GemmBlocks {
 // and columns the last two output axes, the columns whole tiles) on a core with
 // `l2_bytes` of second-level cache and `l3_bytes` of last-level cache to
 // count on; none when the plain register-tiled schedule keeps its streams
-// in cache (A no larger than l3_bytes, a K x nr panel of B within half of
+// in cache (A within half of l3_bytes, a K x nr panel of B within half of
 // l2_bytes).
 std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile, int64_t l2_bytes, int64_t l3_bytes);
 

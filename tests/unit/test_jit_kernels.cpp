@@ -145,6 +145,22 @@ TEST_P(JitKernels, PredicatedTailLoadsStoresAndGathers) {
                      options());
 }
 
+// Prefetches of a scalar, a contiguous vector (a line per 64 bytes, 40
+// floats spanning three lines) and gathered lanes change nothing; the
+// evaluator skips them, and the printer shows them.
+TEST_P(JitKernels, PrefetchesReadNothing) {
+  Buffer A("A", DType::F32, {64}), B("B", DType::F32, {64});
+  Var o("o");
+  Stmt body = block({prefetch(load(A, Expr(o) * 4)), prefetch(load(A, ramp(Expr(o), int_imm(1), 40))),
+                     prefetch(load(A, ramp(Expr(o) * 2, int_imm(3), 8), ramp(Expr(o), int_imm(1), 8) < 5)),
+                     store(B, load(A, Expr(o) * 4) + 1.0f, Expr(o))});
+  Stmt s = for_loop(o, int_imm(0), int_imm(16), ForKind::Serial, body);
+  EXPECT_NE(to_string(s).find("prefetch(A[ramp(o, 1, 40)])"), std::string::npos) << to_string(s);
+  std::mt19937 rng(9);
+  expect_jit_matches(Kernel{"prefetch", {A}, {B}, s}, {random_tensor(DType::F32, 64, rng), random_tensor(DType::F32, 64, rng)},
+                     options());
+}
+
 TEST_P(JitKernels, SelectMinMaxAndFloatModWithNaN) {
   const int64_t n = 32;
   Buffer X("X", DType::F32, {n}), Y("Y", DType::F32, {n}), Z("Z", DType::F32, {n});

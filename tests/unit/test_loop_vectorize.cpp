@@ -81,6 +81,29 @@ TEST(LoopVectorize, ElementwiseAddWithTailGuard) {
   expect_same_results(k, v, {random_tensor(DType::F32, 30, rng), random_tensor(DType::F32, 30, rng), Tensor(DType::F32, {30})});
 }
 
+// A prefetch in a vectorized loop names the lanes' elements (a ramp); it is
+// the one statement evaluated for its effect that vectorizes.
+TEST(LoopVectorize, PrefetchesTakeTheLanes) {
+  const int64_t n = 30;
+  Buffer A("A", DType::F32, {n}), C("C", DType::F32, {n});
+  auto kernel = [&](bool as_prefetch) {
+    Var o("o"), i("i");
+    Expr at = o * 8 + i;
+    Stmt hint = as_prefetch ? prefetch(load(A, at, at < n)) : eval_stmt(load(A, at, at < n));
+    Stmt body = for_loop(i, int_imm(0), int_imm(8), ForKind::Vectorized,
+                         block({hint, if_then_else(at < n, store(C, load(A, at) * 2.0f, at))}));
+    return Kernel{"hint", {A}, {C}, for_loop(o, int_imm(0), int_imm((n + 7) / 8), ForKind::Serial, body)};
+  };
+  Kernel k = kernel(true), v = vectorize_loops(k);
+  std::string text = to_string(v);
+  EXPECT_EQ(count_loops(v.body, ForKind::Vectorized), 0) << text;
+  EXPECT_NE(text.find("prefetch(A[ramp(o*8, 1, 8)"), std::string::npos) << text;
+  std::mt19937 rng(2);
+  expect_same_results(k, v, {random_tensor(DType::F32, n, rng), Tensor(DType::F32, {n})});
+  std::string serial = to_string(vectorize_loops(kernel(false)));
+  EXPECT_NE(serial.find("for (i, 0, 8)"), std::string::npos) << "an evaluate keeps its loop:\n" << serial;
+}
+
 // C[M x N] = A[M x K] * B[K x N], j split by 8 (vectorized), k serial inside;
 // with a tail guard when 8 does not divide N.
 Kernel matmul_kernel(int64_t M, int64_t N, int64_t K, Var& ji) {

@@ -3,6 +3,9 @@
 // the text form round-trips.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 
 #include "jit_test_util.h"
 #include "loop/evaluate.h"
@@ -204,7 +207,13 @@ TEST(ScheduleSteps, AccumulateHoldsElementsAcrossReductionBlocks) {
   EXPECT_TRUE(has(ir, "allocate conv.acc: f32[4]")) << ir;
   EXPECT_TRUE(has(ir, "conv.ry.o == 0")) << ir;
   EXPECT_TRUE(has(ir, "min(")) << ir;
-  check_step(Schedule(blocked).vectorize("conv", "x.i"));
+  // The init (0) is the sum's identity: each block starts from it and joins
+  // the partial result at the write-back; the elements are prefetched when
+  // the block starts.
+  EXPECT_TRUE(has(ir, "prefetch(conv[")) << ir;
+  EXPECT_TRUE(has(ir, "conv.acc[") && has(ir, "+ conv.acc[")) << ir;
+  std::string vec = check_step(Schedule(blocked).vectorize("conv", "x.i"));
+  EXPECT_TRUE(has(vec, "prefetch(conv[")) << vec;  // lanes clamped: one line each
   // Without reduction loops outside, each element starts from the init.
   std::string tile = check_step(Schedule().split("conv", "x", 4).reorder("conv", {"y", "x.o", "ry", "rx", "x.i"})
                                     .accumulate("conv", "ry"));
@@ -220,6 +229,33 @@ TEST(ScheduleSteps, AccumulateHoldsElementsAcrossReductionBlocks) {
                               .accumulate("conv", "ry.i")),
                Error);
   EXPECT_THROW(check_step(Schedule().accumulate("conv", "x")), Error);
+}
+
+// Reductions whose init is not the combiner's identity read the partial
+// result into the accumulator before each block after the first; a max
+// (init -inf, its identity) joins it at the write-back instead.
+TEST(ScheduleSteps, AccumulateByInitAndCombiner) {
+  const int64_t h = 5, w = 7, k = 9;
+  TE x = te::placeholder({h, k, w}, DType::F32, "x");
+  Tensor xv = random_f32({h, k, w}, 21);
+  for (auto [op, init] : {std::pair<loop::ReduceOp, double>{loop::ReduceOp::Sum, 1.5}, {loop::ReduceOp::Max, 0.25},
+                          {loop::ReduceOp::Max, -std::numeric_limits<double>::infinity()}}) {
+    TE out = te::compute({h, w}, [&](const Indices& i) {
+      auto r = te::reduce_axis(k, "r");
+      return loop::reduce(op, x(i[0], r.var, i[1]), {r}, {}, te::constant(DType::F32, init));
+    }, "red", "reduce", {"y", "x"});
+    auto run = [&](const Schedule& s) {
+      std::vector<Tensor> args{xv, Tensor(DType::F32, {h, w})};
+      loop::run_kernel(schedule::lower("red", {x}, {out}, s), args);
+      return args[1];
+    };
+    Schedule blocked = Schedule().split("red", "r", 4).split("red", "x", 4)
+                           .reorder("red", {"r.o", "y", "x.o", "r.i", "x.i"}).accumulate("red", "r.i");
+    expect_same(run(blocked), run(Schedule()));
+    std::string ir = loop::to_string(schedule::lower("red", {x}, {out}, blocked));
+    bool identity = !std::isfinite(init);
+    EXPECT_EQ(has(ir, "prefetch(red["), identity) << ir;
+  }
 }
 
 TEST(ScheduleSteps, PrepackHoistsConstantOnlyStages) {

@@ -96,7 +96,10 @@ void CodeGen::emit(const Stmt& s) {
     case StmtKind::Block:
       for (const Stmt& st : s.as<BlockNode>()->stmts) emit(st);
       return;
-    case StmtKind::Evaluate: emit(s.as<EvaluateNode>()->value); return;
+    case StmtKind::Evaluate:
+      if (const LoadNode* l = prefetched(s)) emit_prefetch(l);
+      else emit(s.as<EvaluateNode>()->value);
+      return;
   }
 }
 
@@ -331,6 +334,28 @@ Value* CodeGen::emit_load(const LoadNode* op) {
     raw = b_.CreateMaskedGather(vt, ptrs, align, mask, zero);
   }
   return from_memory(d, raw);
+}
+
+// A prefetch (for reading, kept in all cache levels) of the line of each
+// lane's element; contiguous lanes take one per 64-byte line they span.
+void CodeGen::emit_prefetch(const LoadNode* op) {
+  const int lanes = op->type.lanes;
+  const int64_t esize = static_cast<int64_t>(dtype_size(op->buffer.dtype()));
+  llvm::Type* mt = memory_type(op->buffer.dtype());
+  auto fetch = [&](Value* at) {
+    llvm::Function* f = llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::prefetch, {at->getType()});
+    b_.CreateCall(f, {at, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+  };
+  if (lanes == 1) return fetch(b_.CreateInBoundsGEP(mt, buffer_ptr(op->buffer), emit(op->index)));
+  if (Value* base = contiguous_base(op->buffer, op->index)) {
+    Value* bytes = b_.CreatePointerCast(base, b_.getInt8PtrTy());
+    const int64_t span = lanes * esize;
+    for (int64_t off = 0; off < span; off += 64) fetch(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), bytes, off));
+    fetch(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), bytes, span - 1));  // the last line when unaligned
+    return;
+  }
+  Value* ptrs = b_.CreateInBoundsGEP(mt, buffer_ptr(op->buffer), emit(op->index));
+  for (int i = 0; i < lanes; ++i) fetch(b_.CreateExtractElement(ptrs, static_cast<uint64_t>(i)));
 }
 
 void CodeGen::emit_store(const StoreNode* op) {

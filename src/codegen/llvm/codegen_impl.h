@@ -49,6 +49,7 @@ class CodeGen {
   llvm::Value* buffer_ptr(const loop::Buffer& b);
   llvm::Value* emit_load(const loop::LoadNode* op);
   void emit_store(const loop::StoreNode* op);
+  void emit_prefetch(const loop::LoadNode* op);
   llvm::Value* from_memory(DType d, llvm::Value* v);  // memory form -> register form
   llvm::Value* to_memory(DType d, llvm::Value* v);    // register form -> memory form
   // A contiguous vector access when `index` is a ramp with stride 1: the
