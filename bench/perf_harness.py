@@ -19,7 +19,9 @@ not interact) speaking the line protocol of `tessera serve` (ready line,
 For every thread count and model: the workers are started one after another
 (each loads alone, so its load time is its own), warmed up, then timed round
 by round — every round each runtime runs once, the order rotated from round
-to round, so drift (heat, the machine's other load) hits all alike. Then each
+to round, so drift (heat, the machine's other load) hits all alike, with a
+pause before each run and OpenMP's threads passive (OMP_WAIT_POLICY=PASSIVE
+unless set), so no runtime's idle threads spin on the next one's cores. Then each
 saves its outputs, compared with torch_output.npy (max abs difference, and
 that over max |torch output|). Workers quit before the next model.
 
@@ -379,10 +381,17 @@ def main():
     env = dict(os.environ)
     env.pop("OPENBLAS_CORETYPE", None)  # let OpenBLAS pick its kernels for this CPU
     env["TESSERA_CACHE_DIR"] = os.path.join(args.work, "cache")  # runs independent of the user's cache
+    # OpenMP (torch eager, TorchScript) keeps its threads spinning for
+    # milliseconds after each parallel region by default; run by run
+    # interleaved, they take cores from whichever runtime runs next (torch
+    # eager on MobileNetV2 at 2 threads: median 35 ms spinning, 16 ms
+    # passive). Passive, every runtime finds the cores free.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     command = " ".join(shlex.quote(a) for a in [sys.executable, os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
     results = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"), "command": command, "quick": args.quick,
         "runs": args.runs, "warmup": args.warmup, "gap_ms": args.gap_ms, "threads": args.threads,
+        "omp_wait_policy": env["OMP_WAIT_POLICY"],
         "models": args.models, "titles": {m: perf_models.MODELS[m][0] for m in args.models},
         "machine": machine(), "versions": versions(args.tessera), "cells": {}}
     json_path = os.path.join(args.work, "results.json")

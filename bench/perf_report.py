@@ -156,7 +156,8 @@ def markdown(results):
         f"the others wait; after {results['warmup']} warm-up runs each, {results['runs']} rounds in which every "
         "runtime runs once, the order rotated each round, so drift hits all alike (with a "
         f"{results.get('gap_ms', 0):g} ms pause before each run, so the previous runtime's pool threads are "
-        "idle). Latency is the median of "
+        f"idle; OMP_WAIT_POLICY={results.get('omp_wait_policy', 'unset')}, so OpenMP's threads sleep instead of "
+        "spinning between runs). Latency is the median of "
         "these runs, timed inside each runtime's process around one inference call. *Tessera / best peer* "
         "below 1 means Tessera is faster. *Max abs diff vs torch*: largest |output − torch eager's output at "
         "export| (in parentheses: divided by the largest |torch output|).",
