@@ -90,11 +90,12 @@ Stmt prefetch(Expr load) {
   return eval_stmt(call(t, kPrefetch, {std::move(load)}));
 }
 
-const LoadNode* prefetched(const Stmt& s) {
-  auto* e = s.as<EvaluateNode>();
-  auto* c = e ? e->value.as<CallNode>() : nullptr;
-  return c && c->name == kPrefetch && c->args.size() == 1 ? c->args[0].as<LoadNode>() : nullptr;
+Expr prefetched(const EvaluateNode* s) {
+  auto* c = s ? s->value.as<CallNode>() : nullptr;
+  return c && c->name == kPrefetch && c->args.size() == 1 && c->args[0].as<LoadNode>() ? c->args[0] : Expr();
 }
+
+Expr prefetched(const Stmt& s) { return prefetched(s.as<EvaluateNode>()); }
 
 Stmt no_op() { return block({}); }
 

@@ -99,7 +99,9 @@ Stmt eval_stmt(Expr value);
 // changes nothing (the evaluator skips it; codegen prefetches each cache line
 // the lanes cover).
 Stmt prefetch(Expr load);
-const LoadNode* prefetched(const Stmt& s);  // the load a prefetch names, or null
+// The load a prefetch names (a LoadNode), or undefined when `s` is not a prefetch.
+Expr prefetched(const Stmt& s);
+Expr prefetched(const EvaluateNode* s);
 Stmt no_op();  // the empty block
 bool is_no_op(const Stmt& s);
 

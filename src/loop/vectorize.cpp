@@ -159,9 +159,9 @@ class LaneAccesses : public IRVisitor {
   void visit(const ProducerLoadNode*) override { give_up("it reads a tensor-expression stage"); }
   void visit(const ReduceNode*) override { give_up("it holds a tensor-expression reduction"); }
   void visit(const EvaluateNode* op) override {
-    auto* c = op->value.as<CallNode>();
-    if (!c || c->name != "prefetch") give_up("it evaluates an expression for its effect");
-    visit(c->args[0]);  // a prefetch: its load
+    Expr load = prefetched(op);  // a prefetch: its load
+    if (!load.defined()) give_up("it evaluates an expression for its effect");
+    visit(load);
   }
   void visit(const LetNode* op) override {
     visit(op->value);
@@ -461,7 +461,7 @@ Stmt Vectorizer::vec(const Stmt& s) {
       return block(std::move(out));
     }
     case StmtKind::Evaluate:
-      if (const LoadNode* l = prefetched(s)) return prefetch(vec_load(l, s.as<EvaluateNode>()->value.as<CallNode>()->args[0]));
+      if (Expr load = prefetched(s); load.defined()) return prefetch(vec(load));
       give_up("it evaluates an expression for its effect");
   }
   give_up("unknown statement");

@@ -302,19 +302,20 @@ Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_s
   std::vector<Expr> in_idx = substituted(spatial_, in_map), out_idx = substituted(spatial_, out_map);
   Expr start = loop::substitute(loop::substitute(red->init, axis_map), in_map);
   Expr result = loop::load(acc, flat_index(out_loops));
-  Stmt read_in = loop::store(acc, start, flat_index(in_loops));
+  Expr in_at = flat_index(in_loops);
+  Stmt read_in = loop::store(acc, start, in_at);
   if (first.defined() && loop::equal(red->init, loop::reduce_identity(red->op, red->init.type()))) {
     // The init is the combiner's identity: the block's sum starts from it and
     // joins the partial result at the write-back, so the element is read
     // after the block, not before, and prefetched at its start (the loads do
     // not stall the block; the stores find their lines).
     read_in = loop::block({read_in, loop::prefetch(load_self(substituted(clamped, in_map), Expr()))});
-    Expr partial = load_self(out_idx, all_of({loop::logical_not(first)}));
+    Expr partial = load_self(out_idx, loop::logical_not(first));
     result = loop::select(first, result, loop::reduce_combine(red->op, partial, result));
   } else if (first.defined()) {
     std::vector<Expr> partial = substituted(element_g, in_map);  // read where the element is in the domain
     partial.insert(partial.begin(), loop::logical_not(first));
-    read_in = loop::store(acc, loop::select(first, start, load_self(in_idx, all_of(partial))), flat_index(in_loops));
+    read_in = loop::store(acc, loop::select(first, start, load_self(in_idx, all_of(partial))), in_at);
   }
   read_in = wrap(in_loops, 0, in_loops.size(), read_in);
   Stmt write_back =

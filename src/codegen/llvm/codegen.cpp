@@ -97,7 +97,7 @@ void CodeGen::emit(const Stmt& s) {
       for (const Stmt& st : s.as<BlockNode>()->stmts) emit(st);
       return;
     case StmtKind::Evaluate:
-      if (const LoadNode* l = prefetched(s)) emit_prefetch(l);
+      if (Expr l = prefetched(s); l.defined()) emit_prefetch(l.as<LoadNode>());
       else emit(s.as<EvaluateNode>()->value);
       return;
   }
