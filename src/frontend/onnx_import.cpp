@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <regex>
@@ -183,6 +184,8 @@ struct Importer {
         attrs[a.name()] = attr_from_proto(a, label, *g);
       }
       std::vector<std::string> outs(np.output().begin(), np.output().end());
+      TESSERA_CHECK(std::any_of(outs.begin(), outs.end(), [](const std::string& o) { return !o.empty(); }), label,
+                    ": op '", np.op_type(), "' has no outputs (every ONNX operator has at least one)");
       for (const auto& o : outs)
         TESSERA_CHECK(o.empty() || !g->find_value(o), label, ": output '", o, "' is already defined");
       std::string nname = np.name().empty() ? g->unique_name(np.op_type()) : np.name();

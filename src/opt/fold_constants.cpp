@@ -25,7 +25,8 @@ bool foldable(const Node& n) {
 
 // Shape and Size of a statically shaped value need no data.
 bool fold_from_type(Graph& g, Node* n) {
-  if ((n->op_type != "Shape" && n->op_type != "Size") || !n->has_input(0)) return false;
+  if ((n->op_type != "Shape" && n->op_type != "Size") || !n->has_input(0) || n->outputs.empty() || !n->outputs[0])
+    return false;
   const TensorType& t = n->inputs[0]->type;
   if (!t.fully_known()) return false;
   if (n->op_type == "Size") {

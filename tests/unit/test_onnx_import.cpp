@@ -136,6 +136,19 @@ TEST(OnnxImport, DuplicateOutputNameIsAnError) {
   EXPECT_NE(import_error(bytes_of(m)).find("'s'"), std::string::npos);
 }
 
+// A node without outputs (or with only absent ones) is malformed, named with
+// its op; folding used to write its missing first output (a fuzzer's crash).
+TEST(OnnxImport, NodeWithoutOutputsIsAnError) {
+  for (bool absent : {false, true}) {
+    auto m = add_relu_model();
+    auto* node = m.mutable_graph()->mutable_node(0);
+    node->clear_output();
+    if (absent) node->add_output("");
+    std::string err = import_error(bytes_of(m));
+    EXPECT_NE(err.find("op 'Add' has no outputs"), std::string::npos) << err;
+  }
+}
+
 TEST(OnnxImport, BadInitializerDims) {
   auto m = add_relu_model();
   m.mutable_graph()->mutable_initializer(0)->set_dims(0, -4);
