@@ -73,6 +73,29 @@ TEST_P(DefaultSchedule, BatchedMatmulTiles) {
   check({a, b}, c, "compute_at bmm.local bmm b_j.o_i.o");
 }
 
+// Columns that are not whole tiles: the last column tile is shifted back to
+// end at the edge (its columns computed twice, stored with the same values)
+// instead of every tile's vectors masked, so the kernel holds no masked
+// access; a B packed into column panels keeps the guard (a shifted tile
+// would straddle two panels).
+TEST_P(DefaultSchedule, PartialColumnTilesAreShiftedBack) {
+  TE a = te::placeholder({3, 13, 11}, DType::F32, "a"), b = te::placeholder({3, 11, 45}, DType::F32, "b");
+  TE c = te::compute({3, 13, 45}, [&](const te::Indices& i) {
+    auto r = te::reduce_axis(11, "r");
+    return te::sum(a(i[0], i[1], r.var) * b(i[0], r.var, i[2]), {r});
+  }, "bmm", "matmul", {"b", "i", "j"});
+  check({a, b}, c, "split_shift bmm j ");
+  std::string ir = loop::to_string(schedule::lower("k", {a, b}, {c}, schedule::default_schedule({c}, target())));
+  EXPECT_EQ(ir.find(" if "), std::string::npos) << ir;
+  constants_ = {"b"};
+  TE w = te::placeholder({11, 45}, DType::F32, "b");
+  TE d = te::compute({13, 45}, [&](const te::Indices& i) {
+    auto r = te::reduce_axis(11, "r");
+    return te::sum(a(0, i[0], r.var) * w(r.var, i[1]), {r});
+  }, "mm", "matmul", {"i", "j"});
+  check({a, w}, d, "split mm j ");
+}
+
 // A constant B [K, N] wider than a tile is packed into panels [N/nr, K, nr]
 // (the reduction dim made one block, then the columns split), so each tile
 // streams one contiguous panel instead of a row of B per step.
