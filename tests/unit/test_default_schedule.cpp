@@ -10,6 +10,7 @@
 #include "loop/evaluate.h"
 #include "loop/printer.h"
 #include "schedule/default_schedule.h"
+#include "schedule/gemm_schedule.h"
 #include "schedule/lower.h"
 #include "te/tensor_expr.h"
 
@@ -303,6 +304,48 @@ TEST_P(DefaultSchedule, ElementwiseAndRowReduction) {
   }, "m", "reduce");
   EXPECT_EQ(schedule::to_text(schedule::default_schedule({m}, target())).find("rfactor"), std::string::npos);
   check({x}, m, "");
+}
+
+// Rows of a large product come in equal blocks: a count of them that is
+// raised to eight tasks and to a multiple of four (so two or four threads
+// share them evenly) rather than split by columns, which would pack A's
+// block once per column block. A product whose rows fit one block keeps it
+// and splits its columns instead.
+TEST(GemmBlocks, RowsInEqualBalancedBlocks) {
+  auto blocks = [](Dims a, int64_t n) {
+    const int64_t k = a.back();
+    TE at = te::placeholder(a, DType::F32, "a"), bt = te::placeholder({k, n}, DType::F32, "b");
+    Dims out = a;
+    out.back() = n;
+    TE c = te::compute(out, [&](const te::Indices& i) {
+      auto r = te::reduce_axis(k, "r");
+      std::vector<loop::Expr> ai(i.begin(), i.end() - 1);
+      ai.push_back(r.var);
+      return te::sum(at(ai) * bt(r.var, i.back()), {r});
+    }, "c", "matmul");
+    schedule::GemmTile tile{out.size() - 2, out.size() - 1, 8, 32};
+    auto b = schedule::gemm_blocks(c.stage(), tile, int64_t{1} << 20, int64_t{16} << 20);
+    EXPECT_TRUE(b.has_value());
+    return b.value_or(schedule::GemmBlocks{});
+  };
+  // 192 row tiles, kc 768: an L2 of A is 42 row tiles, 5 blocks; made 8 of 24.
+  schedule::GemmBlocks b = blocks({1536, 1536}, 1536);
+  EXPECT_EQ(b.kc, 768);
+  EXPECT_EQ(b.mb, 24);
+  EXPECT_EQ(b.nb, 48);  // all panels: no column split
+  b = blocks({2560, 2560}, 2560);  // 320 row tiles, kc 640: 51 per L2, 7 blocks; 8 of 40
+  EXPECT_EQ(b.kc, 640);
+  EXPECT_EQ(b.mb, 40);
+  EXPECT_EQ(b.nb, 80);
+  b = blocks({2400, 1024}, 1024);  // 300 row tiles, 32 per L2: 10 blocks; 12 of 25
+  EXPECT_EQ(b.mb, 25);
+  b = blocks({4096, 4096}, 4096);  // 16 blocks of 32 already
+  EXPECT_EQ(b.mb, 32);
+  b = blocks({4, 1536, 1536}, 1536);  // 4 batches: 5 blocks each, made 8 (32 tasks)
+  EXPECT_EQ(b.mb, 24);
+  b = blocks({64, 8192}, 1024);  // 8 row tiles in one block: the 32 panels split in 8
+  EXPECT_EQ(b.mb, 8);
+  EXPECT_EQ(b.nb, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Jit, DefaultSchedule, ::testing::Values(codegen::Isa::AVX512, codegen::Isa::AVX2),
