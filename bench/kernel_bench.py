@@ -8,7 +8,7 @@ exports in bench/out/perf/<model>/model.onnx, made by
 `perf_harness.py --export-only` when missing; shapes from onnx.shape_inference,
 attributes group/strides/pads/dilations/kernel_shape), every distinct
 MatMul/Gemm of those models (ViT's and BERT's projections and attention
-products, the classifier heads), and square GEMMs 1024, 2048, 4096.
+products, the classifier heads), and square GEMMs 1024, 1536, 2048, 3072, 4096.
 Shapes are deduplicated across models; the table says which models use each
 and how often.
 
@@ -85,7 +85,7 @@ import kernel_report  # noqa: E402
 KERNELS_SRC = os.path.join(HERE, "kernels")
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "resnext50_32x4d", "inception_v3", "efficientnet_b0", "vgg16",
           "vit_b_16", "bert_base"]
-SQUARES = [1024, 2048, 4096]
+SQUARES = [1024, 1536, 2048, 3072, 4096]
 OPSET = 13
 MIN_CAPPED_RUNS = 5
 KERNEL_OPS = ("Conv", "MatMul", "Gemm", "Winograd")  # a Winograd convolution: its three steps

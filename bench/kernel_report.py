@@ -130,7 +130,8 @@ def header(results):
         f"- oneDNN {v.get('onednn', '?')} (Debian libdnnl-dev {v.get('libdnnl-dev', '?')}, OpenMP runtime); "
         f"harness programs built with {v.get('g++', '?')}; onnx {v.get('onnx', '?')}.",
         f"- Shapes: {len(results['shapes'])} of the {results['shapes_total']} distinct Conv/MatMul/Gemm shapes "
-        f"of {', '.join(TITLES.get(x, x) for x in results['models'])}, plus square GEMMs 1024, 2048, 4096.",
+        f"of {', '.join(TITLES.get(x, x) for x in results['models'])}, plus square GEMMs "
+        f"{', '.join(str(x) for x in sorted(s['m'] for s in results['shapes'].values() if not s['models']))}.",
         f"- Runs: {results['runs']} timed runs per shape and runtime (Tessera: `tessera bench --runs` latency runs, "
         "then as many profiled runs whose per-step medians are used); shapes whose estimated time exceeded "
         f"{results['max_seconds']:g} s per measurement got fewer runs (listed below).",
