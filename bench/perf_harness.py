@@ -20,8 +20,10 @@ For every thread count and model: the workers are started one after another
 (each loads alone, so its load time is its own), warmed up, then timed round
 by round — every round each runtime runs once, the order rotated from round
 to round, so drift (heat, the machine's other load) hits all alike, with a
-pause before each run and OpenMP's threads passive (OMP_WAIT_POLICY=PASSIVE
-unless set), so no runtime's idle threads spin on the next one's cores. Then each
+pause before each run, then a wait (at most --settle-ms) until the other
+runtimes' threads have stopped running, and OpenMP's threads passive
+(OMP_WAIT_POLICY=PASSIVE unless set), so no runtime's idle threads spin on
+the next one's cores. Then each
 saves its outputs, compared with torch_output.npy (max abs difference, and
 that over max |torch output|). Workers quit before the next model.
 
@@ -71,6 +73,41 @@ def rel(path):
 
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def cpu_ns(pid):
+    """CPU time in ns that the threads of process `pid` have run (/proc/PID/task/*/schedstat); 0 once gone."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # the thread ended meanwhile
+    return total
+
+
+SETTLE_WINDOW_S = 0.003  # the others count as idle when they ran under 5% of such a window
+
+
+def settle(pids, cap_s):
+    """Waits until the processes `pids` stop running (their threads together used under 5% of a core over
+    SETTLE_WINDOW_S), at most cap_s; returns (seconds waited, whether they settled). A runtime's pool may
+    keep spinning after its run (ONNX Runtime's for tens of ms), taking cores from whichever runs next."""
+    t0 = time.time()
+    last, t_last = sum(cpu_ns(p) for p in pids), time.time()
+    while True:
+        time.sleep(SETTLE_WINDOW_S)
+        now, t_now = sum(cpu_ns(p) for p in pids), time.time()
+        if now - last < 0.05 * (t_now - t_last) * 1e9:
+            return t_now - t0, True
+        if t_now - t0 >= cap_s:
+            return t_now - t0, False
+        last, t_last = now, t_now
 
 
 class WorkerError(Exception):
@@ -218,7 +255,7 @@ def bench_model(model, threads, args, env):
 
     try:
         for rt in RUNTIMES:  # one at a time, so each load time is the runtime's own
-            cells[rt] = {"status": "ok", "samples": []}
+            cells[rt] = {"status": "ok", "samples": [], "settle_ms": [], "unsettled": 0}
             log(f"{tag} {rt}: loading")
             cmd = worker_command(rt, d, threads, args.tessera)
             cells[rt]["command"] = " ".join(shlex.quote(c) for c in cmd)
@@ -255,7 +292,12 @@ def bench_model(model, threads, args, env):
             order = order[r % len(order):] + order[:r % len(order)] if order else []
             for rt in order:
                 if args.gap_ms:
-                    time.sleep(args.gap_ms / 1e3)  # lets the previous runtime's spinning threads go idle
+                    time.sleep(args.gap_ms / 1e3)
+                if args.settle_ms:
+                    others = [w.proc.pid for o, w in workers.items() if o != rt]
+                    waited, quiet = settle(others, args.settle_ms / 1e3)
+                    cells[rt]["settle_ms"].append(round(waited * 1e3, 1))
+                    cells[rt]["unsettled"] += not quiet
                 try:
                     line = workers[rt].request("run 1", args.run_timeout)
                     cells[rt]["samples"].append(float(line.split()[1]))
@@ -339,6 +381,8 @@ def parse_args():
     ap.add_argument("--reexport", action="store_true", help="export again even where an export exists")
     ap.add_argument("--export-only", action="store_true", help="write the exports and stop")
     ap.add_argument("--gap-ms", type=float, default=5, help="pause before each timed run")
+    ap.add_argument("--settle-ms", type=float, default=250, help="then wait, at most this long, until the other "
+                    "runtimes' threads have stopped running (0: do not wait)")
     ap.add_argument("--load-timeout", type=float, default=1800, help="seconds a worker may take to be ready")
     ap.add_argument("--run-timeout", type=float, default=600, help="seconds a single run may take")
     args = ap.parse_args()
@@ -390,7 +434,8 @@ def main():
     command = " ".join(shlex.quote(a) for a in [sys.executable, os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
     results = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"), "command": command, "quick": args.quick,
-        "runs": args.runs, "warmup": args.warmup, "gap_ms": args.gap_ms, "threads": args.threads,
+        "runs": args.runs, "warmup": args.warmup, "gap_ms": args.gap_ms, "settle_ms": args.settle_ms,
+        "threads": args.threads,
         "omp_wait_policy": env["OMP_WAIT_POLICY"],
         "models": args.models, "titles": {m: perf_models.MODELS[m][0] for m in args.models},
         "machine": machine(), "versions": versions(args.tessera), "cells": {}}

@@ -10,6 +10,7 @@ Needs Debian's python3-matplotlib.
 import argparse
 import json
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -128,6 +129,23 @@ def load_accuracy_table(results):
     return lines
 
 
+def settle_text(results):
+    """How long the runs waited for the other runtimes' threads to stop (perf_harness.py --settle-ms)."""
+    cap = results.get("settle_ms")
+    if not cap:
+        return ", so the previous runtime's pool threads are idle"
+    waits, unsettled = {}, 0
+    for per_model in results["cells"].values():
+        for cells in per_model.values():
+            for rt, cell in cells.items():
+                waits.setdefault(rt, []).extend(cell.get("settle_ms", []))
+                unsettled += cell.get("unsettled", 0)
+    after = ", ".join(f"{LABELS[rt]} {statistics.median(w):.0f} ms" for rt, w in waits.items() if w)
+    return (f", then a wait until the other runtimes' threads had stopped running (at most {cap:g} ms; a "
+            "runtime's pool may spin on after its run and take a core from the next one), median wait before "
+            f"each runtime's runs: {after}; {unsettled} runs found the others still running at the limit")
+
+
 def markdown(results):
     mach, ver = results["machine"], results["versions"]
     out = ["# Tessera against ONNX Runtime, PyTorch and OpenCV DNN: inference latency", ""]
@@ -155,8 +173,8 @@ def markdown(results):
         "rebuild the same module) and the same input_0.npy. Each runtime is a process of its own, loaded while "
         f"the others wait; after {results['warmup']} warm-up runs each, {results['runs']} rounds in which every "
         "runtime runs once, the order rotated each round, so drift hits all alike (with a "
-        f"{results.get('gap_ms', 0):g} ms pause before each run, so the previous runtime's pool threads are "
-        f"idle; OMP_WAIT_POLICY={results.get('omp_wait_policy', 'unset')}, so OpenMP's threads sleep instead of "
+        f"{results.get('gap_ms', 0):g} ms pause before each run{settle_text(results)}; "
+        f"OMP_WAIT_POLICY={results.get('omp_wait_policy', 'unset')}, so OpenMP's threads sleep instead of "
         "spinning between runs). Latency is the median of "
         "these runs, timed inside each runtime's process around one inference call. *Tessera / best peer* "
         "below 1 means Tessera is faster. *Max abs diff vs torch*: largest |output − torch eager's output at "
