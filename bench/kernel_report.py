@@ -134,7 +134,9 @@ def header(results):
         f"{', '.join(str(x) for x in sorted(s['m'] for s in results['shapes'].values() if not s['models']))}.",
         f"- Runs: {results['runs']} timed runs per shape and runtime (Tessera: `tessera bench --runs` latency runs, "
         "then as many profiled runs whose per-step medians are used); shapes whose estimated time exceeded "
-        f"{results['max_seconds']:g} s per measurement got fewer runs (listed below).",
+        f"{results['max_seconds']:g} s per measurement got fewer runs (listed below)"
+        + (f"; the square GEMMs were measured in {results['square_rounds']} rounds, Tessera and oneDNN "
+           "alternating, each keeping its median round." if results.get("square_rounds", 1) > 1 else "."),
         "",
         "FMA peak (`bench/kernels/fma_peak.cpp`: independent FMA chains on every thread, zmm for AVX-512, ymm for "
         "AVX2, median of 7 repeats, measured before and after each configuration's shapes; the higher median is "
