@@ -114,6 +114,12 @@ def load_summary(cfg, results):
     return f"{sum(loads) / len(loads):.2f}", f"{sum(busy(x, results) for x in xs)} of {len(xs)}"
 
 
+def degraded_rounds(results):
+    """Square-GEMM rounds measured again because the FMA probe around them read under 90% of the peak."""
+    return sum(len(cell.get("tessera", {}).get("degraded_rounds", [])) for cfg in results["configs"].values()
+               for cell in cfg["cells"].values())
+
+
 def header(results):
     m = results["machine"]
     v = results.get("versions", {})
@@ -136,7 +142,9 @@ def header(results):
         "then as many profiled runs whose per-step medians are used); shapes whose estimated time exceeded "
         f"{results['max_seconds']:g} s per measurement got fewer runs (listed below)"
         + (f"; the square GEMMs were measured in {results['square_rounds']} rounds, Tessera and oneDNN "
-           "alternating, each keeping its median round." if results.get("square_rounds", 1) > 1 else "."),
+           "alternating, each keeping its median round, with a short FMA probe before and after each round "
+           f"(rounds it read under 90% of the peak were measured again: {degraded_rounds(results)})."
+           if results.get("square_rounds", 1) > 1 else "."),
         "",
         "FMA peak (`bench/kernels/fma_peak.cpp`: independent FMA chains on every thread, zmm for AVX-512, ymm for "
         "AVX2, median of 7 repeats, measured before and after each configuration's shapes; the higher median is "
