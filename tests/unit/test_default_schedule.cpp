@@ -19,6 +19,24 @@ namespace {
 
 using TE = te::Tensor;
 
+// The matrix product `name` of a [.., M, K] by b [K, N], or by b [.., K, N]
+// batched like a.
+TE matmul_of(const TE& a, const TE& b, const std::string& name, std::vector<std::string> axes = {}) {
+  const int64_t k = a.shape().back();
+  Dims out = a.shape();
+  out.back() = b.shape().back();
+  const bool batched = b.rank() == a.rank();
+  return te::compute(out, [&](const te::Indices& i) {
+    auto r = te::reduce_axis(k, "r");
+    std::vector<loop::Expr> ai(i.begin(), i.end() - 1), bi;
+    ai.push_back(r.var);
+    if (batched) bi.assign(i.begin(), i.end() - 2);
+    bi.push_back(r.var);
+    bi.push_back(i.back());
+    return te::sum(a(ai) * b(bi), {r});
+  }, name, "matmul", std::move(axes));
+}
+
 class DefaultSchedule : public codegen::testing::JitIsaTest {
  protected:
   schedule::TargetInfo target() const {
@@ -66,10 +84,7 @@ TEST_P(DefaultSchedule, MatmulTiles) {
 
 TEST_P(DefaultSchedule, BatchedMatmulTiles) {
   TE a = te::placeholder({3, 9, 11}, DType::F32, "a"), b = te::placeholder({3, 11, 40}, DType::F32, "b");
-  TE c = te::compute({3, 9, 40}, [&](const te::Indices& i) {
-    auto r = te::reduce_axis(11, "r");
-    return te::sum(a(i[0], i[1], r.var) * b(i[0], r.var, i[2]), {r});
-  }, "bmm", "matmul", {"b", "i", "j"});
+  TE c = matmul_of(a, b, "bmm", {"b", "i", "j"});
   // Rows inside each column panel: consecutive tiles reuse B's panel.
   check({a, b}, c, "compute_at bmm.local bmm b_j.o_i.o");
 }
@@ -81,20 +96,13 @@ TEST_P(DefaultSchedule, BatchedMatmulTiles) {
 // would straddle two panels).
 TEST_P(DefaultSchedule, PartialColumnTilesAreShiftedBack) {
   TE a = te::placeholder({3, 13, 11}, DType::F32, "a"), b = te::placeholder({3, 11, 45}, DType::F32, "b");
-  TE c = te::compute({3, 13, 45}, [&](const te::Indices& i) {
-    auto r = te::reduce_axis(11, "r");
-    return te::sum(a(i[0], i[1], r.var) * b(i[0], r.var, i[2]), {r});
-  }, "bmm", "matmul", {"b", "i", "j"});
+  TE c = matmul_of(a, b, "bmm", {"b", "i", "j"});
   check({a, b}, c, "split_shift bmm j ");
   std::string ir = loop::to_string(schedule::lower("k", {a, b}, {c}, schedule::default_schedule({c}, target())));
   EXPECT_EQ(ir.find(" if "), std::string::npos) << ir;
   constants_ = {"b"};
-  TE w = te::placeholder({11, 45}, DType::F32, "b");
-  TE d = te::compute({13, 45}, [&](const te::Indices& i) {
-    auto r = te::reduce_axis(11, "r");
-    return te::sum(a(0, i[0], r.var) * w(r.var, i[1]), {r});
-  }, "mm", "matmul", {"i", "j"});
-  check({a, w}, d, "split mm j ");
+  TE a2 = te::placeholder({13, 11}, DType::F32, "a"), w = te::placeholder({11, 45}, DType::F32, "b");
+  check({a2, w}, matmul_of(a2, w, "mm", {"i", "j"}), "split mm j ");
 }
 
 // A constant B [K, N] wider than a tile is packed into panels [N/nr, K, nr]
@@ -313,17 +321,8 @@ TEST_P(DefaultSchedule, ElementwiseAndRowReduction) {
 // and splits its columns instead.
 TEST(GemmBlocks, RowsInEqualBalancedBlocks) {
   auto blocks = [](Dims a, int64_t n) {
-    const int64_t k = a.back();
-    TE at = te::placeholder(a, DType::F32, "a"), bt = te::placeholder({k, n}, DType::F32, "b");
-    Dims out = a;
-    out.back() = n;
-    TE c = te::compute(out, [&](const te::Indices& i) {
-      auto r = te::reduce_axis(k, "r");
-      std::vector<loop::Expr> ai(i.begin(), i.end() - 1);
-      ai.push_back(r.var);
-      return te::sum(at(ai) * bt(r.var, i.back()), {r});
-    }, "c", "matmul");
-    schedule::GemmTile tile{out.size() - 2, out.size() - 1, 8, 32};
+    TE c = matmul_of(te::placeholder(a, DType::F32, "a"), te::placeholder({a.back(), n}, DType::F32, "b"), "c");
+    schedule::GemmTile tile{a.size() - 2, a.size() - 1, 8, 32};
     auto b = schedule::gemm_blocks(c.stage(), tile, int64_t{1} << 20, int64_t{16} << 20);
     EXPECT_TRUE(b.has_value());
     return b.value_or(schedule::GemmBlocks{});
