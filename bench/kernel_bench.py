@@ -768,7 +768,7 @@ def main(argv=None):
                        + (sys.argv[1:] if argv is None else argv))
     results = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "command": command,
                "quick": args.quick, "runs": args.runs, "max_seconds": args.max_seconds, "isas": args.isa,
-               "square_rounds": args.square_rounds,
+               "square_rounds": args.square_rounds, "probe_fraction": PROBE_FRACTION,
                "busy_cores": args.busy_cores, "quiet_wait": args.quiet_wait, "quiet_budget": args.quiet_budget,
                "tessera_fusion": args.fusion,
                "threads": args.threads, "models": args.models, "machine": machine(), "shapes_total": n_all,
@@ -919,8 +919,8 @@ class ConfigRun:
             if not ok:
                 out[rt] = cells[-1][rt]
                 continue
-            out[rt] = dict(ok[(len(ok) - 1) // 2], rounds_ms=[c[rt].get("ms") for c in cells],
-                           degraded_rounds=degraded)
+            out[rt] = dict(ok[(len(ok) - 1) // 2], rounds_ms=[c[rt].get("ms") for c in cells])
+        out["degraded_rounds"] = degraded
         return out
 
     def measure(self, s, runs, t_warm, d_warm):

@@ -115,8 +115,9 @@ def load_summary(cfg, results):
 
 
 def degraded_rounds(results):
-    """Square-GEMM rounds measured again because the FMA probe around them read under 90% of the peak."""
-    return sum(len(cell.get("tessera", {}).get("degraded_rounds", [])) for cfg in results["configs"].values()
+    """Square-GEMM rounds measured again because the FMA probe around them read under probe_fraction of the
+    peak."""
+    return sum(len(cell.get("degraded_rounds", [])) for cfg in results["configs"].values()
                for cell in cfg["cells"].values())
 
 
@@ -143,7 +144,8 @@ def header(results):
         f"{results['max_seconds']:g} s per measurement got fewer runs (listed below)"
         + (f"; the square GEMMs were measured in {results['square_rounds']} rounds, Tessera and oneDNN "
            "alternating, each keeping its median round, with a short FMA probe before and after each round "
-           f"(rounds it read under 90% of the peak were measured again: {degraded_rounds(results)})."
+           f"(rounds it read under {results.get('probe_fraction', 0.9):.0%} of the peak were measured again: "
+           f"{degraded_rounds(results)})."
            if results.get("square_rounds", 1) > 1 else "."),
         "",
         "FMA peak (`bench/kernels/fma_peak.cpp`: independent FMA chains on every thread, zmm for AVX-512, ymm for "
