@@ -34,7 +34,7 @@ BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
   g.N = x[0], g.in_c = x[1], g.ih = x[2], g.iw = x[3];
   TESSERA_CHECK(g.plain_input || x[4] == g.b, n.describe(), ": X's block (", x.back(), ") differs from W's (", g.b, ")");
   if (g.depthwise) {
-    g.Mb = w[0], g.R = 1, g.kh = w[1], g.kw = w[2];
+    g.Mb = w[0], g.R = 1, g.rin = 1, g.kh = w[1], g.kw = w[2];
     TESSERA_CHECK(g.Mb == g.in_c, n.describe(), ": W has ", g.Mb, " channel blocks but X ", g.in_c);
   } else {
     g.Mb = w[0], g.R = w[1];
@@ -45,6 +45,14 @@ BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
     TESSERA_CHECK(!g.plain_input || g.groups.mul == 0, n.describe(), ": an NCHW input cannot be grouped");
     TESSERA_CHECK(g.first_block(g.Mb - 1) + g.R <= g.in_c, n.describe(), ": output block ", g.Mb - 1,
                   " reads input blocks up to ", g.first_block(g.Mb - 1) + g.R, " but X has ", g.in_c);
+    g.rin = g.plain_input ? g.R : g.R * g.b;
+    if (const int64_t ic = n.attr_int("in_channels", 0); ic != 0) {
+      TESSERA_CHECK(!g.plain_input && g.groups.mul == 0, n.describe(),
+                    ": in_channels applies to a dense convolution of a blocked input");
+      TESSERA_CHECK(ic > (g.R - 1) * g.b && ic <= g.rin, n.describe(), ": in_channels ", ic, " must lie in (",
+                    (g.R - 1) * g.b, ", ", g.rin, "] for ", g.R, " input blocks of ", g.b);
+      g.rin = ic;
+    }
   }
   // Strides, dilations and pads (begin h, w, end h, w) as a Conv's.
   WindowAttrs a = read_window_attrs(n, 2, {g.kh, g.kw}, false);
@@ -89,7 +97,7 @@ std::vector<Tensor> run_blocked_conv(const KernelContext& c) {
   auto xat = [&](int64_t n, int64_t cr, int64_t h, int64_t wi, int64_t lane) {
     return px[(((n * g.in_c + cr) * g.ih + h) * g.iw + wi) * lanes + lane];
   };
-  const int64_t rin = g.depthwise ? 1 : g.plain_input ? g.R : g.R * b;  // reduction channels per output block
+  const int64_t rin = g.rin;  // reduction channels per output block
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t kb = 0; kb < g.Mb; ++kb)
       for (int64_t oh = 0; oh < g.oh; ++oh)
@@ -125,7 +133,7 @@ std::vector<Tensor> run_blocked_conv(const KernelContext& c) {
 double blocked_conv_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (ins.size() < 2 || !ins[0] || !ins[1] || !ins[0]->fully_known() || !ins[1]->fully_known()) return 0;
   BlockedConvGeom g = blocked_conv_geom(n, ins[0]->dims, ins[1]->dims);
-  double taps = static_cast<double>(g.kh * g.kw) * (g.depthwise ? 1.0 : g.plain_input ? g.R : g.R * g.b);
+  double taps = static_cast<double>(g.kh * g.kw * g.rin);
   return 2.0 * taps * static_cast<double>(g.N * g.Mb * g.oh * g.ow * g.b);
 }
 
@@ -211,6 +219,7 @@ void register_blocked_conv_ops(OpRegistry& r) {
   std::vector<std::string> grouped = window;
   grouped.push_back("group_div");
   grouped.push_back("group_mul");
+  grouped.push_back("in_channels");
   r.add({.name = "ConvBlocked", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany, .linear_inputs = {0, 1},
          .infer = infer_blocked_conv, .reference = run_blocked_conv, .flops = blocked_conv_flops,
          .attributes = grouped});

@@ -12,6 +12,11 @@
 //       with s(kb) = (kb / group_div) * group_mul the first input block an
 //       output block reads (0 for a dense convolution, whose R = Cb; the
 //       input block of its group for a grouped one, zeros in W outside it).
+//       in_channels (optional, dense only): the sum runs over the first
+//       in_channels of the R * b input channels (rb * b + ri < in_channels),
+//       the last block's padding lanes not read (the blocked-layout pass
+//       sets it when C is not a multiple of b: 24 channels in 2 blocks of 16
+//       would multiply 8 padding lanes by zero weights at every tap).
 //       plain_input = 1: X is NCHW [N, C, H, W] (an image with few channels)
 //       and W is [Mb, C, kh, kw, b]; the sum runs over c, ry, rx.
 //   DepthwiseConvBlocked X [N, Cb, H, W, b], W [Cb, kh, kw, b], B [Cb, b] -> [N, Cb, OH, OW, b]
@@ -55,6 +60,7 @@ struct BlockedConvGeom {
   int64_t in_c = 0;   // input channel dim: blocks (blocked input) or channels (plain)
   int64_t Mb = 0;     // output channel blocks
   int64_t R = 0;      // reduction extent over input blocks (plain: channels); 1 for depthwise
+  int64_t rin = 0;    // input channels summed per output block: 1 depthwise, R plain, else R * b or in_channels
   BlockGroups groups;
   int64_t ih = 0, iw = 0, oh = 0, ow = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;

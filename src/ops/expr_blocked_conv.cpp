@@ -66,7 +66,13 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
     Expr n = i[0], kb = i[1], oh = i[2], ow = i[3], kc = i[4];
     // Reduction order: input block, lane (= input channel), kernel row, column.
     Expr rb, ri;
-    if (!g.depthwise) {
+    if (g.depthwise) {
+    } else if (!g.plain_input && g.rin < g.R * g.b) {
+      // Only the real channels of a padded last block: one axis over them.
+      Expr rc = reduce_var(axes, g.rin, "rc");
+      rb = rc / g.b;
+      ri = rc % g.b;
+    } else {
       rb = reduce_var(axes, g.R, g.plain_input ? "rc" : "rb");
       if (!g.plain_input) ri = reduce_var(axes, g.b, "ri");
     }

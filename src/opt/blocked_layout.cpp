@@ -151,6 +151,7 @@ void Rewriter::conv(Node* n) {
   AttrMap attrs{{"strides", ints(cs.attrs.strides)}, {"dilations", ints(cs.attrs.dilations)},
                 {"pads", ints(cs.pads)}};
   BlockGroups{div, mul}.write(attrs);
+  if (G == 1 && !plain && C % b != 0) attrs["in_channels"] = Attribute::of_int(C);
   Node* nb = insert(n, depthwise ? "DepthwiseConvBlocked" : "ConvBlocked", std::move(ins),
                     n->outputs[0]->name + ".nchwc", std::move(attrs), kBlockedDomain);
   replace(n, nb);
