@@ -76,38 +76,77 @@ class RegionGuard {
 };
 }  // namespace
 
-// One parallel_for: chunks are claimed from `next` by every participant.
-// Shared with the workers through a shared_ptr, so a worker that wakes late
-// only finds no chunk left.
+// One parallel_for. Each participant (the caller 0, worker t) owns an equal
+// run of consecutive chunks and takes them front first; one that runs out
+// takes the others' from the back. So when consecutive kernels split their
+// loops alike (a blocked convolution's pixel rows), a thread reads what it
+// wrote itself, from its own cache, and only a late or slow thread's work
+// moves. Shared with the workers through a shared_ptr, so a worker that
+// wakes late only finds no chunk left.
 struct ThreadPool::Job {
+  // A participant's chunks [front, back), packed in one word so the owner
+  // (front) and a thief (back) claim by compare-and-swap.
+  struct alignas(64) Run {
+    std::atomic<uint64_t> bounds{0};
+  };
   const Body* body = nullptr;
   int64_t n = 0, chunks = 0;
+  int participants = 1;
   int dispatch_cpu = -1;  // where the dispatching thread ran
-  std::atomic<int64_t> next{0}, finished{0};
+  std::unique_ptr<Run[]> runs;
+  std::atomic<int64_t> finished{0};
   std::atomic<bool> failed{false};
   std::mutex mu;  // guards error; with done for the caller's wait
   std::condition_variable done;
   std::exception_ptr error;
 
+  static uint64_t pack(uint64_t front, uint64_t back) { return front << 32 | back; }
+
+  void split(int threads) {
+    participants = threads;
+    runs = std::make_unique<Run[]>(static_cast<size_t>(threads));
+    for (int p = 0; p < threads; ++p)
+      runs[p].bounds = pack(static_cast<uint64_t>(chunks * p / threads), static_cast<uint64_t>(chunks * (p + 1) / threads));
+  }
+
+  // The next chunk of run `r`, from the front (its owner) or the back; -1 when empty.
+  int64_t claim(Run& r, bool owner) {
+    uint64_t b = r.bounds.load(std::memory_order_relaxed);
+    for (;;) {
+      uint64_t front = b >> 32, back = b & 0xffffffffu;
+      if (front >= back) return -1;
+      uint64_t next = owner ? pack(front + 1, back) : pack(front, back - 1);
+      if (r.bounds.compare_exchange_weak(b, next, std::memory_order_relaxed))
+        return static_cast<int64_t>(owner ? front : back - 1);
+    }
+  }
+
   // Chunk c covers [c * q + min(c, r), ...) with q, r = divmod(n, chunks).
   int64_t chunk_begin(int64_t c) const { return c * (n / chunks) + std::min(c, n % chunks); }
 
-  void run_chunks() {
-    RegionGuard region;
-    for (int64_t c; (c = next.fetch_add(1)) < chunks;) {
-      if (!failed.load(std::memory_order_relaxed)) {
-        try {
-          (*body)(chunk_begin(c), chunk_begin(c + 1));
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (!error) error = std::current_exception();
-          failed = true;
-        }
-      }
-      if (finished.fetch_add(1) + 1 == chunks) {
+  void run_chunk(int64_t c) {
+    if (!failed.load(std::memory_order_relaxed)) {
+      try {
+        (*body)(chunk_begin(c), chunk_begin(c + 1));
+      } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
-        done.notify_all();
+        if (!error) error = std::current_exception();
+        failed = true;
       }
+    }
+    if (finished.fetch_add(1) + 1 == chunks) {
+      std::lock_guard<std::mutex> lock(mu);
+      done.notify_all();
+    }
+  }
+
+  // Participant `me`'s own run, then the others' from the back.
+  void run_chunks(int me) {
+    RegionGuard region;
+    if (me >= participants) me = participants - 1;  // a worker of a pool since shrunk: a thief only
+    for (int i = 0; i < participants; ++i) {
+      Run& r = runs[(me + i) % participants];
+      for (int64_t c; (c = claim(r, i == 0)) >= 0;) run_chunk(c);
     }
   }
 };
@@ -141,7 +180,7 @@ void ThreadPool::start_workers(int threads) {
   threads_ = threads > 0 ? threads : default_threads();
   stop_ = false;
   workers_.reserve(static_cast<size_t>(threads_ - 1));
-  for (int t = 1; t < threads_; ++t) workers_.emplace_back([this] { worker_main(); });
+  for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker_main(t); });
 }
 
 void ThreadPool::stop_workers() {
@@ -154,7 +193,7 @@ void ThreadPool::stop_workers() {
   workers_.clear();
 }
 
-void ThreadPool::worker_main() {
+void ThreadPool::worker_main(int me) {
   uint64_t seen = 0;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -168,7 +207,7 @@ void ThreadPool::worker_main() {
     lock.unlock();
     if (job) {
       leave_cpu(job->dispatch_cpu);
-      job->run_chunks();
+      job->run_chunks(me);
     }
     lock.lock();
   }
@@ -190,6 +229,7 @@ void ThreadPool::parallel_for(int64_t n, const Body& body) {
   job->n = n;
   job->dispatch_cpu = sched_getcpu();
   job->chunks = std::min<int64_t>(n, kChunksPerThread * threads_);
+  job->split(threads_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     job_ = job;
@@ -197,7 +237,7 @@ void ThreadPool::parallel_for(int64_t n, const Body& body) {
     published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
-  job->run_chunks();
+  job->run_chunks(0);
   if (!spin_until([&] { return job->finished.load(std::memory_order_acquire) == job->chunks; })) {
     std::unique_lock<std::mutex> lock(job->mu);
     job->done.wait(lock, [&] { return job->finished.load() == job->chunks; });

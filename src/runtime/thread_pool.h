@@ -3,7 +3,10 @@
 // and blocks until all of it is done.
 //
 // parallel_for(n, body) splits [0, n) into contiguous, disjoint chunks and
-// calls body(begin, end) once per chunk, on the workers and the caller. An
+// calls body(begin, end) once per chunk, on the workers and the caller: each
+// thread owns an equal run of consecutive chunks, the same run in every loop
+// (the caller the first), and takes the others' from the back when its own
+// is done. An
 // exception thrown by a chunk is rethrown on the caller once every chunk has
 // finished or been skipped (chunks not yet started when a chunk throws are
 // skipped). A parallel_for called from inside a chunk (a nested loop) runs
@@ -55,7 +58,7 @@ class ThreadPool {
   struct Job;
   void start_workers(int threads);
   void stop_workers();
-  void worker_main();
+  void worker_main(int me);  // me: the worker's participant number (1 ...)
 
   std::mutex dispatch_mu_;  // one loop (or resize) at a time
   std::mutex mu_;           // guards the fields below

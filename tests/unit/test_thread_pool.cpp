@@ -1,14 +1,17 @@
 // The runtime thread pool: coverage of [0, n), chunk shape, exceptions,
-// nesting, resizing and the C entry point used by JIT code.
+// nesting, resizing, each thread's own run of chunks with stealing, and
+// the C entry point used by JIT code.
 #include "runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -80,6 +83,39 @@ TEST(ThreadPool, UsesSeveralThreads) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
   EXPECT_EQ(ids.size(), 2u);
+}
+
+// Each participant owns an equal run of consecutive chunks (2 threads, 8
+// chunks: the caller 0-3, the worker 4-7) and a thread that runs out takes
+// the others' from the back. The worker's first chunk (4) waits until its
+// last (7) has run, which only a thief can do: without stealing the loop
+// would not finish. And chunk 0, the caller's first, runs on the caller:
+// the worker could only reach it after its own run, whose chunk 4 first
+// waits for chunk 0 to have started.
+TEST(ThreadPool, OwnRunFirstThenStealsFromTheBack) {
+  ThreadPool pool(2);
+  std::atomic<bool> started0{false}, done7{false};
+  std::mutex mu;
+  std::vector<std::thread::id> ran(8);
+  const std::thread::id caller = std::this_thread::get_id();
+  auto wait_for = [](const std::atomic<bool>& flag) {
+    for (int spin = 0; spin < 10000 && !flag.load(); ++spin) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return flag.load();
+  };
+  bool waited = true;
+  pool.parallel_for(8, [&](int64_t begin, int64_t end) {
+    ASSERT_EQ(end, begin + 1);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ran[static_cast<size_t>(begin)] = std::this_thread::get_id();
+    }
+    if (begin == 0) started0 = true;
+    if (begin == 4 && std::this_thread::get_id() != caller) waited = wait_for(started0) && wait_for(done7) && waited;
+    if (begin == 7) done7 = true;
+  });
+  EXPECT_TRUE(waited) << "chunk 7 was not taken while the worker waited in chunk 4";
+  EXPECT_EQ(ran[0], caller);
+  for (const std::thread::id& id : ran) EXPECT_NE(id, std::thread::id());
 }
 
 TEST(ThreadPool, ExceptionsReachTheCaller) {
