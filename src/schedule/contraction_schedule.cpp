@@ -38,6 +38,22 @@ int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
   return best;
 }
 
+// True for a blocked convolution [n, kb, h, w, kc] with an even number of
+// rows (8 or more) whose activations (inputs and output) outweigh its
+// weights: splitting its rows in halves keeps each thread on its own pixels;
+// where the weights weigh more, a split by output blocks has each thread
+// read only half of them.
+bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
+  const Dims& shape = st.shapes[0];
+  if (st.tag.find("conv2d_blocked") == std::string::npos || shape.size() != 5 || st.axes[1].name() != "kb" ||
+      st.axes[2].name() != "h" || shape[2] % 2 != 0 || shape[2] < 8)
+    return false;
+  int64_t weights = 0, acts = numel_of(shape);
+  for (const te::Tensor& in : st.inputs())
+    (target.constant_inputs.count(in.name()) ? weights : acts) += numel_of(in.shape());
+  return acts >= weights;
+}
+
 // Convolutions (NCHW output) vectorize output channels when some input (the
 // image) is read alike by every output channel and there are whole vectors
 // of channels, or many of them: a tile is a run of output pixels along the
@@ -236,6 +252,19 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
     std::rotate(outer.begin() + static_cast<std::ptrdiff_t>(tile->row),
                 outer.begin() + static_cast<std::ptrdiff_t>(tile->col),
                 outer.begin() + static_cast<std::ptrdiff_t>(tile->col) + 1);
+  // Blocked convolutions over maps larger than their weights: the rows in
+  // two halves outermost, so with the thread pool's fixed runs each thread
+  // computes the same half of the image in every layer and reads what it
+  // wrote from its own cache. (With the output blocks outermost, every layer
+  // read half its input from the other core: MobileNetV2 at 2 threads, when
+  // this VM's cores are far apart — 450 ns round trips instead of 100 —
+  // 4.30 vs 3.90 ms; ResNet-50 26.1 vs 23.3 ms; alike otherwise.)
+  if (spatial_halves(st, target) && outer[2] == tiled.axes[2].name()) {
+    const std::string hname = tiled.axes[2].name();
+    s.split(tiled.name, hname, shape[2] / 2);
+    outer[2] = inner_name(hname);
+    outer.insert(outer.begin() + 1, outer_name(hname));
+  }
   std::vector<std::string> full = outer;
   if (tile->kb > 1) full.push_back(inner_name(B));
   full.push_back(inner_name(I));

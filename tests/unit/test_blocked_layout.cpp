@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "codegen/llvm/jit.h"
 #include "interp/interpreter.h"
@@ -313,6 +314,38 @@ TEST(BlockedLayout, ShiftedTilesDoNotWriteOverTheirInputs) {
     for (bool b : st.in_place) EXPECT_FALSE(b) << st.node->describe();
   }
   EXPECT_TRUE(shifted);
+}
+
+// A blocked convolution whose activations outweigh its weights splits its
+// rows in halves outermost (each thread keeps its half of the image from
+// layer to layer); one whose weights weigh more keeps its output blocks
+// outermost. Both compiled give the original graph's outputs.
+TEST(BlockedLayout, LargeMapsSplitTheirRowsInHalves) {
+  auto build = [] {
+    seed_ = 100;
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {1, 16, 12, 10}, true});
+    Value* a = unary(*g, "Relu", conv(*g, x, 32, 16, 1, conv_attrs({0, 0, 0, 0}), "wide"), "r");
+    Value* d = conv(*g, a, 32, 1, 3, conv_attrs({1, 1, 1, 1}, {1, 1}, 32), "dw");
+    g->add_output(conv(*g, d, 64, 32, 3, conv_attrs({1, 1, 1, 1}), "heavy"));
+    infer_graph(*g);
+    return g;
+  };
+  std::vector<Tensor> ins{random_f32({1, 16, 12, 10}, 101)};
+  std::vector<Tensor> want = interpret(*build(), ins);
+  runtime::ExecutorOptions o;
+  o.fusion = false;  // one step per convolution
+  runtime::CompiledModel m(build(), o);
+  expect_near_scaled(m.run(ins), want, 1e-5);
+  std::map<std::string, bool> halves;
+  for (const runtime::Step& st : m.last_plan()->steps) {
+    if (st.node->op_type.find("ConvBlocked") == std::string::npos) continue;
+    bool split = false;
+    for (const schedule::Step& step : st.schedule.steps)
+      split |= step.kind == schedule::StepKind::Split && step.names[0] == "h" && step.ints == std::vector<int64_t>{6};
+    halves[st.node->name] = split;
+  }
+  EXPECT_EQ(halves, (std::map<std::string, bool>{{"wide", true}, {"dw", true}, {"heavy", false}}));
 }
 
 // Inferring `n` fails with an error that names it and says `what`.
