@@ -359,6 +359,8 @@ def measure_peak(gate, exe, isa, threads):
 # up to PROBE_WAIT_S for the machine to recover.
 PROBE_FRACTION = 0.9
 PROBE_WAIT_S = 30
+# A probe reading more than this times the peak has the peak measured again.
+PEAK_RECHECK = 1.03
 
 
 def fma_peak(exe, isa, threads, extra=()):
@@ -876,9 +878,18 @@ class ConfigRun:
         return res
 
     def probe(self):
-        """A short FMA peak (3 x 50 ms) at this configuration's ISA and threads, as a fraction of its peak."""
+        """A short FMA peak (3 x 50 ms) at this configuration's ISA and threads, as a fraction of its peak. A
+        probe that reads PEAK_RECHECK above the peak shows the peak itself was measured in a slow moment (one
+        read 419 GFLOP/s, max 462, and put 2048 at 101%): the full peak is measured again, the higher kept."""
         p, _ = fma_peak(self.bins["fma_peak"], self.isa, self.threads, ["--seconds", "0.05", "--repeats", "3"])
-        return p["gflops"] / self.cfg["peak"]["gflops"] if p else 1.0
+        if not p:
+            return 1.0
+        if p["gflops"] > PEAK_RECHECK * self.cfg["peak"]["gflops"]:
+            log(f"  [{self.key}] FMA probe read {p['gflops']:.1f} GFLOP/s, above the peak: measuring the peak again")
+            again, _ = measure_peak(self.gate, self.bins["fma_peak"], self.isa, self.threads)
+            if again:
+                self.keep_peak(again, "peak_recheck")
+        return p["gflops"] / self.cfg["peak"]["gflops"]
 
     def steady_probe(self, what):
         """probe(), again every 2 s for up to PROBE_WAIT_S while it reads under PROBE_FRACTION: in this VM a

@@ -149,8 +149,9 @@ def header(results):
            if results.get("square_rounds", 1) > 1 else "."),
         "",
         "FMA peak (`bench/kernels/fma_peak.cpp`: independent FMA chains on every thread, zmm for AVX-512, ymm for "
-        "AVX2, median of 7 repeats, measured before and after each configuration's shapes; the higher median is "
-        "the peak used for % peak), and the ISA oneDNN ran with:",
+        "AVX2, median of 7 repeats, measured before and after each configuration's shapes, and again whenever a "
+        "square GEMM's short probe read more than the peak; the highest median is the peak used for % peak), and "
+        "the ISA oneDNN ran with:",
         "",
         "| ISA | threads | FMA peak GFLOP/s | before | after | oneDNN ISA | other processes, mean cores | busy "
         "measurements |",
