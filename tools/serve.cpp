@@ -37,6 +37,16 @@ std::string handle(CompiledModel& m, const std::vector<Tensor>& inputs, const st
     }
     return o.str();
   }
+  if (cmd == "profile") {
+    long n = 0;
+    TESSERA_CHECK(static_cast<bool>(words >> n) && n >= 1 && n <= 100000,
+                  "'profile' expects a count from 1 to 100000, got '", line, "'");
+    std::ostringstream o;
+    o << "steps";
+    o.precision(6);
+    for (const StepProfile& st : m.profile(inputs, static_cast<int>(n))) o << ' ' << st.seconds * 1e3;
+    return o.str();
+  }
   if (cmd == "save") {
     std::string dir;
     std::getline(words >> std::ws, dir);
@@ -46,7 +56,7 @@ std::string handle(CompiledModel& m, const std::vector<Tensor>& inputs, const st
     for (size_t i = 0; i < outs.size(); ++i) write_npy(dir + "/output_" + std::to_string(i) + ".npy", outs[i]);
     return "saved " + std::to_string(outs.size());
   }
-  TESSERA_FAIL("unknown request '", cmd, "' (requests: run N, save DIR, quit)");
+  TESSERA_FAIL("unknown request '", cmd, "' (requests: run N, profile N, save DIR, quit)");
 }
 
 }  // namespace

@@ -503,7 +503,7 @@ int main(int argc, char** argv) {
   viz->add_flag("--fusion", viz_fusion, "colour every fused block of the fusion plan");
 
   CLI::App* serve = app.add_subcommand(
-      "serve", "keep a compiled model loaded and answer 'run N' / 'save DIR' / 'quit' lines on stdin (benchmark harnesses)");
+      "serve", "keep a compiled model loaded and answer 'run N' / 'profile N' / 'save DIR' / 'quit' lines on stdin (benchmark harnesses)");
   add_common(serve);
   add_exec(serve, false);
   serve->add_option("--inputs", inputs, "input directory (input_0.pb ...) or files (.pb/.npy) in input order");

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "frontend/onnx_tensor.h"
 #include "ir/op_registry.h"
@@ -198,6 +199,37 @@ TEST_F(Cli, BenchPrintsLatencyAndMemory) {
   r = cli("bench " + model_ + " --runs 2 --backend reference --profile 2");
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("--profile needs the compiled backend"), std::string::npos) << r.out;
+}
+
+// serve: one reply line per request — run times, per-step medians (one per
+// plan step, as bench --profile lists them), saved outputs equal to run's,
+// and errors that leave the loop going.
+TEST_F(Cli, ServeAnswersRequests) {
+  const fs::path requests = dir_ / "requests.txt", out = dir_ / "served";
+  write_file(requests.string(), "run 2\nprofile 3\nprofile 0\nbogus\nsave " + out.string() + "\nquit\n");
+  auto r = cli("serve " + model_ + " --threads 1 --no-fusion < " + requests.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::istringstream lines(r.out);
+  std::vector<std::string> got;
+  for (std::string l; std::getline(lines, l);) got.push_back(l);
+  ASSERT_EQ(got.size(), 6u) << r.out;
+  EXPECT_EQ(got[0].rfind("ready compile_ms", 0), 0u) << got[0];
+  auto numbers = [](const std::string& line, const std::string& head) {
+    std::istringstream w(line);
+    std::string first;
+    w >> first;
+    EXPECT_EQ(first, head) << line;
+    std::vector<double> xs;
+    for (double x; w >> x;) xs.push_back(x);
+    for (double x : xs) EXPECT_GT(x, 0.0) << line;
+    return xs.size();
+  };
+  EXPECT_EQ(numbers(got[1], "times"), 2u);
+  EXPECT_EQ(numbers(got[2], "steps"), 2u);  // Add, Relu: two steps without fusion
+  EXPECT_NE(got[3].find("error 'profile' expects a count"), std::string::npos) << got[3];
+  EXPECT_NE(got[4].find("error unknown request 'bogus'"), std::string::npos) << got[4];
+  EXPECT_EQ(got[5], "saved 1");
+  EXPECT_TRUE(fs::exists(out / "output_0.npy"));
 }
 
 // Fusion from the command line: the plan dumped block by block, switched
