@@ -41,4 +41,10 @@ int to_blocked_layout(Graph& g, int64_t block);
 // `every`: tests). Returns the number rewritten.
 int to_winograd(Graph& g, bool every = false);
 
+// A dense blocked convolution reading a map scaled per channel at run time
+// (x * s, s [1, Cb, 1, 1, b]: squeeze-excitation) reads x and its weights
+// scaled by s instead, where the map has at least twice the weights'
+// elements. Returns the number folded.
+int fold_channel_scales(Graph& g);
+
 }  // namespace tessera

@@ -168,6 +168,7 @@ CompiledModel::CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts)
   if (opts_.blocked_layout && lanes >= 8) {
     to_blocked_layout(*graph_, lanes);
     if (opts_.winograd) to_winograd(*graph_);
+    fold_channel_scales(*graph_);
   }
 }
 
