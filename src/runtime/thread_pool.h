@@ -6,7 +6,9 @@
 // calls body(begin, end) once per chunk, on the workers and the caller: each
 // thread owns an equal run of consecutive chunks, the same run in every loop
 // (the caller the first), and takes the others' from the back when its own
-// is done. An
+// is done. Worker t is pinned to the t-th CPU the process may use (not the
+// caller), unless TESSERA_PIN_THREADS=0 or there are fewer CPUs than
+// threads. An
 // exception thrown by a chunk is rethrown on the caller once every chunk has
 // finished or been skipped (chunks not yet started when a chunk throws are
 // skipped). A parallel_for called from inside a chunk (a nested loop) runs

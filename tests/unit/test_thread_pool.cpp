@@ -1,11 +1,13 @@
 // The runtime thread pool: coverage of [0, n), chunk shape, exceptions,
-// nesting, resizing, each thread's own run of chunks with stealing, and
-// the C entry point used by JIT code.
+// nesting, resizing, each thread's own run of chunks with stealing, pinned
+// workers, and the C entry point used by JIT code.
 #include "runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -116,6 +118,48 @@ TEST(ThreadPool, OwnRunFirstThenStealsFromTheBack) {
   EXPECT_TRUE(waited) << "chunk 7 was not taken while the worker waited in chunk 4";
   EXPECT_EQ(ran[0], caller);
   for (const std::thread::id& id : ran) EXPECT_NE(id, std::thread::id());
+}
+
+// The CPUs a worker of `pool` (2 threads) may run on, seen from inside a
+// chunk it runs (each chunk waits until both threads have arrived).
+std::vector<int> worker_cpus(ThreadPool& pool) {
+  std::vector<int> cpus;
+  std::atomic<int> arrived{0};
+  std::mutex mu;
+  const std::thread::id caller = std::this_thread::get_id();
+  pool.parallel_for(2, [&](int64_t, int64_t) {
+    arrived.fetch_add(1);
+    for (int spin = 0; spin < 2000 && arrived.load() < 2; ++spin)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (std::this_thread::get_id() == caller) return;
+    cpu_set_t set;
+    ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    std::lock_guard<std::mutex> lock(mu);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  });
+  return cpus;
+}
+
+// Worker 1 runs only on the second CPU the process may use; with
+// TESSERA_PIN_THREADS=0 it may run on all of them.
+TEST(ThreadPool, WorkersArePinnedUnlessAskedNotTo) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> all;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) all.push_back(c);
+  if (all.size() < 2) GTEST_SKIP() << "the process may use one CPU: a 2-thread pool is not pinned";
+  {
+    ThreadPool pool(2);
+    EXPECT_EQ(worker_cpus(pool), std::vector<int>{all[1]});
+  }
+  ::setenv("TESSERA_PIN_THREADS", "0", 1);
+  {
+    ThreadPool pool(2);
+    EXPECT_EQ(worker_cpus(pool), all);
+  }
+  ::unsetenv("TESSERA_PIN_THREADS");
 }
 
 TEST(ThreadPool, ExceptionsReachTheCaller) {
