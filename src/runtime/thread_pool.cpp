@@ -72,19 +72,19 @@ void leave_cpu(int cpu) {
 // threads were otherwise often left on one CPU, waiting on each other's
 // run queue: MobileNetV2 at 2 threads, rotated with other runtimes, 3.8-3.9
 // ms and 2 ms of run-queue wait per run, against 2.9-3.0 ms and 0.015 ms
-// pinned (the same as outside a session of its own).
-void pin_worker(int me, int threads) {
-  if (const char* e = std::getenv("TESSERA_PIN_THREADS"); e && std::string(e) == "0") return;
+// pinned (the same as outside a session of its own). Returns the CPU, or -1.
+int pin_worker(int me, int threads) {
+  if (const char* e = std::getenv("TESSERA_PIN_THREADS"); e && std::string(e) == "0") return -1;
   cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < threads) return;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < threads) return -1;
   for (int c = 0, k = 0; c < CPU_SETSIZE; ++c) {
     if (!CPU_ISSET(c, &allowed) || k++ != me) continue;
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(c, &one);
-    sched_setaffinity(0, sizeof one, &one);  // advice: a failure leaves the worker free
-    return;
+    return sched_setaffinity(0, sizeof one, &one) == 0 ? c : -1;  // a failure leaves the worker free
   }
+  return -1;
 }
 
 thread_local bool t_in_region = false;
@@ -202,11 +202,13 @@ void ThreadPool::set_threads(int threads) {
 
 void ThreadPool::start_workers(int threads) {
   threads_ = threads > 0 ? threads : default_threads();
+  pinned_cpus_ = 0;
   stop_ = false;
   workers_.reserve(static_cast<size_t>(threads_ - 1));
   for (int t = 1; t < threads_; ++t)
     workers_.emplace_back([this, t, n = threads_.load()] {
-      pin_worker(t, n);
+      const int cpu = pin_worker(t, n);
+      if (cpu >= 0 && cpu < 64) pinned_cpus_.fetch_or(uint64_t{1} << cpu);
       worker_main(t);
     });
 }
@@ -255,7 +257,15 @@ void ThreadPool::parallel_for(int64_t n, const Body& body) {
   auto job = std::make_shared<Job>();
   job->body = &body;
   job->n = n;
-  job->dispatch_cpu = sched_getcpu();
+  // A caller the scheduler put on a pinned worker's CPU leaves it: the
+  // worker cannot (the full harness once ran EfficientNet-B0 at 2 threads
+  // at its 1-thread speed for 11 rounds, then at 4.8 ms).
+  int cpu = sched_getcpu();
+  if (cpu >= 0 && cpu < 64 && (pinned_cpus_.load(std::memory_order_relaxed) >> cpu & 1)) {
+    leave_cpu(cpu);
+    cpu = sched_getcpu();
+  }
+  job->dispatch_cpu = cpu;
   job->chunks = std::min<int64_t>(n, kChunksPerThread * threads_);
   job->split(threads_);
   {

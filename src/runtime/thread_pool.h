@@ -6,9 +6,9 @@
 // calls body(begin, end) once per chunk, on the workers and the caller: each
 // thread owns an equal run of consecutive chunks, the same run in every loop
 // (the caller the first), and takes the others' from the back when its own
-// is done. Worker t is pinned to the t-th CPU the process may use (not the
-// caller), unless TESSERA_PIN_THREADS=0 or there are fewer CPUs than
-// threads. An
+// is done. Worker t is pinned to the t-th CPU the process may use, unless
+// TESSERA_PIN_THREADS=0 or there are fewer CPUs than threads; the caller is
+// free, and moves off a pinned worker's CPU when it finds itself there. An
 // exception thrown by a chunk is rethrown on the caller once every chunk has
 // finished or been skipped (chunks not yet started when a chunk throws are
 // skipped). A parallel_for called from inside a chunk (a nested loop) runs
@@ -71,6 +71,7 @@ class ThreadPool {
   std::atomic<uint64_t> published_{0};  // generation_, read by spinning workers without the lock
   bool stop_ = false;
   std::atomic<int> threads_{1};  // read without the locks by parallel_for
+  std::atomic<uint64_t> pinned_cpus_{0};  // CPUs (below 64) a worker is pinned to
 };
 
 }  // namespace tessera::runtime

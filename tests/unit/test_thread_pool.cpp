@@ -162,6 +162,33 @@ TEST(ThreadPool, WorkersArePinnedUnlessAskedNotTo) {
   ::unsetenv("TESSERA_PIN_THREADS");
 }
 
+// A caller on the CPU a worker is pinned to moves off it before running
+// its chunks (the worker cannot): put there by narrowing its affinity, then
+// given all CPUs back, it runs its chunk elsewhere.
+TEST(ThreadPool, CallerLeavesAPinnedWorkersCpu) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> all;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) all.push_back(c);
+  if (all.size() < 2) GTEST_SKIP() << "the process may use one CPU: a 2-thread pool is not pinned";
+  ThreadPool pool(2);
+  ASSERT_EQ(worker_cpus(pool), std::vector<int>{all[1]});
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(all[1], &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  ASSERT_EQ(sched_getcpu(), all[1]);
+  ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> caller_cpu{-1};
+  pool.parallel_for(2, [&](int64_t, int64_t) {
+    if (std::this_thread::get_id() == caller) caller_cpu = sched_getcpu();
+  });
+  EXPECT_NE(caller_cpu.load(), all[1]);
+  EXPECT_NE(caller_cpu.load(), -1);
+}
+
 TEST(ThreadPool, ExceptionsReachTheCaller) {
   for (int t : {1, 2, 4}) {
     ThreadPool pool(t);
