@@ -180,10 +180,17 @@ TEST(ThreadPool, CallerLeavesAPinnedWorkersCpu) {
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
   ASSERT_EQ(sched_getcpu(), all[1]);
   ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
-  const std::thread::id caller = std::this_thread::get_id();
+  // Chunk 0 is the caller's: the worker's chunk 1 waits until it has started,
+  // so the worker cannot take it first.
   std::atomic<int> caller_cpu{-1};
-  pool.parallel_for(2, [&](int64_t, int64_t) {
-    if (std::this_thread::get_id() == caller) caller_cpu = sched_getcpu();
+  std::atomic<bool> started0{false};
+  pool.parallel_for(2, [&](int64_t begin, int64_t) {
+    if (begin == 0) {
+      caller_cpu = sched_getcpu();
+      started0 = true;
+      return;
+    }
+    for (int spin = 0; spin < 2000 && !started0.load(); ++spin) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
   EXPECT_NE(caller_cpu.load(), all[1]);
   EXPECT_NE(caller_cpu.load(), -1);
