@@ -19,18 +19,24 @@ void reply(std::FILE* out, const std::string& line) {
   std::fflush(out);
 }
 
+// The request's count N (1 to 100000), or an error naming the request.
+int count_of(std::istringstream& words, const std::string& cmd, const std::string& line) {
+  long n = 0;
+  TESSERA_CHECK(static_cast<bool>(words >> n) && n >= 1 && n <= 100000, "'", cmd,
+                "' expects a count from 1 to 100000, got '", line, "'");
+  return static_cast<int>(n);
+}
+
 std::string handle(CompiledModel& m, const std::vector<Tensor>& inputs, const std::string& line) {
   std::istringstream words(line);
   std::string cmd;
   words >> cmd;
   if (cmd == "run") {
-    long n = 0;
-    TESSERA_CHECK(static_cast<bool>(words >> n) && n >= 1 && n <= 100000, "'run' expects a count from 1 to 100000, got '",
-                  line, "'");
+    const int n = count_of(words, cmd, line);
     std::ostringstream o;
     o << "times";
     o.precision(6);
-    for (long i = 0; i < n; ++i) {
+    for (int i = 0; i < n; ++i) {
       auto a = std::chrono::steady_clock::now();
       m.run(inputs);
       o << ' ' << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
@@ -38,13 +44,11 @@ std::string handle(CompiledModel& m, const std::vector<Tensor>& inputs, const st
     return o.str();
   }
   if (cmd == "profile") {
-    long n = 0;
-    TESSERA_CHECK(static_cast<bool>(words >> n) && n >= 1 && n <= 100000,
-                  "'profile' expects a count from 1 to 100000, got '", line, "'");
+    const int n = count_of(words, cmd, line);
     std::ostringstream o;
     o << "steps";
     o.precision(6);
-    for (const StepProfile& st : m.profile(inputs, static_cast<int>(n))) o << ' ' << st.seconds * 1e3;
+    for (const StepProfile& st : m.profile(inputs, n)) o << ' ' << st.seconds * 1e3;
     return o.str();
   }
   if (cmd == "save") {

@@ -289,6 +289,10 @@ Value* Graph::find_value(const std::string& vname) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
+bool Graph::is_output(const Value* v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+}
+
 std::string Graph::unique_name(const std::string& prefix) {
   for (;;) {
     std::string n = prefix + "_" + std::to_string(name_counter_++);

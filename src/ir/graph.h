@@ -147,6 +147,8 @@ class Graph {
   std::vector<Value*>& mutable_inputs() { return inputs_; }
   const std::vector<std::unique_ptr<Value>>& values() const { return values_; }
   Value* find_value(const std::string& name) const;
+  // True when `v` is one of the graph's outputs.
+  bool is_output(const Value* v) const;
   // A fresh value name with the given prefix.
   std::string unique_name(const std::string& prefix);
 

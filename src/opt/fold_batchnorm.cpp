@@ -22,9 +22,7 @@ Node* foldable_conv(const Graph& g, const Node& bn) {
   if (bn.outputs.size() > 1 && std::any_of(bn.outputs.begin() + 1, bn.outputs.end(), [](Value* v) { return v; }))
     return nullptr;  // running statistics requested
   const Value* x = bn.inputs.empty() ? nullptr : bn.inputs[0];
-  if (!x || !x->producer || x->uses.size() != 1) return nullptr;
-  for (const Value* o : g.outputs())
-    if (o == x) return nullptr;
+  if (!x || !x->producer || x->uses.size() != 1 || g.is_output(x)) return nullptr;
   Node* conv = x->producer;
   if (conv->op_type != "Conv" || !conv->domain.empty() || conv->num_inputs() < 2) return nullptr;
   const Value* w = conv->inputs[1];

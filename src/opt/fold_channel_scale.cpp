@@ -28,31 +28,26 @@ std::pair<Value*, Value*> map_and_scale(const Node& mul) {
   return {nullptr, nullptr};
 }
 
-bool is_graph_output(const Graph& g, const Value* v) {
-  for (const Value* o : g.outputs())
-    if (o == v) return true;
-  return false;
-}
-
 }  // namespace
 
 int fold_channel_scales(Graph& g) {
-  std::vector<Node*> convs;
+  struct Fold {
+    Node* conv;
+    Value *x, *s;
+  };
+  std::vector<Fold> folds;
   for (const auto& n : g.nodes()) {
     if (n->op_type != "ConvBlocked" || n->domain != kBlockedDomain || n->num_inputs() < 2) continue;
     const Value* in = n->inputs[0];
     const Value* w = n->inputs[1];
-    if (!in || !in->producer || in->uses.size() != 1 || is_graph_output(g, in) || !w || !w->type.fully_known())
-      continue;
+    if (!in || !in->producer || in->uses.size() != 1 || g.is_output(in) || !w || !w->type.fully_known()) continue;
     if (w->type.dims.size() != 6 || n->has_attr("group_mul")) continue;  // dense, blocked input
     auto [x, s] = map_and_scale(*in->producer);
     if (!x || w->type.dims[1] != x->type.dims[1]) continue;
     if (numel_of(x->type.dims) < 2 * numel_of(w->type.dims)) continue;
-    convs.push_back(n.get());
+    folds.push_back({n.get(), x, s});
   }
-  for (Node* conv : convs) {
-    Node* mul = conv->inputs[0]->producer;
-    auto [x, s] = map_and_scale(*mul);
+  for (auto [conv, x, s] : folds) {
     Value* w = conv->inputs[1];
     const Dims& sd = s->type.dims;
     // s [1, Cb, 1, 1, b] as [1, Cb, 1, 1, b, 1]: one factor per input lane of W [Mb, Cb, kh, kw, b(in), b(out)].
@@ -68,11 +63,11 @@ int fold_channel_scales(Graph& g) {
     g.set_input(conv, 0, x);
     g.set_input(conv, 1, sw->outputs[0]);
   }
-  if (!convs.empty()) {
+  if (!folds.empty()) {
     g.remove_dead_nodes();
     g.remove_unused_values();
   }
-  return static_cast<int>(convs.size());
+  return static_cast<int>(folds.size());
 }
 
 }  // namespace tessera

@@ -41,10 +41,6 @@ bool rewritable_type(DType t) { return t == DType::F32 || t == DType::F64; }
 
 std::string node_op(const Term& t) { return t.name == "Square" ? "Mul" : t.name; }
 
-bool is_graph_output(const Graph& g, const Value* v) {
-  return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
-}
-
 // Variable bindings, labelled nodes and the op nodes covered (root first; a
 // node two subterms share appears twice).
 struct Match {
@@ -111,7 +107,7 @@ std::optional<double> removable_flops(const Graph& g, const Match& m, const std:
     f += node_flops(*n);
     if (n == m.nodes[0]) continue;
     const Value* o = n->outputs[0];
-    if (is_graph_output(g, o) || captured.count(o->name)) return std::nullopt;
+    if (g.is_output(o) || captured.count(o->name)) return std::nullopt;
     for (const Use& u : o->uses)
       if (!covered.count(u.node)) return std::nullopt;
   }
@@ -241,7 +237,7 @@ std::shared_ptr<Plan> plan_for(const Graph& g, const Rule& r, const Match& m, co
   Value* v = p->build(r.replacement, m);
   if (!v || v->type != y->type || (p->is_temp(v) && v->is_constant())) return nullptr;
   // A bare variable replaces the root's value; a name that must stay takes an Identity.
-  if (!p->is_temp(v) && (is_graph_output(g, y) || captured.count(y->name))) v = p->add_node("Identity", {v}, {});
+  if (!p->is_temp(v) && (g.is_output(y) || captured.count(y->name))) v = p->add_node("Identity", {v}, {});
   if (!v) return nullptr;
   *result = v;
   return p;

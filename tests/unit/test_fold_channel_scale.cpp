@@ -52,7 +52,8 @@ TEST(FoldChannelScale, ScaledWeightsGiveTheScaledMapsConvolution) {
   // The map's multiply is gone; the weights' one ([2, 3, 1, 1, 16, 16] by [1, 3, 1, 1, 16, 1]) took its place.
   ASSERT_EQ(count_ops(*g, "Mul"), 1);
   for (const auto& n : g->nodes()) {
-    if (n->op_type == "Mul") EXPECT_EQ(n->outputs[0]->type.dims, (Dims{2, 3, 1, 1, 16, 16}));
+    if (n->op_type != "Mul") continue;
+    EXPECT_EQ(n->outputs[0]->type.dims, (Dims{2, 3, 1, 1, 16, 16}));
   }
   expect_near_scaled(interpret(*g, ins), want, 1e-5);
   runtime::CompiledModel m(se_block(40, 14, 24, false), runtime::ExecutorOptions{});

@@ -120,6 +120,14 @@ TEST(ThreadPool, OwnRunFirstThenStealsFromTheBack) {
   for (const std::thread::id& id : ran) EXPECT_NE(id, std::thread::id());
 }
 
+// The CPUs in `set`, ascending.
+std::vector<int> cpus_in(const cpu_set_t& set) {
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
 // The CPUs a worker of `pool` (2 threads) may run on, seen from inside a
 // chunk it runs (each chunk waits until both threads have arrived).
 std::vector<int> worker_cpus(ThreadPool& pool) {
@@ -135,8 +143,7 @@ std::vector<int> worker_cpus(ThreadPool& pool) {
     cpu_set_t set;
     ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
     std::lock_guard<std::mutex> lock(mu);
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    cpus = cpus_in(set);
   });
   return cpus;
 }
@@ -146,9 +153,7 @@ std::vector<int> worker_cpus(ThreadPool& pool) {
 TEST(ThreadPool, WorkersArePinnedUnlessAskedNotTo) {
   cpu_set_t allowed;
   ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  std::vector<int> all;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) all.push_back(c);
+  const std::vector<int> all = cpus_in(allowed);
   if (all.size() < 2) GTEST_SKIP() << "the process may use one CPU: a 2-thread pool is not pinned";
   {
     ThreadPool pool(2);
@@ -168,9 +173,7 @@ TEST(ThreadPool, WorkersArePinnedUnlessAskedNotTo) {
 TEST(ThreadPool, CallerLeavesAPinnedWorkersCpu) {
   cpu_set_t allowed;
   ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  std::vector<int> all;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) all.push_back(c);
+  const std::vector<int> all = cpus_in(allowed);
   if (all.size() < 2) GTEST_SKIP() << "the process may use one CPU: a 2-thread pool is not pinned";
   ThreadPool pool(2);
   ASSERT_EQ(worker_cpus(pool), std::vector<int>{all[1]});
