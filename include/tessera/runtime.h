@@ -87,7 +87,7 @@ class CompiledModel {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Runs `runs` times and returns every step's median time, in plan order.
   std::vector<StepProfile> profile(const std::vector<Tensor>& inputs, int runs);
-  // Compiles for these inputs without running the plan (traces the model).
+  // Compiles for these inputs without running the plan.
   void prepare(const std::vector<Tensor>& inputs);
   // The same model through the reference interpreter (for checking).
   std::vector<Tensor> run_reference(const std::vector<Tensor>& inputs) const;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compile/node_kernel.h"
+#include "compile/task.h"
 
 namespace tessera::compile {
 
@@ -46,7 +47,5 @@ BlockKernel compile_block(int64_t opset, const std::vector<const Node*>& nodes,
                           const std::optional<schedule::Schedule>& sched = std::nullopt,
                           const BlockKernelOptions& options = {});
 
-// "Conv 'c1' + Relu 'r1' (+2 more)": the block named in messages.
-std::string describe_block(const std::vector<const Node*>& nodes);
 
 }  // namespace tessera::compile

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "ir/op_registry.h"
+#include "loop/visitor.h"
 #include "schedule/default_schedule.h"
 #include "schedule/lower.h"
 #include "support/error.h"
@@ -47,6 +48,29 @@ loop::Stmt hoist_scratch(const loop::Stmt& s, std::vector<loop::Buffer>& scratch
     return loop::block(parts);
   }
   return s;  // loops and everything inside them keep their temporaries
+}
+
+// Bytes of the temporaries a kernel allocates outside every loop (whole
+// intermediates, not per-tile scratch).
+int64_t root_allocation_bytes(const loop::Stmt& body) {
+  struct Finder : loop::IRVisitor {
+    int depth = 0;
+    int64_t bytes = 0;
+    using IRVisitor::visit;
+    void visit(const loop::ForNode* op) override {
+      ++depth;
+      IRVisitor::visit(op);
+      --depth;
+    }
+    void visit(const loop::AllocateNode* op) override {
+      if (depth == 0)
+        if (const int64_t* n = loop::as_const_int(op->extent))
+          bytes += *n * static_cast<int64_t>(dtype_size(op->buffer.dtype()));
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.visit(body);
+  return f.bytes;
 }
 
 }  // namespace
@@ -94,6 +118,9 @@ LoweredProgram lower_program(const std::string& name, const std::vector<te::Tens
   // read an input the first one overwrote.
   if (schedule::has_shifted_split(lp.schedule)) lp.in_place.assign(lp.in_place.size(), false);
   for (const loop::Buffer& b : lp.scratch) lp.kernel.outputs.push_back(b);
+  lp.internal_bytes = root_allocation_bytes(lp.kernel.body);
+  for (const loop::Buffer& b : lp.scratch)
+    lp.internal_bytes += numel_of(b.dims()) * static_cast<int64_t>(dtype_size(b.dtype()));
   if (lk.prepack) {
     for (const loop::Buffer& b : lk.prepack->inputs)
       for (size_t i = 0; i < params.size(); ++i)

@@ -59,6 +59,7 @@ struct LoweredProgram {
   std::optional<loop::Kernel> prepack;
   std::vector<int> prepack_params;  // the params the prepack kernel reads, by position
   std::vector<bool> in_place;       // per param: the output may be written over it (in_place_params)
+  int64_t internal_bytes = 0;       // intermediates materialized inside (scratch and allocations outside loops)
 };
 LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
                              const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,

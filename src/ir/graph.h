@@ -179,6 +179,10 @@ std::string print_graph(const Graph& g);
 // Structural hash: op types, attributes, wiring and types; value and node names
 // are ignored, constants hashed by content.
 uint64_t structural_hash(const Graph& g);
+// Hashes of a tensor (dtype, dims, contents) and of an attribute, as the
+// structural hash uses them.
+uint64_t hash_tensor(const Tensor& t);
+uint64_t hash_attribute(const Attribute& a);
 // Checks the graph is well-formed: acyclic and ordered, every input defined,
 // unique value names, outputs exist. Throws Error describing the first problem.
 void verify_graph(const Graph& g);

@@ -76,7 +76,6 @@ std::string print_graph(const Graph& g) {
   return os.str();
 }
 
-namespace {
 uint64_t hash_tensor(const Tensor& t) {
   uint64_t h = hash_combine(static_cast<uint64_t>(t.dtype()), hash_bytes(t.dims().data(), t.dims().size() * 8));
   if (t.dtype() == DType::String) {
@@ -86,7 +85,7 @@ uint64_t hash_tensor(const Tensor& t) {
   return t.defined() ? hash_combine(h, hash_bytes(t.raw(), t.nbytes())) : h;
 }
 
-uint64_t hash_attr(const Attribute& a) {
+uint64_t hash_attribute(const Attribute& a) {
   using K = Attribute::Kind;
   uint64_t h = static_cast<uint64_t>(a.kind);
   switch (a.kind) {
@@ -109,7 +108,6 @@ uint64_t hash_attr(const Attribute& a) {
   }
   return h;
 }
-}  // namespace
 
 uint64_t structural_hash(const Graph& g) {
   // Values are numbered by first appearance, so renaming does not change the hash.
@@ -133,7 +131,7 @@ uint64_t structural_hash(const Graph& g) {
     uint64_t nh = hash_bytes(n->op_type.data(), n->op_type.size());
     nh = hash_combine(nh, hash_bytes(n->domain.data(), n->domain.size()));
     for (const Value* v : n->inputs) nh = hash_combine(nh, value_hash(v));
-    for (const auto& [k, a] : n->attrs) nh = hash_combine(nh, hash_combine(hash_bytes(k.data(), k.size()), hash_attr(a)));
+    for (const auto& [k, a] : n->attrs) nh = hash_combine(nh, hash_combine(hash_bytes(k.data(), k.size()), hash_attribute(a)));
     for (size_t i = 0; i < n->outputs.size(); ++i)
       if (n->outputs[i]) id[n->outputs[i]] = hash_combine(nh, i + 1);
     h = hash_combine(h, nh);

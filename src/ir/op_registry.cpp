@@ -24,8 +24,16 @@ const te::Tensor& ExprContext::in(int i) const {
   return inputs[static_cast<size_t>(i)];
 }
 
+bool ExprContext::has_value(int i) {
+  if (i < 0 || i >= num_inputs()) return false;
+  const Tensor*& v = values[static_cast<size_t>(i)];
+  if (!v && fetch && node.inputs[static_cast<size_t>(i)]) v = fetch(i);
+  return v != nullptr;
+}
+
 const Tensor& ExprContext::value(int i) {
   TESSERA_CHECK(i < num_inputs(), node.describe(), ": required input ", i, " is missing");
+  has_value(i);
   TESSERA_CHECK(values[static_cast<size_t>(i)], node.describe(), ": compiling needs the value of input ", i,
                 " ('", node.inputs[static_cast<size_t>(i)] ? node.inputs[static_cast<size_t>(i)]->name : "", "')");
   if (value_used.size() < values.size()) value_used.resize(values.size());

@@ -60,13 +60,18 @@ struct ExprContext {
   std::vector<const Tensor*> values;        // null when the value is not known
   std::vector<TensorType> output_types;     // inferred, fully known
   std::vector<bool> value_used;             // filled as value() is called
+  // Computes the value of input i on request when `values` does not hold it
+  // (null: not known); the compiled runtime computes only the values an
+  // expression asks for.
+  std::function<const Tensor*(int)> fetch;
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs[static_cast<size_t>(i)].defined(); }
   const te::Tensor& in(int i) const;        // throws naming the node if absent
   // The value of input i; throws naming the node when it is not known.
   const Tensor& value(int i);
-  bool has_value(int i) const { return i < num_inputs() && values[static_cast<size_t>(i)]; }
+  // True when the value of input i is known (asking `fetch` for it if need be).
+  bool has_value(int i);
   int num_outputs() const { return static_cast<int>(output_types.size()); }
   const TensorType& out(int i) const { return output_types.at(static_cast<size_t>(i)); }
   // A stage name unique to this node: "<node name or op>.<suffix>".

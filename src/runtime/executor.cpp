@@ -3,8 +3,6 @@
 // copy the results into their slots. The model keeps a few plans, one per key.
 #include "runtime/executor.h"
 
-#include "opt/passes.h"
-
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -129,7 +127,7 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
       TESSERA_CHECK(t.dtype() == sl.dtype && t.dims() == sl.dims, n.describe(), ": output '", sl.value->name,
                     "' is ", dtype_name(t.dtype()), "[", dims_to_string(t.dims()), "] in this run but was ",
                     dtype_name(sl.dtype), "[", dims_to_string(sl.dims),
-                    "] when the plan was traced (its shape depends on something the plan's key does not cover)");
+                    "] when the plan was compiled (its shape depends on something the plan's key does not cover)");
       if (sl.kind == SlotKind::Arena) {
         if (sl.bytes > 0) std::memmove(base + sl.offset, t.raw(), static_cast<size_t>(sl.bytes));
       } else if (sl.kind == SlotKind::Output && t.dtype() != DType::String) {
@@ -174,7 +172,7 @@ CompiledModel::CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts)
 
 CompiledModel::~CompiledModel() = default;
 
-Plan& CompiledModel::find_or_trace(const std::vector<Tensor>& inputs, const SavedSteps* saved) {
+Plan& CompiledModel::find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved) {
   check_inputs(*graph_, inputs);
   if (opts_.threads > 0 && ThreadPool::global().threads() != opts_.threads) ThreadPool::global().set_threads(opts_.threads);
   last_compile_seconds_ = 0;
@@ -187,9 +185,11 @@ Plan& CompiledModel::find_or_trace(const std::vector<Tensor>& inputs, const Save
     return *plans_.back();
   }
   const std::vector<std::vector<int>>* blocks = saved && !saved->blocks.empty() ? &saved->blocks : &block_lists();
-  std::unique_ptr<Plan> p = trace_plan(*graph_, inputs, opts_, saved, blocks);
-  ++traces_;
-  last_compile_seconds_ = p->trace_seconds;
+  ExecutorOptions o = opts_;
+  if (o.compile_threads <= 0) o.compile_threads = ThreadPool::global().threads();
+  std::unique_ptr<Plan> p = compile_plan(*graph_, inputs, o, saved, blocks);
+  ++plans_compiled_;
+  last_compile_seconds_ = p->compile_seconds;
   plans_.push_back(std::move(p));
   while (plans_.size() > opts_.max_plans) plans_.erase(plans_.begin());
   last_plan_ = plans_.back().get();
@@ -209,18 +209,18 @@ const std::vector<std::vector<int>>& CompiledModel::block_lists() {
 
 const Plan& CompiledModel::prepare(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mu_);
-  return find_or_trace(inputs);
+  return find_or_compile(inputs);
 }
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mu_);
-  Plan& p = find_or_trace(inputs);
+  Plan& p = find_or_compile(inputs);
   return run_plan(*graph_, p, inputs);
 }
 
 std::vector<Tensor> CompiledModel::run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds) {
   std::lock_guard<std::mutex> lock(mu_);
-  Plan& p = find_or_trace(inputs);
+  Plan& p = find_or_compile(inputs);
   return run_plan(*graph_, p, inputs, &step_seconds);
 }
 
@@ -237,8 +237,11 @@ std::string CompiledModel::report() const {
       for (int k : p.value_inputs) os << " '" << graph_->inputs()[static_cast<size_t>(k)]->name << "'";
     }
     os << "\n  steps " << p.steps.size() << " (" << p.compiled_steps << " compiled, " << p.reference_steps
-       << " reference), traced in " << static_cast<int64_t>(p.trace_seconds * 1000 + 0.5) << " ms\n"
+       << " reference), compiled in " << static_cast<int64_t>(p.compile_seconds * 1000 + 0.5) << " ms\n"
        << "  activation memory " << describe(p.memory) << "\n";
+    if (p.nodes_run_when_compiling > 0)
+      os << "  nodes run while compiling (shapes or kernels depend on their values) " << p.nodes_run_when_compiling
+         << "\n";
     if (p.fused_steps > 0)
       os << "  fused steps " << p.fused_steps << " (intermediates inside fused kernels "
          << format_bytes(p.internal_bytes) << ")\n";

@@ -3,18 +3,25 @@
 // concrete input types) or the op's reference kernel, over one statically
 // planned activation arena.
 //
-// A Plan is made by tracing: the graph runs node by node on actual inputs;
-// every node is compiled for the types (and the values of value inputs) it
-// sees, run, and recorded as a step. Intermediate values become slots with a
-// size and a live range [producing step, last consuming step], placed in one
-// arena by plan_memory. Graph inputs are read from the caller's tensors,
-// constants from the graph, and graph outputs get fresh tensors every run.
+// A Plan is compiled for the input types of a run (compile_plan, plan.cpp):
+// the type of every value is inferred for them; each fusion block (a node
+// alone is a one-node block) becomes a task, keyed by a hash of its program
+// (compile/task.h); each distinct task gets a schedule (from the schedule
+// providers in order, else the default rule) and a kernel, compiled in
+// parallel (runtime/task_kernel.h); then every step is bound to slots.
+// Nothing runs while compiling, except the weight-packing kernels and, where
+// an output shape or a value baked into a kernel depends on values computed
+// from the inputs, the reference kernels computing those (value_oracle.h).
+// Intermediate values become slots with a size and a live range [producing
+// step, last consuming step], placed in one arena by plan_memory. Graph
+// inputs are read from the caller's tensors, constants from the graph, and
+// graph outputs get fresh tensors every run.
 //
 // A plan is valid for its key: the input types, plus the values of the graph
 // inputs that some step baked into its code or whose values decide an output
 // shape (found by following those values back through their producers to the
 // graph inputs; Shape/Size outputs depend on shapes only). A run whose key
-// matches no cached plan traces a new one, so models whose shapes depend on
+// matches no cached plan compiles a new one, so models whose shapes depend on
 // input values still run correctly.
 #pragma once
 
@@ -30,6 +37,7 @@
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 #include "runtime/memory_plan.h"
+#include "runtime/task_kernel.h"
 #include "schedule/schedule.h"
 
 namespace tessera::runtime {
@@ -41,9 +49,14 @@ struct ExecutorOptions {
   // compiled (only kernels whose node name contains dump_kernel, if set).
   bool dump_ir = false, dump_llvm = false, dump_asm = false;
   std::string dump_kernel;
-  // Progress on stderr for every compiled node (otherwise only once tracing
-  // has taken a few seconds).
+  // Progress on stderr for every compiled kernel (otherwise only once
+  // compiling has taken a few seconds).
   bool verbose = false;
+  // Threads compiling kernels (<= 0: as many as `threads`, else one per core).
+  int compile_threads = 0;
+  // Where schedules come from before the default rule (an artifact's saved
+  // schedules come first; then these, in order: records, a tuner).
+  std::vector<std::shared_ptr<const ScheduleProvider>> schedule_providers;
   size_t max_plans = 8;  // plans kept (least recently used dropped first)
   // DNNFusion: nodes planned into blocks (src/fusion), each block one kernel.
   bool fusion = true;
@@ -70,7 +83,7 @@ enum class SlotKind {
   Constant,  // a constant of the graph
   Arena,     // an intermediate value at a fixed arena offset
   Owned,     // an intermediate kept as its own tensor (strings)
-  Packed,    // constants re-laid out once when traced (packed weights), held in `data`
+  Packed,    // constants re-laid out once when compiled (packed weights), held in `data`
   Output,    // a graph output: a fresh tensor every run
 };
 
@@ -96,7 +109,8 @@ struct Step {
   std::vector<bool> in_place;  // compiled steps, per entry of `inputs`: the output may overwrite it
   std::vector<int> outputs;  // per node output (fused: per block output): its slot, -1 when absent
   schedule::Schedule schedule;  // compiled steps: the schedule the kernel was lowered with
-  std::shared_ptr<codegen::JitKernel> prepack;  // compiled steps that pack constants: run once when traced
+  std::shared_ptr<codegen::JitKernel> prepack;  // compiled steps that packed constants: the kernel run once
+  uint64_t task_key = 0;        // compiled steps: the key of the task (compile/task.h)
   std::vector<int> packed;      // compiled steps: the Packed slots the kernel reads
   const OpDef* def = nullptr;   // the node's op (a compiled step runs its value_check before the kernel)
   std::vector<std::string> captures;  // reference steps with subgraphs: names read by the bodies
@@ -108,7 +122,7 @@ struct Plan {
   std::vector<DType> input_dtypes;
   std::vector<Dims> input_dims;
   std::vector<int> value_inputs;  // graph inputs whose values the plan depends on (sorted)
-  std::vector<Tensor> values;     // their values when traced
+  std::vector<Tensor> values;     // their values when compiled
 
   std::vector<Slot> slots;
   std::vector<Step> steps;
@@ -116,31 +130,32 @@ struct Plan {
   std::map<std::string, int> slot_by_name;  // value name -> slot (subgraph captures)
   MemoryPlan memory;
   int compiled_steps = 0, reference_steps = 0;
-  int64_t packed_bytes = 0;  // constants packed when traced (held besides the graph's constants)
+  int64_t packed_bytes = 0;  // constants packed when compiled (held besides the graph's constants)
   int fused_steps = 0;       // steps computing a block of several nodes
   int64_t internal_bytes = 0;  // intermediates fused kernels materialize inside themselves
   std::vector<std::string> fusion_fallbacks;  // blocks that could not be one kernel, and why
-  double trace_seconds = 0;
+  double compile_seconds = 0;
+  int64_t nodes_run_when_compiling = 0;  // reference kernels run for values that decide shapes
   Tensor arena;  // u8, allocated on first run
 
   // True when the plan was made for inputs like these.
   bool matches(const std::vector<Tensor>& inputs) const;
 };
 
-// What an artifact keeps of a plan's compiled steps, by step (= node) index,
-// so tracing it again reuses them: the schedule, and the packed constants
-// (the packing kernel is then not run).
+// What an artifact keeps of a plan, so compiling it again reuses it: the
+// nodes of every step, the schedule of every task (by task key), and every
+// step's packed constants (the packing kernel is then not run).
 struct SavedSteps {
   std::vector<std::vector<int>> blocks;  // the nodes of every step (empty: plan the fusion again)
-  std::map<int64_t, schedule::Schedule> schedules;
-  std::map<int64_t, std::vector<Tensor>> packed;
+  std::map<uint64_t, schedule::Schedule> schedules;  // by task key
+  std::map<int64_t, std::vector<Tensor>> packed;     // by step index
 };
 
-// Traces a plan for `inputs` (already checked against the signature). Steps
+// Compiles a plan for `inputs` (already checked against the signature). Steps
 // follow `blocks` (node indices per step, in a valid order; null or empty:
 // one step per node); a block that cannot be one kernel falls back to one
 // step per node, recorded in Plan::fusion_fallbacks.
-std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
+std::unique_ptr<Plan> compile_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
                                  const SavedSteps* saved = nullptr,
                                  const std::vector<std::vector<int>>* blocks = nullptr);
 
@@ -157,36 +172,36 @@ class CompiledModel {
   const Graph& graph() const { return *graph_; }
   const ExecutorOptions& options() const { return opts_; }
   // Checks the inputs against the signature (count, dtype, rank, static dims;
-  // errors name the input), finds or traces the plan and runs it. Serialized:
+  // errors name the input), finds or compiles the plan and runs it. Serialized:
   // one run at a time per model.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Runs like run() and adds every step's wall time to step_seconds (sized
   // to the plan's steps); the plan used is last_plan().
   std::vector<Tensor> run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds);
-  // The plan for these inputs, tracing it when none matches (checks them).
+  // The plan for these inputs, compiling it when none matches (checks them).
   const Plan& prepare(const std::vector<Tensor>& inputs);
 
-  // The fusion plan (made on the first trace; every node alone when fusion is off).
+  // The fusion plan (made on the first compile; every node alone when fusion is off).
   const fusion::FusionPlan& fusion_plan();
 
-  // Seconds spent tracing (compiling) in the last run; 0 when a cached plan ran.
+  // Seconds spent compiling in the last run; 0 when a cached plan ran.
   double last_compile_seconds() const { return last_compile_seconds_; }
   const Plan* last_plan() const { return last_plan_; }
   const std::vector<std::unique_ptr<Plan>>& plans() const { return plans_; }
-  // Plans traced so far (including dropped ones).
-  int64_t traces() const { return traces_; }
+  // Plans compiled so far (including dropped ones).
+  int64_t plans_compiled() const { return plans_compiled_; }
   // A summary: steps compiled / by reference (with reasons), memory per plan.
   std::string report() const;
 
   // Saves the graph (ONNX), options and planned signatures to an artifact.
   void save(const std::string& path) const;
   // Loads an artifact; opts (threads, dumps, progress) apply, and the saved
-  // ISA unless keep_isa is false. Plans for the saved signatures are traced
+  // ISA unless keep_isa is false. Plans for the saved signatures are compiled
   // again when possible (otherwise on first run).
   static std::unique_ptr<CompiledModel> load(const std::string& path, ExecutorOptions opts, bool use_saved_isa);
 
  private:
-  Plan& find_or_trace(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
+  Plan& find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
   std::unique_ptr<Graph> graph_;
   ExecutorOptions opts_;
   const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists
@@ -195,7 +210,7 @@ class CompiledModel {
   std::vector<std::unique_ptr<Plan>> plans_;  // most recently used last
   const Plan* last_plan_ = nullptr;
   double last_compile_seconds_ = 0;
-  int64_t traces_ = 0;
+  int64_t plans_compiled_ = 0;
   std::mutex mu_;
 };
 

@@ -8,7 +8,8 @@
 #include <map>
 #include <random>
 
-#include "compile/block_kernel.h"
+#include "compile/task.h"
+#include "runtime/task_kernel.h"
 #include "ir/dtype_dispatch.h"
 #include "support/error.h"
 
@@ -31,7 +32,8 @@ Tensor random_tensor(const TensorType& t, std::mt19937_64& rng) {
   return x;
 }
 
-// The nodes compiled as one kernel, with seeded inputs and its outputs.
+// The nodes compiled as one kernel (the task and kernel the plan would
+// make, bound by the same convention), with seeded inputs and its outputs.
 class BlockRun {
  public:
   BlockRun(const Graph& g, const std::vector<int>& idx, const ExecutorOptions& opts) {
@@ -46,38 +48,37 @@ class BlockRun {
       auto it = inputs_.find(v);
       return it == inputs_.end() ? nullptr : &it->second;
     };
-    compile::BlockKernelOptions bo;
-    bo.vector_bytes = vector_bytes(opts.isa);
-    compile::BlockKernel bk =
-        compile::compile_block(g.opset, nodes, input, fusion::block_outputs(g, b), std::nullopt, bo);
-    codegen::JitOptions jo;
-    jo.isa = opts.isa;
-    for (const Value* v : bk.params) args_.push_back(const_cast<void*>(input(v)->raw()));
-    if (bk.prepack) {
-      std::vector<void*> pargs;
-      for (const Value* v : bk.prepack_inputs) pargs.push_back(const_cast<void*>(input(v)->raw()));
-      for (const loop::Buffer& o : bk.prepack->outputs) {
-        owned_.emplace_back(o.dtype(), o.dims());
-        pargs.push_back(owned_.back().raw());
-      }
-      codegen::jit_compile(*bk.prepack, jo)->run(pargs);
-      for (size_t i = 0; i < bk.prepack->outputs.size(); ++i) args_.push_back(pargs[bk.prepack_inputs.size() + i]);
+    compile::TaskInputs ti;
+    ti.type = [&](const Value* v) {
+      const Tensor* t = input(v);
+      TESSERA_CHECK(t, "fusion profiler: no tensor for block input '", v->name, "'");
+      return TensorType{t->dtype(), t->dims(), true};
+    };
+    ti.value = input;
+    compile::Task task = compile::build_task(g.opset, nodes, ti, fusion::block_outputs(g, b));
+    KernelBuildOptions ko;
+    ko.isa = opts.isa;
+    ko.threads = 1;
+    KernelResult r = build_kernels({&task}, {}, ko).at(0);
+    TESSERA_CHECK(r.kernel, r.error);
+    kernel_ = r.kernel;
+    std::vector<void*> params, packed, outputs, scratch;
+    std::vector<const Tensor*> param_tensors;
+    for (const Value* v : task.param_values) {
+      param_tensors.push_back(input(v));
+      params.push_back(const_cast<void*>(input(v)->raw()));
     }
-    for (const TensorType& t : bk.output_types) {
-      owned_.emplace_back(t.dtype, t.dims);
-      args_.push_back(owned_.back().raw());
-    }
-    for (const loop::Buffer& o : bk.scratch) {
-      owned_.emplace_back(o.dtype(), o.dims());
-      args_.push_back(owned_.back().raw());
-    }
-    kernel_ = codegen::jit_compile(bk.kernel, jo);
+    if (kernel_->prepack)
+      for (Tensor& t : pack_constants(*kernel_, param_tensors)) packed.push_back(owned_.emplace_back(std::move(t)).raw());
+    for (const TensorType& t : task.output_types) outputs.push_back(owned_.emplace_back(t.dtype, t.dims).raw());
+    for (const loop::Buffer& o : kernel_->scratch) scratch.push_back(owned_.emplace_back(o.dtype(), o.dims()).raw());
+    args_ = TaskKernel::arguments(params, packed, outputs, scratch);
   }
 
   // Seconds of one run.
   double run() {
     auto t0 = Clock::now();
-    kernel_->run(args_);
+    kernel_->kernel->run(args_);
     return std::chrono::duration<double>(Clock::now() - t0).count();
   }
 
@@ -85,7 +86,7 @@ class BlockRun {
   std::map<const Value*, Tensor> inputs_;
   std::deque<Tensor> owned_;  // packed constants, outputs, scratch (stable addresses)
   std::vector<void*> args_;
-  std::shared_ptr<codegen::JitKernel> kernel_;
+  std::shared_ptr<const TaskKernel> kernel_;
 };
 
 double median(std::vector<double> v) {

@@ -1,17 +1,20 @@
 // Saving and loading a compiled model as an artifact: the graph as ONNX bytes,
 // the compile options, the input signatures of its plans and, per compiled
-// step of each plan, its schedule and its packed weights. Loading re-JITs the
-// kernels by tracing those signatures again with the saved schedules, and
-// takes the packed weights as saved instead of packing them again.
+// step of each plan, its task key, its packed weights and (at the first step
+// of each task) the task's schedule. Loading compiles those signatures again
+// with the saved schedules, and takes the packed weights as saved instead of
+// packing them again.
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_tensor.h"
 #include "runtime/artifact.h"
+#include "compile/task.h"
 #include "runtime/executor.h"
 #include "support/error.h"
 
@@ -19,7 +22,8 @@ namespace tessera::runtime {
 
 namespace {
 
-constexpr const char* kKind = "tessera compiled model 1";
+constexpr const char* kKindPrefix = "tessera compiled model ";
+constexpr int kModelFormat = 2;  // 2: schedules keyed by task
 
 std::string value_section(size_t plan, int input) {
   return "signature." + std::to_string(plan) + ".value." + std::to_string(input);
@@ -97,12 +101,17 @@ SavedSteps saved_steps(const Artifact& a, size_t plan, size_t steps, const std::
     s.blocks.push_back(std::move(nodes));
   }
   for (size_t k = 0; k < steps; ++k) {
+    auto task = a.sections.find(step_section(plan, k, "task"));
     auto it = a.sections.find(step_section(plan, k, "schedule"));
-    if (it == a.sections.end()) continue;
-    try {
-      s.schedules[static_cast<int64_t>(k)] = schedule::parse_schedule(it->second);
-    } catch (const Error& e) {
-      TESSERA_FAIL(path, ": malformed schedule of step ", k, ": ", e.what());
+    if (task != a.sections.end() && it != a.sections.end()) {
+      uint64_t key = 0;
+      try {
+        TESSERA_CHECK(task->second.size() == 16, "not 16 hex digits");
+        key = std::stoull(task->second, nullptr, 16);
+        s.schedules.emplace(key, schedule::parse_schedule(it->second));
+      } catch (const std::exception& e) {
+        TESSERA_FAIL(path, ": malformed schedule of step ", k, ": ", e.what());
+      }
     }
     for (size_t j = 0;; ++j) {
       auto pk = a.sections.find(step_section(plan, k, "packed." + std::to_string(j)));
@@ -119,7 +128,7 @@ SavedSteps saved_steps(const Artifact& a, size_t plan, size_t steps, const std::
 
 void CompiledModel::save(const std::string& path) const {
   Artifact a;
-  a.sections["kind"] = kKind;
+  a.sections["kind"] = kKindPrefix + std::to_string(kModelFormat);
   a.sections["model.onnx"] = export_onnx_bytes(*graph_);
   std::ostringstream opts;
   opts << "isa=" << codegen::isa_name(opts_.isa) << "\nthreads=" << opts_.threads << "\n";
@@ -135,13 +144,15 @@ void CompiledModel::save(const std::string& path) const {
       tensor_to_proto(p.values[k], "value", tp);
       a.sections[value_section(i, p.value_inputs[k])] = tp.SerializeAsString();
     }
+    std::set<uint64_t> keys;  // tasks whose schedule is saved
     for (size_t k = 0; k < p.steps.size(); ++k) {
       const Step& st = p.steps[k];
       std::string nodes;
       for (const Node* n : st.nodes) nodes += (nodes.empty() ? "" : " ") + std::to_string(index.at(n));
       a.sections[step_section(i, k, "nodes")] = nodes;
       if (!st.compiled) continue;
-      a.sections[step_section(i, k, "schedule")] = schedule::to_text(st.schedule);
+      a.sections[step_section(i, k, "task")] = compile::key_text(st.task_key);
+      if (keys.insert(st.task_key).second) a.sections[step_section(i, k, "schedule")] = schedule::to_text(st.schedule);
       for (size_t j = 0; j < st.packed.size(); ++j) {
         onnx::TensorProto tp;
         tensor_to_proto(p.slots[static_cast<size_t>(st.packed[j])].data, "packed", tp);
@@ -155,8 +166,11 @@ void CompiledModel::save(const std::string& path) const {
 
 std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, ExecutorOptions opts, bool use_saved_isa) {
   Artifact a = load_artifact(path);
-  TESSERA_CHECK(a.sections.count("kind") && a.section("kind") == kKind, path,
-                ": not a compiled Tessera model (an artifact of another kind)");
+  std::string kind = a.sections.count("kind") ? a.section("kind") : "";
+  TESSERA_CHECK(kind.rfind(kKindPrefix, 0) == 0, path, ": not a compiled Tessera model (an artifact of another kind)");
+  TESSERA_CHECK(kind == kKindPrefix + std::to_string(kModelFormat), path, ": a compiled model of format ",
+                kind.substr(std::string(kKindPrefix).size()), " (this Tessera reads format ", kModelFormat,
+                "): compile the model again");
   std::map<std::string, std::string> saved;
   for (const std::string& line : split(a.section("options"), '\n')) {
     auto eq = line.find('=');
@@ -176,10 +190,10 @@ std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, Exec
     if (lines[i].empty()) continue;
     std::vector<Tensor> ins = signature_inputs(a, i, lines[i], path);
     SavedSteps saved = saved_steps(a, i, m->graph().nodes().size(), path);
-    // Re-JITs the kernels with the saved schedules and packed weights; when
+    // Compiles the kernels with the saved schedules and packed weights; when
     // that fails, afresh; a failure then leaves it to the first run.
     try {
-      m->find_or_trace(ins, &saved);
+      m->find_or_compile(ins, &saved);
     } catch (const std::exception&) {
       try {
         m->prepare(ins);
@@ -188,7 +202,7 @@ std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, Exec
     }
   }
   m->last_compile_seconds_ = 0;
-  for (const auto& p : m->plans_) m->last_compile_seconds_ += p->trace_seconds;
+  for (const auto& p : m->plans_) m->last_compile_seconds_ += p->compile_seconds;
   return m;
 }
 

@@ -1,18 +1,22 @@
-// Plan building by tracing: every node runs once on actual inputs, compiled
-// for its concrete types (or through its reference kernel), and is recorded as
-// a step; then the value dependencies of the plan's key are collected and the
-// intermediate slots are placed in one arena.
+// Compiling a plan, in phases: the concrete type of every value (running
+// nothing unless a shape depends on a value), one task per fusion block (or
+// a reference step), a kernel per distinct task compiled in parallel, then
+// the binding of every step's kernel to slots, packed weights, the plan's
+// key and the arena.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "compile/block_kernel.h"
+#include "compile/task.h"
 #include "ir/op_registry.h"
 #include "runtime/executor.h"
+#include "runtime/task_kernel.h"
+#include "runtime/value_oracle.h"
 #include "support/error.h"
 
 namespace tessera::runtime {
@@ -54,40 +58,12 @@ bool infer_static(const Node& n, int64_t opset, const OpDef& def, const std::vec
   return true;
 }
 
-// The inputs of a reference step whose values decide its output shapes (none
-// when inference from types alone gives static outputs).
-std::vector<int> shape_value_inputs(const Node& n, int64_t opset, const OpDef& def, const std::vector<TensorType>& types,
-                                    const std::vector<const Tensor*>& ins) {
-  std::vector<int> all;
-  for (size_t i = 0; i < n.inputs.size(); ++i)
-    if (n.inputs[i] && !n.inputs[i]->constant) all.push_back(static_cast<int>(i));
-  if (has_subgraph(n)) return all;
-  auto known_with = [&](const std::vector<int>& given) {
-    std::vector<const Tensor*> values(ins.size(), nullptr);
-    for (size_t i = 0; i < ins.size(); ++i)
-      if (n.inputs[i] && n.inputs[i]->constant) values[i] = ins[i];
-    for (int i : given) values[static_cast<size_t>(i)] = ins[static_cast<size_t>(i)];
-    return infer_static(n, opset, def, types, values, nullptr);
-  };
-  if (known_with({})) return {};
-  if (!known_with(all)) return all;  // data-dependent shape (NonZero ...)
-  std::vector<int> needed;
-  for (int i : all) {
-    std::vector<int> others;
-    for (int j : all)
-      if (j != i) others.push_back(j);
-    if (!known_with(others)) needed.push_back(i);
-  }
-  return known_with(needed) ? needed : all;
-}
-
 bool matches_filter(const Node& n, const std::string& filter) {
   return filter.empty() || n.name.find(filter) != std::string::npos;
 }
 
 void dump_kernel(const Node& n, const codegen::JitKernel& k, const ExecutorOptions& opts,
                  const schedule::Schedule& sched) {
-  if (!(opts.dump_ir || opts.dump_llvm || opts.dump_asm) || !matches_filter(n, opts.dump_kernel)) return;
   auto section = [&](const char* what, const std::string& text) {
     std::fprintf(stderr, "--- %s of kernel %s (%s) ---\n%s", what, k.name().c_str(), n.describe().c_str(),
                  text.c_str());
@@ -99,69 +75,254 @@ void dump_kernel(const Node& n, const codegen::JitKernel& k, const ExecutorOptio
   if (opts.dump_asm) section("assembly", k.assembly());
 }
 
-class Tracer {
- public:
-  Tracer(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts, const SavedSteps* saved,
-         const std::vector<std::vector<int>>* blocks)
-      : g_(g), inputs_(inputs), opts_(opts), saved_(saved), blocks_(blocks), plan_(std::make_unique<Plan>()) {}
+// What a node is in the plan, found by type inference.
+struct NodeFacts {
+  bool compilable = false;      // may be a kernel (or part of a fused one)
+  std::string reason;           // why not
+  std::vector<const Value*> shape_deps;  // as a reference step: the values its output shapes depend on
+};
 
-  std::unique_ptr<Plan> trace() {
+// One step before binding: a task with its kernel, or a node run by its
+// reference kernel.
+struct PendingStep {
+  std::vector<const Node*> nodes;
+  std::unique_ptr<compile::Task> task;  // null: a reference step
+  std::shared_ptr<const TaskKernel> kernel;
+  std::string reason;                   // reference steps: why
+};
+
+class PlanCompiler {
+ public:
+  PlanCompiler(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts, const SavedSteps* saved,
+               const std::vector<std::vector<int>>* blocks)
+      : g_(g), inputs_(inputs), opts_(opts), saved_(saved), blocks_(blocks), oracle_(g, inputs),
+        plan_(std::make_unique<Plan>()) {
+    task_inputs_.type = [this](const Value* v) { return type_of(v); };
+    task_inputs_.value = [this](const Value* v) -> const Tensor* { return &oracle_.value(v); };
+    if (saved_) saved_schedules_.by_key = saved_->schedules;
+    if (saved_ && !saved_->schedules.empty()) providers_.push_back(&saved_schedules_);
+    for (const auto& p : opts_.schedule_providers) providers_.push_back(p.get());
+  }
+
+  std::unique_ptr<Plan> compile() {
     auto t0 = Clock::now();
-    start_ = t0;
-    for (const Value* o : g_.outputs()) graph_outputs_.insert(o);
     for (size_t i = 0; i < g_.inputs().size(); ++i) {
-      const Value* v = g_.inputs()[i];
       const Tensor& t = inputs_[i];
-      Slot s;
-      s.kind = SlotKind::Input;
-      s.value = v;
-      s.index = static_cast<int>(i);
-      s.dtype = t.dtype();
-      s.dims = t.dims();
-      s.bytes = static_cast<int64_t>(t.nbytes());
-      slot_of_[v] = add_slot(std::move(s));
-      input_index_[v] = static_cast<int>(i);
-      env_[v] = t;
+      type_[g_.inputs()[i]] = TensorType{t.dtype(), t.dims(), true};
       plan_->input_dtypes.push_back(t.dtype());
       plan_->input_dims.push_back(t.dims());
     }
-    for (const auto& n : g_.nodes()) {
-      if (has_subgraph(*n)) release_ = false;
-      for (const Value* v : n->inputs)
-        if (v) ++remaining_[v];
-    }
-    for (const Value* o : g_.outputs()) remaining_[o] += 1 << 30;
+    for (const auto& n : g_.nodes()) infer_node(*n);
+    plan_steps();
+    compile_kernels();
+    bind_steps();
+    collect_value_inputs();
+    plan_memory_slots();
+    plan_->compile_seconds = seconds_since(t0);
+    plan_->nodes_run_when_compiling = oracle_.nodes_run();
+    return std::move(plan_);
+  }
 
+ private:
+  TensorType type_of(const Value* v) const {
+    if (v->constant) return TensorType{v->constant->dtype(), v->constant->dims(), true};
+    auto it = type_.find(v);
+    TESSERA_CHECK(it != type_.end(), "value '", v->name, "' has no type (not a graph input, constant or earlier output)");
+    return it->second;
+  }
+
+  // --- types --------------------------------------------------------------------
+
+  // The output types of `n` for the concrete input types; whether it may be
+  // compiled, and what its shapes depend on.
+  void infer_node(const Node& n) {
+    const OpDef& def = OpRegistry::global().get(n, g_.opset);
+    NodeFacts& f = facts_[&n];
+    std::vector<TensorType> types(n.inputs.size());
+    std::vector<const Tensor*> values(n.inputs.size(), nullptr);
+    std::vector<int> open;  // non-constant inputs
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value* v = n.inputs[i];
+      if (!v) continue;
+      types[i] = type_of(v);
+      if (v->constant) values[i] = &*v->constant;
+      else open.push_back(static_cast<int>(i));
+    }
+    std::vector<TensorType> out;
+    bool evaluated = false;
+    if (has_subgraph(n)) {
+      // A body's shapes follow whatever it reads: the plan depends on all of it.
+      for (int i : open) f.shape_deps.push_back(n.inputs[static_cast<size_t>(i)]);
+      for (const std::string& name : captured_names(n))
+        if (const Value* v = g_.find_value(name)) f.shape_deps.push_back(v);
+      for (int i : open) values[static_cast<size_t>(i)] = &oracle_.value(n.inputs[static_cast<size_t>(i)]);
+      if (!infer_static(n, g_.opset, def, types, values, &out)) evaluated = true;
+    } else if (!infer_static(n, g_.opset, def, types, values, &out)) {
+      // Shapes read from values (a Reshape's shape, Slice bounds, Resize
+      // scales), asked for in widening rounds.
+      auto known_with = [&](const std::vector<int>& given, std::vector<TensorType>* o) {
+        std::vector<const Tensor*> vs = values;
+        for (int i : given) vs[static_cast<size_t>(i)] = &oracle_.value(n.inputs[static_cast<size_t>(i)]);
+        return infer_static(n, g_.opset, def, types, vs, o);
+      };
+      std::vector<int> small;
+      bool found = false;
+      for (int round = 0; round + 1 < compile::kValueRounds && !found; ++round) {
+        small = compile::value_round(types, open, round);
+        found = !small.empty() && known_with(small, nullptr);
+      }
+      if (found) {
+        std::vector<int> needed;
+        for (int i : small) {
+          std::vector<int> others;
+          for (int j : small)
+            if (j != i) others.push_back(j);
+          if (!known_with(others, nullptr)) needed.push_back(i);
+        }
+        if (!known_with(needed, &out)) needed = small, known_with(small, &out);
+        for (int i : needed) {
+          f.shape_deps.push_back(n.inputs[static_cast<size_t>(i)]);
+          values[static_cast<size_t>(i)] = &oracle_.value(n.inputs[static_cast<size_t>(i)]);
+        }
+      } else {  // the shapes depend on the data itself (NonZero ...)
+        for (int i : open) f.shape_deps.push_back(n.inputs[static_cast<size_t>(i)]);
+        evaluated = true;
+      }
+    }
+    if (evaluated) {
+      const std::vector<Tensor>& outs = oracle_.outputs(n);
+      out.assign(n.outputs.size(), TensorType{});
+      for (size_t k = 0; k < n.outputs.size(); ++k)
+        if (n.outputs[k]) out[k] = TensorType{outs[k].dtype(), outs[k].dims(), true};
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (n.outputs[k]) type_[n.outputs[k]] = out[k];
+
+    auto is_string = [](const TensorType& t) { return t.dtype == DType::String; };
+    std::vector<TensorType> all_out;
+    if (!def.expr) f.reason = def.opaque_reason.empty() ? "no tensor expression" : def.opaque_reason;
+    else if (has_subgraph(n)) f.reason = "subgraph op";
+    else if (std::any_of(types.begin(), types.end(), is_string)) f.reason = "string tensors";
+    else if (evaluated || !infer_static(n, g_.opset, def, types, values, &all_out, true)) f.reason = "output shape not static";
+    else if (std::any_of(all_out.begin(), all_out.end(), is_string)) f.reason = "string tensors";
+    else f.compilable = true;
+  }
+
+  // --- steps --------------------------------------------------------------------
+
+  void plan_steps() {
     if (blocks_ && !blocks_->empty()) {
       size_t covered = 0;
       for (const auto& b : *blocks_) covered += b.size();
       TESSERA_CHECK(covered == g_.nodes().size(), "fusion plan covers ", covered, " of ", g_.nodes().size(), " nodes");
       for (const auto& b : *blocks_) {
-        if (b.size() == 1) trace_node(*g_.nodes().at(static_cast<size_t>(b[0])), step_index());
-        else trace_block(b);
+        if (b.size() == 1) {
+          pending_.push_back(node_step(*g_.nodes().at(static_cast<size_t>(b[0]))));
+          continue;
+        }
+        std::vector<const Node*> ns;
+        for (int i : b) ns.push_back(g_.nodes().at(static_cast<size_t>(i)).get());
+        std::optional<PendingStep> fused = block_step(ns, b);
+        if (fused) pending_.push_back(std::move(*fused));
+        else for (const Node* n : ns) pending_.push_back(node_step(*n));
       }
     } else {
-      for (const auto& n : g_.nodes()) trace_node(*n, step_index());
+      for (const auto& n : g_.nodes()) pending_.push_back(node_step(*n));
     }
-
-    for (const Value* o : g_.outputs()) {
-      auto it = slot_of_.find(o);
-      if (it != slot_of_.end()) {
-        plan_->output_slots.push_back(it->second);
-      } else if (o->constant) {
-        plan_->output_slots.push_back(value_slot(o));
-      } else {
-        TESSERA_FAIL("graph output '", o->name, "' was never computed");
-      }
-    }
-    collect_value_inputs();
-    plan_memory_slots();
-    plan_->trace_seconds = seconds_since(t0);
-    return std::move(plan_);
   }
 
- private:
-  int64_t step_index() const { return static_cast<int64_t>(plan_->steps.size()); }
+  void fall_back(const std::string& why) {
+    plan_->fusion_fallbacks.push_back(why);
+    if (opts_.verbose) std::fprintf(stderr, "fusion: %s; its nodes run as separate kernels\n", why.c_str());
+  }
+
+  // A fused block as one task; none when it cannot be one kernel.
+  std::optional<PendingStep> block_step(const std::vector<const Node*>& ns, const std::vector<int>& idx) {
+    PendingStep p;
+    p.nodes = ns;
+    try {
+      std::vector<const Value*> outputs = fusion::block_outputs(g_, fusion::Block{idx, MappingType::OneToOne, -1});
+      p.task = std::make_unique<compile::Task>(compile::build_task(g_.opset, ns, task_inputs_, outputs));
+    } catch (const Error& e) {
+      fall_back(e.what());
+      return std::nullopt;
+    }
+    return p;
+  }
+
+  PendingStep node_step(const Node& n) {
+    PendingStep p;
+    p.nodes = {&n};
+    const NodeFacts& f = facts_.at(&n);
+    if (!f.compilable) {
+      p.reason = f.reason;
+      return p;
+    }
+    try {  // every output, absent ones too (computed into scratch)
+      p.task = std::make_unique<compile::Task>(compile::build_task(g_.opset, {&n}, task_inputs_, {}));
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      if (msg.find("no compiled kernel") == std::string::npos) {
+        if (msg.rfind(n.describe(), 0) == 0) throw;
+        TESSERA_FAIL(n.describe(), ": cannot compile: ", msg);
+      }
+      p.reason = msg.rfind(n.describe() + ": ", 0) == 0 ? msg.substr(n.describe().size() + 2) : msg;
+    }
+    return p;
+  }
+
+  // --- kernels ------------------------------------------------------------------
+
+  bool packed_saved(size_t step) const { return saved_ && saved_->packed.count(static_cast<int64_t>(step)); }
+
+  // Kernels for every task; a fused block whose program cannot be lowered
+  // runs as separate steps, compiled in a second round.
+  void compile_kernels() {
+    KernelBuildOptions ko;
+    ko.isa = opts_.isa;
+    ko.threads = opts_.compile_threads;
+    ko.verbose = opts_.verbose;
+    for (int round = 0; round < 2; ++round) {
+      std::vector<const compile::Task*> tasks;
+      std::vector<size_t> where;
+      for (size_t i = 0; i < pending_.size(); ++i)
+        if (pending_[i].task && !pending_[i].kernel) {
+          tasks.push_back(pending_[i].task.get());
+          where.push_back(i);
+          ko.prepacked.push_back(packed_saved(i));
+        }
+      if (tasks.empty()) return;
+      std::vector<KernelResult> built = build_kernels(tasks, providers_, ko);
+      ko.prepacked.clear();
+      std::vector<PendingStep> next;
+      bool split = false;
+      std::vector<size_t> failed(pending_.size(), SIZE_MAX);
+      for (size_t k = 0; k < tasks.size(); ++k) failed[where[k]] = k;
+      for (size_t i = 0; i < pending_.size(); ++i) {
+        PendingStep& p = pending_[i];
+        size_t k = failed[i];
+        if (k == SIZE_MAX) {
+          next.push_back(std::move(p));
+          continue;
+        }
+        KernelResult& r = built[k];
+        if (r.kernel) {
+          p.kernel = r.kernel;
+          next.push_back(std::move(p));
+        } else if (r.lowering_failed && p.nodes.size() > 1 && round == 0) {
+          fall_back(r.error);
+          for (const Node* n : p.nodes) next.push_back(node_step(*n));
+          split = true;
+        } else {
+          TESSERA_FAIL(r.error);
+        }
+      }
+      pending_ = std::move(next);
+      if (!split) return;
+    }
+  }
+
+  // --- binding ------------------------------------------------------------------
 
   int add_slot(Slot s) {
     plan_->slots.push_back(std::move(s));
@@ -172,13 +333,24 @@ class Tracer {
   int value_slot(const Value* v) {
     auto it = slot_of_.find(v);
     if (it != slot_of_.end()) return it->second;
-    TESSERA_CHECK(v->constant, "value '", v->name, "' has no value (not a graph input, constant or earlier output)");
     Slot s;
-    s.kind = SlotKind::Constant;
     s.value = v;
-    s.dtype = v->constant->dtype();
-    s.dims = v->constant->dims();
-    s.bytes = static_cast<int64_t>(v->constant->nbytes());
+    if (!v->constant) {
+      auto in = std::find(g_.inputs().begin(), g_.inputs().end(), v);
+      TESSERA_CHECK(in != g_.inputs().end(), "value '", v->name,
+                    "' has no value (not a graph input, constant or earlier output)");
+      const Tensor& t = inputs_[static_cast<size_t>(in - g_.inputs().begin())];
+      s.kind = SlotKind::Input;
+      s.index = static_cast<int>(in - g_.inputs().begin());
+      s.dtype = t.dtype();
+      s.dims = t.dims();
+      s.bytes = static_cast<int64_t>(t.nbytes());
+    } else {
+      s.kind = SlotKind::Constant;
+      s.dtype = v->constant->dtype();
+      s.dims = v->constant->dims();
+      s.bytes = static_cast<int64_t>(v->constant->nbytes());
+    }
     int id = add_slot(std::move(s));
     slot_of_[v] = id;
     return id;
@@ -190,324 +362,165 @@ class Tracer {
     s.dtype = dtype;
     s.dims = dims;
     s.bytes = dtype == DType::String ? 0 : numel_of(dims) * static_cast<int64_t>(dtype_size(dtype));
-    s.kind = v && graph_outputs_.count(v) ? SlotKind::Output : dtype == DType::String ? SlotKind::Owned : SlotKind::Arena;
+    s.kind = v && g_.is_output(v) ? SlotKind::Output : dtype == DType::String ? SlotKind::Owned : SlotKind::Arena;
     s.first_step = s.last_step = step;
     int id = add_slot(std::move(s));
     if (v) slot_of_[v] = id;
     return id;
   }
 
-  // Runs the node's prepack kernel on its constant inputs now (or takes the
-  // packed tensors an artifact saved for this step); the packed tensors
-  // become Packed slots passed to the main kernel after its inputs.
-  void pack_constants(const Node& n, const loop::Kernel& prepack, const std::vector<int>& prepack_inputs,
-                      const std::vector<const Tensor*>& ins, const codegen::JitOptions& jo, int64_t step, Step& st,
-                      std::vector<void*>& args) {
-    const std::vector<loop::Buffer>& outs = prepack.outputs;
-    const std::vector<Tensor>* given = nullptr;
+  int read_slot(const Value* v, int64_t step) {
+    int s = value_slot(v);
+    Slot& sl = plan_->slots[static_cast<size_t>(s)];
+    sl.last_step = std::max(sl.last_step, step);
+    return s;
+  }
+
+  void bind_steps() {
+    for (size_t i = 0; i < g_.inputs().size(); ++i) value_slot(g_.inputs()[i]);
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      if (pending_[i].task) bind_compiled(pending_[i], static_cast<int64_t>(i));
+      else bind_reference(pending_[i], static_cast<int64_t>(i));
+    }
+    for (const Value* o : g_.outputs()) {
+      auto it = slot_of_.find(o);
+      if (it != slot_of_.end()) plan_->output_slots.push_back(it->second);
+      else if (o->constant) plan_->output_slots.push_back(value_slot(o));
+      else TESSERA_FAIL("graph output '", o->name, "' was never computed");
+    }
+  }
+
+  // The packed constants of a step: as an artifact saved them, or packed now.
+  std::vector<Tensor> packed_constants(const PendingStep& p, int64_t step, Step& st) {
+    const TaskKernel& k = *p.kernel;
     if (saved_ && saved_->packed.count(step)) {
-      given = &saved_->packed.at(step);
-      bool ok = given->size() == outs.size();
-      for (size_t i = 0; ok && i < outs.size(); ++i)
-        ok = (*given)[i].dtype() == outs[i].dtype() && (*given)[i].dims() == outs[i].dims();
-      TESSERA_CHECK(ok, n.describe(), ": the packed weights saved in the artifact do not fit the kernel's layout");
+      const std::vector<Tensor>& given = saved_->packed.at(step);
+      bool ok = given.size() == k.packed.size();
+      for (size_t i = 0; ok && i < given.size(); ++i)
+        ok = given[i].dtype() == k.packed[i].dtype() && given[i].dims() == k.packed[i].dims();
+      TESSERA_CHECK(ok, p.task->describe(), ": the packed weights saved in the artifact do not fit the kernel's layout");
+      return given;
     }
-    std::vector<void*> pargs;
-    for (int i : prepack_inputs) pargs.push_back(const_cast<void*>(ins[static_cast<size_t>(i)]->raw()));
-    for (size_t i = 0; i < outs.size(); ++i) {
-      Slot s;
-      s.kind = SlotKind::Packed;
-      s.dtype = outs[i].dtype();
-      s.dims = outs[i].dims();
-      s.data = given ? (*given)[i] : Tensor(s.dtype, s.dims);
-      s.bytes = static_cast<int64_t>(s.data.nbytes());
-      pargs.push_back(s.data.raw());
-      st.packed.push_back(add_slot(std::move(s)));
-    }
-    if (!given) {
-      try {
-        st.prepack = codegen::jit_compile(prepack, jo);
-      } catch (const Error& e) {
-        TESSERA_FAIL(n.describe(), ": JIT compilation of the weight-packing kernel failed: ", e.what());
+    std::vector<const Tensor*> params;
+    for (const Value* v : p.task->param_values) params.push_back(v->constant ? &*v->constant : nullptr);
+    st.prepack = k.prepack;
+    return pack_constants(k, params);
+  }
+
+  void bind_compiled(PendingStep& p, int64_t step) {
+    const compile::Task& t = *p.task;
+    const TaskKernel& k = *p.kernel;
+    Step st;
+    st.node = p.nodes[0];
+    st.nodes = p.nodes;
+    st.compiled = true;
+    st.kernel = k.kernel;
+    st.schedule = k.schedule;
+    st.task_key = t.key;
+    std::vector<int> params, packed, outputs, scratch;
+    for (const Value* v : t.param_values) params.push_back(read_slot(v, step));
+    if (p.nodes.size() == 1) {
+      // One node: its inputs by position (the runtime's value checks read
+      // them so), each writable in place when the param it reads is.
+      const Node& n = *p.nodes[0];
+      st.def = &OpRegistry::global().get(n, g_.opset);
+      for (const Value* v : n.inputs) {
+        auto at = std::find(t.param_values.begin(), t.param_values.end(), v);
+        if (!v || at == t.param_values.end()) {
+          st.inputs.push_back(v ? read_slot(v, step) : -1);
+          st.in_place.push_back(false);
+          continue;
+        }
+        size_t q = static_cast<size_t>(at - t.param_values.begin());
+        st.inputs.push_back(params[q]);
+        st.in_place.push_back(k.in_place[q]);
       }
-      st.prepack->run(pargs);
+    } else {
+      st.inputs = params;
+      st.in_place = k.in_place;
     }
-    for (int p : st.packed) {
-      const Slot& s = plan_->slots[static_cast<size_t>(p)];
-      args.push_back(const_cast<void*>(s.data.raw()));
-      st.args.push_back(p);
-      plan_->packed_bytes += s.bytes;
+    if (!k.packed.empty()) {
+      for (Tensor& data : packed_constants(p, step, st)) {
+        Slot s;
+        s.kind = SlotKind::Packed;
+        s.dtype = data.dtype();
+        s.dims = data.dims();
+        s.bytes = static_cast<int64_t>(data.nbytes());
+        s.data = std::move(data);
+        plan_->packed_bytes += s.bytes;
+        packed.push_back(add_slot(std::move(s)));
+      }
     }
+    for (size_t i = 0; i < t.outputs.size(); ++i)
+      outputs.push_back(output_slot(t.outputs[i], t.output_types[i].dtype, t.output_types[i].dims, step));
+    for (const loop::Buffer& b : k.scratch)
+      scratch.push_back(output_slot(nullptr, b.dtype(), Dims{numel_of(b.dims())}, step));
+    st.outputs = outputs;
+    st.packed = packed;
+    st.args = TaskKernel::arguments(params, packed, outputs, scratch);
+    check_binding(t.describe(), k, st);
+    for (const Value* v : t.values_used) value_deps_.push_back(v);
+    ++plan_->compiled_steps;
+    if (p.nodes.size() > 1) {
+      ++plan_->fused_steps;
+      plan_->internal_bytes += k.internal_bytes;
+    }
+    for (const Node* n : p.nodes)
+      if ((opts_.dump_ir || opts_.dump_llvm || opts_.dump_asm) && matches_filter(*n, opts_.dump_kernel)) {
+        dump_kernel(*n, *k.kernel, opts_, k.schedule);  // once, when any of the block's nodes matches
+        break;
+      }
+    plan_->steps.push_back(std::move(st));
   }
 
-  void use(int slot, int64_t step) {
-    Slot& s = plan_->slots[static_cast<size_t>(slot)];
-    s.last_step = std::max(s.last_step, step);
-  }
-
-  const Tensor* lookup(const Value* v, const Node& n) {
-    auto it = env_.find(v);
-    if (it != env_.end()) return &it->second;
-    if (v->constant) return &*v->constant;
-    TESSERA_FAIL(n.describe(), ": input '", v->name, "' has no value (not a graph input, constant or earlier output)");
-  }
-
-  void progress(const Node& n, int64_t step) {
-    bool show = opts_.verbose;
-    if (!show && seconds_since(start_) > 3.0 && seconds_since(last_progress_) > 1.0) show = true;
-    if (!show) return;
-    last_progress_ = Clock::now();
-    std::fprintf(stderr, "compiling %lld/%zu %s...\n", static_cast<long long>(step + 1), g_.nodes().size(),
-                 n.describe().c_str());
-  }
-
-  void trace_node(const Node& n, int64_t step) {
-    const OpDef& def = OpRegistry::global().get(n, g_.opset);
-    std::vector<const Tensor*> ins;
-    std::vector<TensorType> types(n.inputs.size());
+  void bind_reference(PendingStep& p, int64_t step) {
+    const Node& n = *p.nodes[0];
+    const NodeFacts& f = facts_.at(&n);
     Step st;
     st.node = &n;
     st.nodes = {&n};
-    st.def = &def;
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const Value* v = n.inputs[i];
-      if (!v) {
-        ins.push_back(nullptr);
-        st.inputs.push_back(-1);
+    st.def = &OpRegistry::global().get(n, g_.opset);
+    st.reason = p.reason;
+    for (const Value* v : n.inputs) st.inputs.push_back(v ? read_slot(v, step) : -1);
+    st.captures = captured_names(n);
+    for (const std::string& name : st.captures) {
+      const Value* v = g_.find_value(name);
+      if (!v || (!slot_of_.count(v) && !v->constant)) continue;
+      plan_->slot_by_name[name] = read_slot(v, step);
+    }
+    for (const Value* o : n.outputs) {
+      if (!o) {
+        st.outputs.push_back(-1);
         continue;
       }
-      const Tensor* t = lookup(v, n);
-      ins.push_back(t);
-      types[i] = TensorType{t->dtype(), t->dims(), true};
-      int s = value_slot(v);
-      use(s, step);
-      st.inputs.push_back(s);
+      const TensorType& t = type_.at(o);
+      st.outputs.push_back(output_slot(o, t.dtype, t.dims, step));
     }
-
-    std::vector<Tensor> outs;
-    std::vector<TensorType> out_types;
-    std::optional<compile::NodeKernel> nk;
-    if (!def.expr) {
-      st.reason = def.opaque_reason.empty() ? "no tensor expression" : def.opaque_reason;
-    } else if (has_subgraph(n)) {
-      st.reason = "subgraph op";
-    } else if (std::any_of(ins.begin(), ins.end(), [](const Tensor* t) { return t && t->dtype() == DType::String; })) {
-      st.reason = "string tensors";
-    } else if (!infer_static(n, g_.opset, def, types, ins, &out_types, true)) {
-      st.reason = "output shape not static";
-    } else if (std::any_of(out_types.begin(), out_types.end(), [](const TensorType& t) { return t.dtype == DType::String; })) {
-      st.reason = "string tensors";
-    } else {
-      std::vector<const TensorType*> tp;
-      for (size_t i = 0; i < types.size(); ++i) tp.push_back(n.inputs[i] ? &types[i] : nullptr);
-      try {
-        // Schedules use the vector width of the ISA the kernels are compiled for.
-        compile::NodeKernelOptions ko;
-        ko.vector_bytes = vector_bytes(opts_.isa);
-        // Constant inputs (weights) may be packed once, here, instead of every run.
-        for (const Value* v : n.inputs) ko.constant_inputs.push_back(v && v->constant);
-        std::optional<schedule::Schedule> sched;
-        if (saved_ && saved_->schedules.count(step)) sched = saved_->schedules.at(step);
-        nk = compile::compile_node(n, g_.opset, tp, ins, out_types, sched, ko);
-      } catch (const Error& e) {
-        std::string msg = e.what();
-        if (msg.find("no compiled kernel") == std::string::npos) {
-          if (msg.rfind(n.describe(), 0) == 0) throw;
-          TESSERA_FAIL(n.describe(), ": cannot compile: ", msg);
-        }
-        st.reason = msg.rfind(n.describe() + ": ", 0) == 0 ? msg.substr(n.describe().size() + 2) : msg;
-      }
-    }
-
-    if (nk) {
-      progress(n, step);
-      codegen::JitOptions jo;
-      jo.isa = opts_.isa;
-      try {
-        st.kernel = codegen::jit_compile(nk->kernel, jo);
-      } catch (const Error& e) {
-        TESSERA_FAIL(n.describe(), ": JIT compilation failed: ", e.what());
-      }
-      dump_kernel(n, *st.kernel, opts_, nk->schedule);
-      st.compiled = true;
-      std::vector<void*> args;
-      for (int i : nk->param_inputs) {
-        args.push_back(const_cast<void*>(ins[static_cast<size_t>(i)]->raw()));
-        st.args.push_back(st.inputs[static_cast<size_t>(i)]);
-      }
-      st.schedule = nk->schedule;
-      st.in_place = nk->in_place;
-      if (nk->prepack) pack_constants(n, *nk->prepack, nk->prepack_inputs, ins, jo, step, st, args);
-      for (size_t k = 0; k < out_types.size(); ++k) {
-        outs.emplace_back(out_types[k].dtype, out_types[k].dims);
-        args.push_back(outs.back().raw());
-        int s = output_slot(n.outputs[k], out_types[k].dtype, out_types[k].dims, step);
-        st.outputs.push_back(s);
-        st.args.push_back(s);
-      }
-      std::vector<Tensor> scratch;
-      bind_scratch(nk->scratch, step, st, args, scratch);
-      check_binding(n.describe(), nk->kernel, st, args);
-      if (def.value_check) def.value_check(n, ins);
-      st.kernel->run(args);
-      // Values baked into the kernel make the plan depend on them.
-      for (size_t i = 0; i < nk->value_used.size() && i < n.inputs.size(); ++i)
-        if (nk->value_used[i] && n.inputs[i]) value_deps_.push_back(n.inputs[i]);
-      ++plan_->compiled_steps;
-    } else {
-      st.captures = captured_names(n);
-      for (const std::string& name : st.captures) {
-        const Value* v = g_.find_value(name);
-        if (!v || (!env_.count(v) && !v->constant)) continue;
-        int s = value_slot(v);
-        use(s, step);
-        plan_->slot_by_name[name] = s;
-      }
-      auto resolve = [&](const std::string& name) -> const Tensor* {
-        const Value* v = g_.find_value(name);
-        if (!v) return nullptr;
-        auto it = env_.find(v);
-        if (it != env_.end()) return &it->second;
-        return v->constant ? &*v->constant : nullptr;
-      };
-      outs = run_reference(n, g_.opset, ins, resolve);
-      for (size_t k = 0; k < n.outputs.size(); ++k) {
-        const Value* o = n.outputs[k];
-        if (!o) {
-          st.outputs.push_back(-1);
-          continue;
-        }
-        TESSERA_CHECK(k < outs.size() && outs[k].defined(), n.describe(), ": kernel returned no tensor for output '",
-                      o->name, "'");
-        st.outputs.push_back(output_slot(o, outs[k].dtype(), outs[k].dims(), step));
-      }
-      for (int i : shape_value_inputs(n, g_.opset, def, types, ins)) value_deps_.push_back(n.inputs[static_cast<size_t>(i)]);
-      if (has_subgraph(n))
-        for (const std::string& name : st.captures)
-          if (const Value* v = g_.find_value(name)) value_deps_.push_back(v);
-      ++plan_->reference_steps;
-    }
-
-    for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-      if (n.outputs[k]) env_[n.outputs[k]] = std::move(outs[k]);
-    for (const Value* v : n.inputs)
-      if (v && --remaining_[v] == 0 && release_ && !input_index_.count(v)) env_.erase(v);
+    for (const Value* v : f.shape_deps) value_deps_.push_back(v);
+    ++plan_->reference_steps;
     plan_->steps.push_back(std::move(st));
-  }
-
-  // A fused block as one compiled step; when the block cannot be one kernel
-  // its nodes are traced one by one and the reason is kept in the plan.
-  void trace_block(const std::vector<int>& idx) {
-    int64_t step = step_index();
-    std::vector<const Node*> ns;
-    for (int i : idx) ns.push_back(g_.nodes().at(static_cast<size_t>(i)).get());
-    std::vector<const Value*> outputs = fusion::block_outputs(g_, fusion::Block{idx, MappingType::OneToOne, -1});
-    auto input = [&](const Value* v) -> const Tensor* {
-      auto it = env_.find(v);
-      if (it != env_.end()) return &it->second;
-      return v->constant ? &*v->constant : nullptr;
-    };
-    std::optional<schedule::Schedule> sched;
-    if (saved_ && saved_->schedules.count(step)) sched = saved_->schedules.at(step);
-    compile::BlockKernelOptions bo;
-    bo.vector_bytes = vector_bytes(opts_.isa);
-    std::optional<compile::BlockKernel> bk;
-    try {
-      bk = compile::compile_block(g_.opset, ns, input, outputs, sched, bo);
-    } catch (const Error& e) {
-      plan_->fusion_fallbacks.push_back(e.what());
-      if (opts_.verbose) std::fprintf(stderr, "fusion: %s; its nodes run as separate kernels\n", e.what());
-      for (const Node* n : ns) trace_node(*n, step_index());
-      return;
-    }
-    progress(*ns[0], step);
-    Step st;
-    st.node = ns[0];
-    st.nodes = ns;
-    st.compiled = true;
-    st.in_place = bk->in_place;
-    codegen::JitOptions jo;
-    jo.isa = opts_.isa;
-    try {
-      st.kernel = codegen::jit_compile(bk->kernel, jo);
-    } catch (const Error& e) {
-      TESSERA_FAIL(compile::describe_block(ns), ": JIT compilation failed: ", e.what());
-    }
-    for (const Node* n : ns)  // dumped once, when any of the block's nodes matches --kernel
-      if (matches_filter(*n, opts_.dump_kernel)) {
-        dump_kernel(*n, *st.kernel, opts_, bk->schedule);
-        break;
-      }
-    std::vector<void*> args;
-    for (const Value* v : bk->params) {
-      int s = value_slot(v);
-      use(s, step);
-      st.inputs.push_back(s);
-      st.args.push_back(s);
-      args.push_back(const_cast<void*>(input(v)->raw()));
-    }
-    st.schedule = bk->schedule;
-    if (bk->prepack) {
-      std::vector<const Tensor*> ins;
-      std::vector<int> prepack_inputs;
-      for (const Value* v : bk->prepack_inputs) {
-        prepack_inputs.push_back(static_cast<int>(ins.size()));
-        ins.push_back(input(v));
-      }
-      pack_constants(*ns[0], *bk->prepack, prepack_inputs, ins, jo, step, st, args);
-    }
-    std::vector<Tensor> outs;
-    for (size_t k = 0; k < bk->outputs.size(); ++k) {
-      const TensorType& t = bk->output_types[k];
-      outs.emplace_back(t.dtype, t.dims);
-      args.push_back(outs.back().raw());
-      int s = output_slot(bk->outputs[k], t.dtype, t.dims, step);
-      st.outputs.push_back(s);
-      st.args.push_back(s);
-    }
-    std::vector<Tensor> scratch;
-    bind_scratch(bk->scratch, step, st, args, scratch);
-    check_binding(compile::describe_block(ns), bk->kernel, st, args);
-    st.kernel->run(args);
-    for (const Value* v : bk->values_used) value_deps_.push_back(v);
-    ++plan_->compiled_steps;
-    ++plan_->fused_steps;
-    plan_->internal_bytes += bk->internal_bytes;
-    for (size_t k = 0; k < bk->outputs.size(); ++k) env_[bk->outputs[k]] = std::move(outs[k]);
-    for (const Node* n : ns)
-      for (const Value* v : n->inputs)
-        if (v && env_.count(v) && --remaining_[v] == 0 && release_ && !input_index_.count(v)) env_.erase(v);
-    plan_->steps.push_back(std::move(st));
-  }
-
-  // Scratch buffers (whole intermediates inside a kernel) live in the arena
-  // for this step only; `keep` holds the tensors the traced run writes.
-  void bind_scratch(const std::vector<loop::Buffer>& scratch, int64_t step, Step& st, std::vector<void*>& args,
-                    std::vector<Tensor>& keep) {
-    for (const loop::Buffer& b : scratch) {
-      keep.emplace_back(b.dtype(), Dims{numel_of(b.dims())});
-      args.push_back(keep.back().raw());
-      st.args.push_back(output_slot(nullptr, b.dtype(), Dims{numel_of(b.dims())}, step));
-    }
   }
 
   // Kernels do not check their buffers: a binding mismatch must not reach them.
-  void check_binding(const std::string& what, const loop::Kernel& k, const Step& st, const std::vector<void*>& args) {
-    std::vector<loop::Buffer> params = k.params();
-    TESSERA_CHECK(args.size() == params.size() && st.args.size() == params.size(), what, ": kernel has ",
-                  params.size(), " parameters but the step binds ", args.size());
-    for (size_t i = 0; i < params.size(); ++i) {
+  void check_binding(const std::string& what, const TaskKernel& k, const Step& st) {
+    TESSERA_CHECK(st.args.size() == k.params.size(), what, ": kernel has ", k.params.size(),
+                  " parameters but the step binds ", st.args.size());
+    for (size_t i = 0; i < k.params.size(); ++i) {
       const Slot& s = plan_->slots[static_cast<size_t>(st.args[i])];
-      bool ok = params[i].dtype() == s.dtype &&
-                (params[i].dims().empty() ? true : numel_of(params[i].dims()) == numel_of(s.dims));
-      TESSERA_CHECK(ok, what, ": kernel parameter ", params[i].name(), " is ", dtype_name(params[i].dtype()), "[",
-                    dims_to_string(params[i].dims()), "] but is bound to ", dtype_name(s.dtype), "[",
-                    dims_to_string(s.dims), "]");
+      const loop::Buffer& b = k.params[i];
+      bool ok = b.dtype() == s.dtype && (b.dims().empty() ? true : numel_of(b.dims()) == numel_of(s.dims));
+      TESSERA_CHECK(ok, what, ": kernel parameter ", b.name(), " is ", dtype_name(b.dtype()), "[",
+                    dims_to_string(b.dims()), "] but is bound to ", dtype_name(s.dtype), "[", dims_to_string(s.dims),
+                    "]");
     }
   }
 
+  // --- the key and the arena ------------------------------------------------------
+
   // Follows the values the plan depends on back to graph inputs.
   void collect_value_inputs() {
+    std::unordered_map<const Value*, int> input_index;
+    for (size_t i = 0; i < g_.inputs().size(); ++i) input_index[g_.inputs()[i]] = static_cast<int>(i);
     std::unordered_set<const Value*> seen;
     std::set<int> found;
     std::vector<const Value*> stack = value_deps_;
@@ -515,8 +528,8 @@ class Tracer {
       const Value* v = stack.back();
       stack.pop_back();
       if (!v || !seen.insert(v).second) continue;
-      auto in = input_index_.find(v);
-      if (in != input_index_.end()) {
+      auto in = input_index.find(v);
+      if (in != input_index.end()) {
         found.insert(in->second);
         continue;
       }
@@ -580,15 +593,16 @@ class Tracer {
   const ExecutorOptions& opts_;
   const SavedSteps* saved_;
   const std::vector<std::vector<int>>* blocks_;
+  ValueOracle oracle_;
   std::unique_ptr<Plan> plan_;
+  compile::TaskInputs task_inputs_;
+  SavedSchedules saved_schedules_;
+  std::vector<const ScheduleProvider*> providers_;
+  std::unordered_map<const Value*, TensorType> type_;
+  std::unordered_map<const Node*, NodeFacts> facts_;
+  std::vector<PendingStep> pending_;
   std::unordered_map<const Value*, int> slot_of_;
-  std::unordered_map<const Value*, int> input_index_;
-  std::unordered_set<const Value*> graph_outputs_;
-  std::unordered_map<const Value*, Tensor> env_;
-  std::unordered_map<const Value*, int> remaining_;
   std::vector<const Value*> value_deps_;
-  bool release_ = true;
-  Clock::time_point start_, last_progress_;
 };
 
 }  // namespace
@@ -606,9 +620,9 @@ codegen::Isa parse_isa(const std::string& name) {
   TESSERA_FAIL("unknown ISA '", name, "' (available: host, avx2, avx512, generic)");
 }
 
-std::unique_ptr<Plan> trace_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
-                                 const SavedSteps* saved, const std::vector<std::vector<int>>* blocks) {
-  return Tracer(g, inputs, opts, saved, blocks).trace();
+std::unique_ptr<Plan> compile_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
+                                   const SavedSteps* saved, const std::vector<std::vector<int>>* blocks) {
+  return PlanCompiler(g, inputs, opts, saved, blocks).compile();
 }
 
 }  // namespace tessera::runtime

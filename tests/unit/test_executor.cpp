@@ -75,7 +75,7 @@ TEST(Executor, ElementwiseChain) {
   EXPECT_EQ(p->compiled_steps + p->reference_steps, 6);
   // Same shapes again: the plan is reused, the results are still right.
   expect_matches_reference(*m, {random_f32({4, 8}, 4), random_f32({4, 8}, 5)});
-  EXPECT_EQ(m->traces(), 1);
+  EXPECT_EQ(m->plans_compiled(), 1);
   EXPECT_EQ(m->last_compile_seconds(), 0);
 }
 
@@ -101,7 +101,7 @@ TEST(Executor, ConvWeightsArePackedOnce) {
   EXPECT_EQ(p->packed_bytes, 32 * 5 * 3 * 3 * 4);
   EXPECT_TRUE(p->steps[0].prepack);
   expect_matches_reference(*m, {random_f32({1, 5, 9, 9}, 9)});
-  EXPECT_EQ(m->traces(), 1);
+  EXPECT_EQ(m->plans_compiled(), 1);
   EXPECT_NE(m->report().find("packed weights"), std::string::npos) << m->report();
 }
 
@@ -197,7 +197,7 @@ TEST(Executor, BadIndexAndDivisorValuesAreClearErrors) {
     }
     EXPECT_THROW(interpret(m->graph(), {c.bad}), Error);  // the reference agrees
     expect_matches_reference(*m, {c.good});
-    EXPECT_EQ(m->traces(), 1);
+    EXPECT_EQ(m->plans_compiled(), 1);
   }
 }
 
@@ -228,13 +228,13 @@ TEST(Executor, ReshapeShapeFromGraphInputReplans) {
   ASSERT_EQ(m->last_plan()->value_inputs, std::vector<int>{1});
   expect_matches_reference(*m, {xin, Tensor::from<int64_t>({2}, {4, 3})});
   EXPECT_EQ(m->run({xin, Tensor::from<int64_t>({2}, {4, 3})})[0].dims(), (Dims{4, 3}));
-  EXPECT_EQ(m->traces(), 2);
+  EXPECT_EQ(m->plans_compiled(), 2);
   // Back to the first shape: its plan is still cached.
   expect_matches_reference(*m, {random_f32({2, 6}, 8), Tensor::from<int64_t>({2}, {3, 4})});
-  EXPECT_EQ(m->traces(), 2);
+  EXPECT_EQ(m->plans_compiled(), 2);
   // A different value of x alone does not re-plan.
   expect_matches_reference(*m, {random_f32({2, 6}, 9), Tensor::from<int64_t>({2}, {4, 3})});
-  EXPECT_EQ(m->traces(), 2);
+  EXPECT_EQ(m->plans_compiled(), 2);
 }
 
 TEST(Executor, DynamicInputShapesGetOnePlanEach) {
@@ -247,7 +247,7 @@ TEST(Executor, DynamicInputShapesGetOnePlanEach) {
   expect_matches_reference(*m, {random_f32({2, 4}, 1)});
   expect_matches_reference(*m, {random_f32({5, 4}, 2)});
   expect_matches_reference(*m, {random_f32({0, 4}, 3)});
-  EXPECT_EQ(m->traces(), 3);
+  EXPECT_EQ(m->plans_compiled(), 3);
   EXPECT_EQ(m->plans().size(), 3u);
   EXPECT_TRUE(m->last_plan()->value_inputs.empty());
 }
@@ -378,7 +378,7 @@ TEST(Executor, FusedBlocksThatMoveElementsAreNotInPlace) {
   infer_graph(*g);
   std::vector<std::vector<int>> blocks{{0}, {1, 2}, {3}};
   std::vector<Tensor> ins{random_f32({16}, 63)};
-  auto p = trace_plan(*g, ins, ExecutorOptions{}, nullptr, &blocks);
+  auto p = compile_plan(*g, ins, ExecutorOptions{}, nullptr, &blocks);
   ASSERT_EQ(p->fused_steps, 1);
   EXPECT_EQ(p->memory.inplace_honoured, 0);
   std::vector<Tensor> got = run_plan(*g, *p, ins), want = interpret(*g, ins);
@@ -462,9 +462,9 @@ TEST(Executor, PlanCacheDropsLeastRecentlyUsed) {
   CompiledModel m(std::move(g), o);
   for (int64_t n : {1, 2, 3, 1}) m.run({random_f32({n}, 1)});
   EXPECT_EQ(m.plans().size(), 2u);
-  EXPECT_EQ(m.traces(), 4);  // 1 was dropped when 3 came
+  EXPECT_EQ(m.plans_compiled(), 4);  // 1 was dropped when 3 came
   m.run({random_f32({3}, 1)});
-  EXPECT_EQ(m.traces(), 4);
+  EXPECT_EQ(m.plans_compiled(), 4);
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ void expect_fused_matches_reference(const Graph& g, const fusion::FusionPlan& pl
   std::vector<std::vector<int>> blocks;
   for (const auto& b : plan.blocks) blocks.push_back(b.nodes);
   runtime::ExecutorOptions opts;
-  auto p = runtime::trace_plan(g, ins, opts, nullptr, &blocks);
+  auto p = runtime::compile_plan(g, ins, opts, nullptr, &blocks);
   EXPECT_TRUE(p->fusion_fallbacks.empty()) << p->fusion_fallbacks.front();
   EXPECT_EQ(p->fused_steps, want_fused_steps);
   std::vector<Tensor> got = runtime::run_plan(g, *p, ins);

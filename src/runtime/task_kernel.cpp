@@ -1,0 +1,133 @@
+// Compiling tasks into kernels, in parallel, one per distinct key.
+#include "runtime/task_kernel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "runtime/executor.h"
+#include "support/error.h"
+
+namespace tessera::runtime {
+
+std::optional<schedule::Schedule> SavedSchedules::schedule_for(const compile::Task& task) const {
+  auto it = by_key.find(task.key);
+  if (it == by_key.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+KernelResult compile_task(const compile::Task& t, const std::vector<const ScheduleProvider*>& providers,
+                          const KernelBuildOptions& options, bool with_prepack) {
+  KernelResult r;
+  std::optional<schedule::Schedule> sched;
+  for (const ScheduleProvider* p : providers)
+    if ((sched = p->schedule_for(t))) break;
+  compile::LoweredProgram lp;
+  try {
+    lp = compile::lower_program(t.name, t.params, t.constant, t.outs, sched, vector_bytes(options.isa));
+  } catch (const std::exception& e) {
+    r.error = t.describe() + ": lowering failed: " + e.what();
+    r.lowering_failed = true;
+    return r;
+  }
+  auto k = std::make_shared<TaskKernel>();
+  codegen::JitOptions jo;
+  jo.isa = options.isa;
+  try {
+    k->kernel = codegen::jit_compile(lp.kernel, jo);
+  } catch (const std::exception& e) {
+    r.error = t.describe() + ": JIT compilation failed: " + e.what();
+    return r;
+  }
+  if (lp.prepack) {
+    k->packed = lp.prepack->outputs;
+    k->prepack_params = lp.prepack_params;
+    if (with_prepack) {
+      try {
+        k->prepack = codegen::jit_compile(*lp.prepack, jo);
+      } catch (const std::exception& e) {
+        r.error = t.describe() + ": JIT compilation of the weight-packing kernel failed: " + e.what();
+        return r;
+      }
+    }
+  }
+  k->schedule = std::move(lp.schedule);
+  k->scratch = std::move(lp.scratch);
+  k->in_place = std::move(lp.in_place);
+  k->params = lp.kernel.params();
+  k->internal_bytes = lp.internal_bytes;
+  r.kernel = std::move(k);
+  return r;
+}
+
+}  // namespace
+
+std::vector<KernelResult> build_kernels(const std::vector<const compile::Task*>& tasks,
+                                        const std::vector<const ScheduleProvider*>& providers,
+                                        const KernelBuildOptions& options) {
+  // One compilation per distinct key, by its first task.
+  std::map<uint64_t, size_t> first;
+  std::vector<size_t> rep_of(tasks.size()), reps;
+  std::vector<bool> needs_prepack(tasks.size(), false);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    auto [it, fresh] = first.emplace(tasks[i]->key, i);
+    if (fresh) reps.push_back(i);
+    rep_of[i] = it->second;
+    bool given = i < options.prepacked.size() && options.prepacked[i];
+    if (!given) needs_prepack[it->second] = true;
+  }
+  std::vector<KernelResult> built(tasks.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_mu;
+  const auto start = Clock::now();
+  auto last_progress = start;
+  size_t done = 0;
+  auto work = [&] {
+    for (;;) {
+      size_t r = next.fetch_add(1);
+      if (r >= reps.size()) return;
+      const compile::Task& t = *tasks[reps[r]];
+      built[reps[r]] = compile_task(t, providers, options, needs_prepack[reps[r]]);
+      std::lock_guard<std::mutex> lock(progress_mu);
+      ++done;
+      auto now = Clock::now();
+      bool show = options.verbose || (std::chrono::duration<double>(now - start).count() > 3.0 &&
+                                      std::chrono::duration<double>(now - last_progress).count() > 1.0);
+      if (!show) continue;
+      last_progress = now;
+      std::fprintf(stderr, "compiled %zu/%zu kernels (%zu tasks): %s\n", done, reps.size(), tasks.size(),
+                   t.describe().c_str());
+    }
+  };
+  size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads)
+                                       : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, reps.size());
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (rep_of[i] != i) built[i] = built[rep_of[i]];
+  return built;
+}
+
+std::vector<Tensor> pack_constants(const TaskKernel& k, const std::vector<const Tensor*>& params) {
+  TESSERA_CHECK(k.prepack, "pack_constants: the kernel has no weight-packing kernel");
+  std::vector<void*> args;
+  for (int i : k.prepack_params) args.push_back(const_cast<void*>(params.at(static_cast<size_t>(i))->raw()));
+  std::vector<Tensor> packed;
+  for (const loop::Buffer& b : k.packed) packed.emplace_back(b.dtype(), b.dims());
+  for (Tensor& t : packed) args.push_back(t.raw());
+  k.prepack->run(args);
+  return packed;
+}
+
+}  // namespace tessera::runtime
