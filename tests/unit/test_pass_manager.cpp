@@ -15,6 +15,7 @@
 #include "opt/pipeline.h"
 #include "runtime/executor.h"
 #include "support/error.h"
+#include "tessera/runtime.h"
 #include "zoo/zoo.h"
 
 namespace tessera {
@@ -179,6 +180,18 @@ TEST(PassManager, DisabledPassesAreSkipped) {
   expect_same_graph(*r, *want_r);
   EXPECT_FALSE(record_of(records, "winograd").ran);
   EXPECT_TRUE(record_of(records, "fold-channel-scale").ran);
+
+  // Through LoadOptions and the executor's options.
+  LoadOptions lo;
+  lo.passes.disable("fold-batchnorm");
+  auto unfolded = load_model("zoo:resnet18", lo);
+  EXPECT_GT(std::count_if(unfolded->nodes().begin(), unfolded->nodes().end(),
+                          [](const auto& n) { return n->op_type == "BatchNormalization"; }),
+            0);
+  runtime::ExecutorOptions eo;
+  eo.passes.disable("blocked-layout");
+  runtime::CompiledModel m(load_model("zoo:resnet18"), eo);
+  expect_same_graph(m.graph(), *load_model("zoo:resnet18"));
 }
 
 TEST(PassManager, RecordsCountRewritesAndTime) {
@@ -281,6 +294,28 @@ TEST(PassManager, UnknownPassNamesAreErrorsListingThePasses) {
   PassOptions opts;
   expect_error([&] { opts.disable("nope"); }, "unknown pass 'nope'");
   expect_error([&] { opts.disable_flag("nope"); }, "unknown pass flag --no-nope (pass flags: --no-fold-constants");
+  CompileOptions co;
+  co.disabled_passes = {"nope"};
+  expect_error([&] { CompiledModel::compile("zoo:squeezenet1_1", co); }, "unknown pass 'nope'");
+  co.disabled_passes.clear();
+  co.dump_after = {"nope"};
+  expect_error([&] { CompiledModel::compile("zoo:squeezenet1_1", co); }, "unknown pass 'nope'");
+}
+
+// The public options: the old bools still turn off their passes.
+TEST(PassManager, PublicOptionsReachThePasses) {
+  CompileOptions co;
+  co.blocked_layout = false;
+  co.rewrite = false;
+  CompiledModel m = CompiledModel::compile("zoo:squeezenet1_1", co);
+  auto want = build_zoo_model("squeezenet1_1");
+  fold_constants(*want);
+  fold_batchnorm(*want);
+  EXPECT_EQ(m.node_count(), want->nodes().size());
+  CompileOptions by_name;
+  by_name.disabled_passes = {"blocked-layout"};
+  EXPECT_EQ(CompiledModel::compile("zoo:squeezenet1_1", by_name).node_count(),
+            load_model("zoo:squeezenet1_1")->nodes().size());
 }
 
 }  // namespace
