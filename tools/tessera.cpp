@@ -18,6 +18,8 @@
 #include "fusion/fusion_dot.h"
 #include "interp/interpreter.h"
 #include "ir/op_registry.h"
+#include "opt/pass_manager.h"
+#include "opt/pipeline.h"
 #include "runtime/executor.h"
 #include "runtime/latency_stats.h"
 #include "runtime/memory_plan.h"
@@ -35,11 +37,22 @@ namespace {
 struct Common {
   std::string model;
   std::vector<std::string> shapes;
-  bool no_rewrite = false;
+  std::map<std::string, bool> no_pass_flag;  // --no-FLAG of the pass table, by FLAG
+  std::vector<std::string> dump_after;
+  bool verify_each = false;
+  // The pass switches given; throws naming an unknown pass.
+  PassOptions pass_options() const {
+    PassOptions o;
+    for (const auto& [flag, off] : no_pass_flag)
+      if (off) o.disable_flag(flag);
+    o.dump_after.insert(dump_after.begin(), dump_after.end());
+    o.verify_each = verify_each;
+    check_pass_names(o);
+    return o;
+  }
   LoadOptions load_options() const {
     LoadOptions o;
-    o.rewrite = !no_rewrite;
-    o.simplify = !no_rewrite;
+    o.passes = pass_options();
     for (const auto& s : shapes) {
       auto eq = s.rfind('=');
       TESSERA_CHECK(eq != std::string::npos && eq > 0, "--shape expects NAME=DIMS, got '", s, "'");
@@ -67,7 +80,7 @@ struct Exec {
   std::string isa;
   int threads = 0;
   bool dump_ir = false, dump_llvm = false, dump_asm = false, verbose = false;
-  bool no_fusion = false, no_blocked_layout = false, no_winograd = false;
+  bool no_fusion = false;
   std::string kernel;
 
   bool compiled() const {
@@ -88,9 +101,10 @@ struct Exec {
     o.dump_kernel = kernel;
     o.verbose = verbose;
     o.fusion = !no_fusion;
-    o.blocked_layout = !no_blocked_layout;
-    o.winograd = !no_winograd;
-    o.rewrite = c.load_options().rewrite;
+    PassOptions passes = c.pass_options();
+    o.disabled_passes.assign(passes.disabled.begin(), passes.disabled.end());
+    o.dump_after.assign(passes.dump_after.begin(), passes.dump_after.end());
+    o.verify_each = passes.verify_each;
     return o;
   }
 };
@@ -373,8 +387,7 @@ int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion)
     eo.isa = runtime::parse_isa(e.isa);
     eo.threads = e.threads;
     eo.fusion = !e.no_fusion;
-    eo.blocked_layout = !e.no_blocked_layout;
-    eo.winograd = !e.no_winograd;
+    eo.passes = c.load_options().passes;
     if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
     runtime::CompiledModel m(std::move(g), eo);
     dot = fusion::graph_dot(m.graph(), &m.fusion_plan());
@@ -436,10 +449,24 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   Common common;
+  // --no-FLAG for every flag of the pass table of this stage (tessera passes).
+  auto add_pass_flags = [&](CLI::App* sub, PassStage stage) {
+    for (const PassFlag& f : pass_flags()) {
+      if (f.stage != stage) continue;
+      std::string passes;
+      for (const std::string& p : f.passes) passes += (passes.empty() ? "" : " and ") + p;
+      sub->add_flag("--no-" + f.flag, common.no_pass_flag[f.flag],
+                    "skip the " + passes + (f.passes.size() > 1 ? " passes" : " pass") + " (see 'tessera passes')");
+    }
+  };
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("model", common.model, "ONNX file, or zoo:NAME for an embedded model")->required();
     sub->add_option("--shape", common.shapes, "fix an input's shape, NAME=1x3x224x224 (repeatable)");
-    sub->add_flag("--no-rewrite", common.no_rewrite, "no graph rewriting: neither simplifications nor DNNFusion's mathematical-property rules");
+    add_pass_flags(sub, PassStage::Load);
+    sub->add_option("--dump-after", common.dump_after, "print the graph (stderr) after pass PASS (repeatable)")
+        ->type_name("PASS")
+        ->allow_extra_args(false);
+    sub->add_flag("--verify-each", common.verify_each, "verify the graph after every pass");
   };
 
   Exec exec;
@@ -453,9 +480,7 @@ int main(int argc, char** argv) {
     sub->add_option("--kernel", exec.kernel, "dump only kernels whose node name contains NAME");
     sub->add_flag("-v,--verbose", exec.verbose, "print compile progress (stderr)");
     sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
-    sub->add_flag("--no-blocked-layout", exec.no_blocked_layout,
-                  "convolutions in NCHW: no channel-blocked (NCHWc) layout");
-    sub->add_flag("--no-winograd", exec.no_winograd, "3x3 convolutions direct: no Winograd F(4x4, 3x3)");
+    add_pass_flags(sub, PassStage::Target);
   };
 
   std::vector<std::string> inputs;
@@ -522,6 +547,8 @@ int main(int argc, char** argv) {
 
   CLI::App* zoo = app.add_subcommand("zoo", "list the embedded zoo models");
 
+  CLI::App* passes = app.add_subcommand("passes", "list the graph passes: name, stage, the flag that skips it, what it does");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) return cmd_run(common, exec, inputs, out_dir, npy, seed, report);
@@ -539,6 +566,15 @@ int main(int argc, char** argv) {
       auto g = load_model("zoo:" + zoo_name);  // inferred, so the file carries every shape
       export_onnx_file(*g, zoo_out);
       std::printf("wrote %s (%zu nodes)\n", zoo_out.c_str(), g->nodes().size());
+      return 0;
+    }
+    if (*passes) {
+      std::fputs(print_pass_table().c_str(), stdout);
+      for (const auto& [stage, pipeline] : {std::pair{"load", &load_pipeline()}, {"target", &target_pipeline()}}) {
+        std::printf("\n%s pipeline:", stage);
+        for (const std::string& p : *pipeline) std::printf(" %s", p.c_str());
+      }
+      std::printf("\n");
       return 0;
     }
     if (*zoo) {

@@ -39,16 +39,23 @@ struct CompileOptions {
   bool verbose = false;
   // DNNFusion's fusion planner: blocks of ops compiled as one kernel each.
   bool fusion = true;
-  // Graph rewriting before planning: exact simplifications (Pow(x, 2) -> x * x,
-  // Transposes of size-1 axes -> Reshape, Slices tiling an axis -> Split) and
-  // DNNFusion's mathematical-property rules.
+  // Graph passes (`tessera passes` lists them with what they do): names of
+  // passes not to run, of passes after which the graph is printed to stderr,
+  // and whether to verify the graph after every pass (unknown names throw).
+  std::vector<std::string> disabled_passes;
+  std::vector<std::string> dump_after;
+  bool verify_each = false;
+  // Shorthands kept for existing code; false adds the passes of the CLI flag
+  // of the same name to disabled_passes:
+  //  rewrite: --no-rewrite, the exact simplifications (Pow(x, 2) -> x * x,
+  //    Transposes of size-1 axes -> Reshape, Slices tiling an axis -> Split)
+  //    and DNNFusion's mathematical-property rules;
+  //  blocked_layout: --no-blocked-layout, convolutions in the channel-blocked
+  //    layout NCHWc (one vector register of channels per block);
+  //  winograd: --no-winograd, 3x3 stride-1 convolutions as Winograd F(4x4, 3x3)
+  //    where it pays (results differ from the direct form by ~1e-6 relative).
   bool rewrite = true;
-  // Convolutions in the channel-blocked layout NCHWc (one vector register of
-  // channels per block), with the layout carried between them.
   bool blocked_layout = true;
-  // 3x3 stride-1 convolutions as Winograd F(4x4, 3x3) where a static estimate
-  // says it pays (with blocked_layout only; results differ from the direct
-  // convolution by rounding, ~1e-6 relative).
   bool winograd = true;
 };
 

@@ -10,34 +10,36 @@
 #include "interp/interpreter.h"
 #include "ir/dtype_dispatch.h"
 #include "ir/op_registry.h"
-#include "opt/passes.h"
+#include "opt/pipeline.h"
 #include "support/error.h"
 #include "zoo/zoo.h"
 
 namespace tessera {
 
-// Loading: import (or build the zoo model), infer and fold constants, then
-// the graph passes in order.
+// Loading: import (or build the zoo model) with the types as given, then the
+// load pipeline: inference and constant folding first, the graph passes after.
 std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& opts) {
   std::unique_ptr<Graph> g;
-  if (spec.rfind("zoo:", 0) == 0) {
+  const bool zoo = spec.rfind("zoo:", 0) == 0;
+  if (zoo) {
     g = build_zoo_model(spec.substr(4));
     for (const auto& [name, dims] : opts.input_shapes) {
       Value* v = g->find_value(name);
       TESSERA_CHECK(v && v->is_graph_input, "--shape names '", name, "' which is not an input of ", spec);
       v->type.dims = dims;
     }
-    if (opts.fold_constants) fold_constants(*g);
-    else infer_graph(*g);
   } else {
     ImportOptions io;
     io.input_shapes = opts.input_shapes;
-    io.fold_constants = opts.fold_constants;
+    io.infer_types = false;
     g = import_onnx_file(spec, io);
   }
-  if (opts.fold_batchnorm) fold_batchnorm(*g);
-  if (opts.simplify) simplify_graph(*g);
-  if (opts.rewrite) rewrite_math_properties(*g);
+  try {
+    run_passes(*g, load_pipeline(), opts.passes);
+  } catch (const Error& e) {
+    if (zoo) throw;
+    throw Error(spec + ": " + e.what());  // as import's errors name the file
+  }
   return g;
 }
 

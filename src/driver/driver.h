@@ -8,18 +8,17 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "opt/pass_manager.h"
 
 namespace tessera {
 
 struct LoadOptions {
   std::map<std::string, Dims> input_shapes;  // --shape name=1x3x224x224
-  bool fold_constants = true;
-  bool fold_batchnorm = true;  // BatchNorm after Conv folded into the Conv's weights and bias
-  bool simplify = true;        // exact simplifications (simplify_graph: Pow(x,2) -> x*x, Slices -> Split...)
-  bool rewrite = true;         // DNNFusion's mathematical-property rewriting
+  PassOptions passes;                        // passes off, graph dumps, verification
 };
 
-// "zoo:NAME" builds an embedded model; anything else is an ONNX file.
+// "zoo:NAME" builds an embedded model; anything else is an ONNX file. Then
+// the load pipeline (opt/pipeline.h) runs on it.
 std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& opts = {});
 
 // Seeded random inputs matching the graph's signature (floats in [-1, 1),

@@ -262,6 +262,7 @@ std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::st
     t.rank_known = true;
   }
   verify_graph(*g);
+  if (!opts.infer_types) return g;
   if (opts.fold_constants)
     fold_constants(*g);
   else

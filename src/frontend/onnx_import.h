@@ -16,6 +16,9 @@ struct ImportOptions {
   std::map<std::string, Dims> input_shapes;
   // Fold nodes whose inputs are all constant (and Shape of static shapes).
   bool fold_constants = true;
+  // false: types stay as the file declares them and nothing is folded (with
+  // this, load_model's pass pipeline infers and folds).
+  bool infer_types = true;
 };
 
 // Reads a model file; external data is resolved relative to its folder.

@@ -10,7 +10,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/op_registry.h"
-#include "opt/passes.h"
+#include "opt/pipeline.h"
 #include "runtime/fusion_profiler.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
@@ -162,12 +162,9 @@ CompiledModel::CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts)
   TESSERA_CHECK(codegen::host_supports(opts_.isa), "cannot compile for ", codegen::isa_name(opts_.isa),
                 ": this host supports at most ", codegen::isa_name(codegen::host_isa()));
   if (opts_.max_plans == 0) opts_.max_plans = 1;
-  const int lanes = vector_bytes(opts_.isa) / 4;
-  if (opts_.blocked_layout && lanes >= 8) {
-    to_blocked_layout(*graph_, lanes);
-    if (opts_.winograd) to_winograd(*graph_);
-    fold_channel_scales(*graph_);
-  }
+  PassContext target;
+  target.lanes = vector_bytes(opts_.isa) / 4;
+  run_passes(*graph_, target_pipeline(), opts_.passes, target);
 }
 
 CompiledModel::~CompiledModel() = default;

@@ -36,6 +36,7 @@
 #include "fusion/fusion_plan.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
+#include "opt/pass_manager.h"
 #include "runtime/memory_plan.h"
 #include "runtime/task_kernel.h"
 #include "schedule/schedule.h"
@@ -65,12 +66,10 @@ struct ExecutorOptions {
   bool fusion_profile = true;
   // The profiling database file; "" = fusion::ProfileDb::default_path().
   std::string fusion_db;
-  // Convolutions in the channel-blocked layout NCHWc, one vector of channels
-  // per block (opt/blocked_layout.cpp), when the ISA has 8 or more f32 lanes.
-  bool blocked_layout = true;
-  // 3x3 stride-1 blocked convolutions as Winograd F(4x4, 3x3) where it pays
-  // (opt/winograd.cpp); needs blocked_layout.
-  bool winograd = true;
+  // The target pipeline's passes (opt/pipeline.h: blocked layout, Winograd,
+  // channel-scale fold) run by the constructor for the ISA's vector width:
+  // which are off, graph dumps, verification.
+  PassOptions passes;
 };
 
 // "host", "avx2", "avx512", "generic"/"x86-64"; throws naming the value otherwise.

@@ -13,6 +13,7 @@
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_tensor.h"
+#include "opt/pipeline.h"
 #include "runtime/artifact.h"
 #include "compile/task.h"
 #include "runtime/executor.h"
@@ -182,8 +183,7 @@ std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, Exec
   auto g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir);
   // The saved graph is final (its convolutions already in the layout it was
   // compiled with); its saved steps refer to its nodes as they are.
-  opts.blocked_layout = false;
-  opts.winograd = false;
+  for (const std::string& pass : target_pipeline()) opts.passes.disable(pass);
   auto m = std::make_unique<CompiledModel>(std::move(g), std::move(opts));
   std::vector<std::string> lines = split(a.section("signatures"), '\n');
   for (size_t i = 0; i < lines.size(); ++i) {

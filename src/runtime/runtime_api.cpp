@@ -19,6 +19,20 @@ struct CompiledModel::Impl {
 
 namespace {
 
+// The pass switches of the options, as the one table every stage reads.
+PassOptions pass_options(const CompileOptions& o) {
+  PassOptions p;
+  for (const std::string& name : o.disabled_passes) p.disable(name);
+  if (!o.rewrite) p.disable_flag("rewrite");
+  if (!o.blocked_layout) p.disable_flag("blocked-layout");
+  if (!o.winograd) p.disable_flag("winograd");
+  p.dump_after.insert(o.dump_after.begin(), o.dump_after.end());
+  check_pass_names(p);
+  p.verify_each = o.verify_each;
+  p.verbose = o.verbose;
+  return p;
+}
+
 runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   runtime::ExecutorOptions e;
   e.isa = runtime::parse_isa(o.isa);
@@ -29,8 +43,7 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   e.dump_kernel = o.dump_kernel;
   e.verbose = o.verbose;
   e.fusion = o.fusion;
-  e.blocked_layout = o.blocked_layout;
-  e.winograd = o.winograd;
+  e.passes = pass_options(o);
   return e;
 }
 
@@ -46,8 +59,7 @@ CompiledModel::~CompiledModel() = default;
 CompiledModel CompiledModel::compile(const std::string& model, const CompileOptions& options) {
   LoadOptions lo;
   lo.input_shapes = options.input_shapes;
-  lo.rewrite = options.rewrite;
-  lo.simplify = options.rewrite;
+  lo.passes = pass_options(options);
   runtime::ExecutorOptions eo = executor_options(options);
   auto impl = std::make_unique<Impl>();
   impl->model = std::make_unique<runtime::CompiledModel>(load_model(model, lo), std::move(eo));

@@ -305,5 +305,38 @@ TEST_F(Cli, CompiledBackendErrors) {
   EXPECT_NE(r.out.find("error: "), std::string::npos) << r.out;
 }
 
+// The pass manager from the command line: the table, graph dumps after named
+// passes, verification, the flags generated from the table, and errors.
+TEST_F(Cli, ListsPassesAndDumpsTheGraphAfterOne) {
+  auto r = cli("passes");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* s : {"fold-constants", "fold-batchnorm", "simplify", "math-rewrite", "--no-rewrite", "blocked-layout",
+                        "--no-blocked-layout", "winograd", "--no-winograd", "fold-channel-scale", "target pipeline:"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+
+  r = cli("print " + model_ + " --dump-after simplify --dump-after fold-constants --verify-each");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto simplify = r.out.find("--- graph after pass simplify (");
+  auto fold = r.out.find("--- graph after pass fold-constants (");
+  ASSERT_NE(simplify, std::string::npos) << r.out;
+  ASSERT_NE(fold, std::string::npos) << r.out;
+  EXPECT_LT(fold, simplify) << r.out;  // in pipeline order
+  EXPECT_NE(r.out.find("Relu", simplify), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("after pass math-rewrite"), std::string::npos) << r.out;
+
+  // A target pass: dumped when the model is compiled, or said not to run.
+  r = cli("run " + model_ + " --dump-after blocked-layout --no-blocked-layout -v");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("pass blocked-layout did not run (disabled (--no-blocked-layout))"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pass fold-constants "), std::string::npos) << r.out;  // -v: one line per pass
+  r = cli("run " + model_ + " --no-rewrite --no-fold-batchnorm --no-winograd --no-fold-channel-scale --verify-each");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("checksum"), std::string::npos) << r.out;
+
+  r = cli("print " + model_ + " --dump-after nope");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("error: unknown pass 'nope' (passes: fold-constants, fold-batchnorm"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace tessera

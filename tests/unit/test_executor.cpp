@@ -49,7 +49,7 @@ std::unique_ptr<CompiledModel> make(std::unique_ptr<Graph> g, bool blocked_layou
   infer_graph(*g);
   ExecutorOptions o;
   o.fusion = false;
-  o.blocked_layout = blocked_layout;
+  if (!blocked_layout) o.passes.disable("blocked-layout");
   return std::make_unique<CompiledModel>(std::move(g), o);
 }
 

@@ -476,7 +476,7 @@ TEST(FusedKernel, ArtifactKeepsTheBlocks) {
     return g;
   };
   runtime::ExecutorOptions opts;
-  opts.blocked_layout = false;  // one step: the NCHW convolution and its epilogue
+  opts.passes.disable("blocked-layout");  // one step: the NCHW convolution and its epilogue
   runtime::CompiledModel m(build(), opts);
   Tensor x = rand_f32({1, 8, 6, 6}, 9);
   std::vector<Tensor> got = m.run({x});

@@ -331,7 +331,7 @@ TEST(MathRewrite, ChainsRulesAndIsIdempotent) {
 TEST(MathRewrite, LoadModelRunsThePassUnlessTurnedOff) {
   // BERT's embeddings add two constants to the word lookup: they are summed once.
   LoadOptions off;
-  off.rewrite = false;
+  off.passes.disable("math-rewrite");
   auto plain = load_model("zoo:bert_base", off);
   auto rewritten = load_model("zoo:bert_base");
   EXPECT_LT(rewritten->nodes().size(), plain->nodes().size());

@@ -109,7 +109,7 @@ TEST(Winograd, CompiledMatchesTheOriginalGraph) {
     ASSERT_EQ(to_winograd(*rewritten, true), 5);
     runtime::ExecutorOptions o;
     o.isa = isa;
-    o.blocked_layout = false;  // done above
+    o.passes.disable("blocked-layout");  // done above
     runtime::CompiledModel m(std::move(rewritten), o);
     expect_near_scaled(m.run(ins), want, 2e-5);
     expect_near_scaled(m.run(ins), want, 2e-5);
@@ -144,7 +144,7 @@ TEST(Winograd, EstimateChoosesLargeImagesOverManyChannels) {
   std::vector<Tensor> want = interpret(*build(64, 56), ins);
   for (bool on : {true, false}) {
     runtime::ExecutorOptions o;
-    o.winograd = on;
+    if (!on) o.passes.disable("winograd");
     runtime::CompiledModel m(build(64, 56), o);
     EXPECT_EQ(count_ops(m.graph(), "WinogradGemm"), on ? 1 : 0);
     expect_near_scaled(m.run(ins), want, 2e-5);
@@ -189,7 +189,7 @@ TEST(Winograd, ArtifactKeepsTheTransforms) {
   to_blocked_layout(*g, 16);
   to_winograd(*g, true);
   runtime::ExecutorOptions o;
-  o.blocked_layout = false;
+  o.passes.disable("blocked-layout");
   runtime::CompiledModel m(std::move(g), o);
   std::vector<Tensor> first = m.run(ins);
   auto loaded = save_and_load(m, "winograd");
