@@ -89,9 +89,10 @@ TEST(TaskKey, AnythingThatChangesTheProgramChangesTheKey) {
   EXPECT_NE(task_of(*w, {0, 1}).key, task_of(*conv_stack(1), {0, 1}).key);
 }
 
+// NCHW convolutions (no blocked layout), profile cells of the fusion table not fused.
 ExecutorOptions unfused_plain() {
   ExecutorOptions o;
-  o.blocked_layout = false;
+  o.passes.disable("blocked-layout");
   o.fusion_profile = false;
   return o;
 }
@@ -182,7 +183,7 @@ TEST(PlanCompile, ScheduleProvidersComeBeforeTheDefault) {
 TEST(PlanCompile, ParallelCompilationGivesTheSamePlan) {
   auto compile_with = [](int threads) {
     ExecutorOptions o = unfused_plain();
-    o.blocked_layout = true;
+    o.passes.disabled.clear();  // the blocked layout and Winograd too
     o.compile_threads = threads;
     auto m = std::make_unique<CompiledModel>(conv_stack(3, "l", 1), o);
     m->prepare({random_f32({1, 16, 8, 8}, 4)});
