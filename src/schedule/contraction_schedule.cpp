@@ -38,15 +38,15 @@ int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
   return best;
 }
 
-// True for a blocked convolution [n, kb, h, w, kc] with an even number of
+// True for a blocked convolution [n, kb, h, w, kc] (the layout its class
+// declares) with an even number of
 // rows (8 or more) whose activations (inputs and output) outweigh its
 // weights: splitting its rows in halves keeps each thread on its own pixels;
 // where the weights weigh more, a split by output blocks has each thread
 // read only half of them.
 bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
-  if (st.tag.find("conv2d_blocked") == std::string::npos || shape.size() != 5 || st.axes[1].name() != "kb" ||
-      st.axes[2].name() != "h" || shape[2] % 2 != 0 || shape[2] < 8)
+  if (!te::is_blocked_conv(st.op_class) || shape.size() != 5 || shape[2] % 2 != 0 || shape[2] < 8)
     return false;
   int64_t weights = 0, acts = numel_of(shape);
   for (const te::Tensor& in : st.inputs())
@@ -66,17 +66,17 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
   size_t rank = shape.size();
   int64_t lanes = lanes_of(target, st.dtypes[0]);
-  bool conv = st.tag.find("conv") != std::string::npos && rank >= 3;
+  bool conv = te::is_conv(st.op_class) && rank >= 3;
   // Blocked convolutions ([N, Kb, H, W, b]): the block's lanes are the
   // columns, a run of output pixels along the width the rows; each tap
   // broadcasts one input value per row against one vector of packed weights.
   // Two output blocks a tile when there are pairs of them (not depthwise:
   // its blocks read different inputs): half the input reads per FMA, and
   // enough accumulators on narrow images (7 pixels x 2 blocks).
-  if (conv && st.tag.find("_blocked") != std::string::npos && shape[rank - 1] % lanes == 0 &&
+  if (te::is_blocked_conv(st.op_class) && rank >= 3 && shape[rank - 1] % lanes == 0 &&
       shape[rank - 1] <= 2 * lanes) {
     Tile t{rank - 2, rank - 1, 1, shape[rank - 1]};
-    bool pairs = shape[1] % 2 == 0 && st.tag.find("depthwise") == std::string::npos;
+    bool pairs = shape[1] % 2 == 0 && st.op_class != te::OpClass::DepthwiseConvBlocked;
     if (pairs) t.blk = 1, t.kb = 2;
     t.mr = tile_rows(shape[rank - 2], t.kb * t.nr / lanes, target);
     return t;
@@ -166,12 +166,12 @@ const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::
 // stage itself, finished by the epilogue tile by tile.
 bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue) {
   const Dims& shape = st.shapes[0];
-  bool pool = st.tag == "pool";  // window reductions (max, average): tiled like a contraction without weights
+  bool pool = st.op_class == te::OpClass::Pool;  // window reductions (max, average): tiled like a contraction without weights
   // F32; average pools accumulate in F64 (as the reference does).
   const DType dt = st.dtypes[0];
   if (shape.size() < 2 || !te::is_top_reduce(st) || !(dt == DType::F32 || (pool && dt == DType::F64))) return false;
   if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum && !pool) return false;
-  if (st.tag.find("conv") == std::string::npos && st.tag.find("matmul") == std::string::npos && !pool) return false;
+  if (!te::is_conv(st.op_class) && st.op_class != te::OpClass::MatMul && !pool) return false;
   std::optional<Tile> tile = choose_tile(st, target);
   if (!tile) return false;
   size_t rank = shape.size();
@@ -205,7 +205,7 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   }
   // Large products: cache-blocked, the register tiles accumulating across
   // blocks of the reduction, A's rows packed per block.
-  if (!epilogue && tile->kb == 1 && st.tag.find("matmul") != std::string::npos) {
+  if (!epilogue && tile->kb == 1 && st.op_class == te::OpClass::MatMul) {
     GemmTile g{tile->row, tile->col, tile->mr, tile->nr};
     if (std::optional<GemmBlocks> b = gemm_blocks(st, g, target.l2_bytes, target.l3_bytes)) {
       std::string a;  // A: read in place, its rows by the row axis and its last dim by the reduction
@@ -248,7 +248,7 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   // tiles (one thread's chunk) reuse the same panel of B from cache instead
   // of streaming all of B once per row of tiles. (Convolutions already have
   // their channel tiles outside the pixel tiles; pools have no panel.)
-  if (tile->row < tile->col && st.tag.find("matmul") != std::string::npos)
+  if (tile->row < tile->col && st.op_class == te::OpClass::MatMul)
     std::rotate(outer.begin() + static_cast<std::ptrdiff_t>(tile->row),
                 outer.begin() + static_cast<std::ptrdiff_t>(tile->col),
                 outer.begin() + static_cast<std::ptrdiff_t>(tile->col) + 1);
@@ -291,7 +291,7 @@ bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& ta
   // consecutive steps read the next channel of the same pixels and the next
   // vector of weights, and no input value is reused across steps (kept
   // live in registers by the compiler, it would push the accumulators out).
-  if (st.tag.find("_blocked") != std::string::npos)
+  if (te::is_blocked_conv(st.op_class))
     for (const auto& a : st.body.as<loop::ReduceNode>()->axes) {
       bool lanes = false;
       for (const te::Tensor& in : st.inputs()) lanes |= in.rank() > 1 && dim_indexed_by(st, in.stage(), a.var) == in.rank() - 1;

@@ -19,7 +19,7 @@ namespace tessera::schedule {
 const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
                              const te::Stage& st);
 
-// Schedules `st` (a sum-reduction tagged conv* or matmul*, or a pool) as
+// Schedules `st` (a sum-reduction of class MatMul or a convolution, or a pool) as
 // register tiles, finished by `epilogue` when not null; false when it is
 // not such a stage or has no vector-wide tile.
 bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue);

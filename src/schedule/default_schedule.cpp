@@ -253,7 +253,7 @@ void materialize_inputs(Schedule& s, const std::vector<te::Tensor>& outputs, con
   // than copying the whole image when each input is read only a few times
   // — unless the copy also computes something (a SiLU before it).
   auto padding_in_place = [&](const te::Tensor& in) {
-    if (st.tag != "depthwise_conv2d_blocked" || !lane_uniform_guards(in.stage(), target)) return false;
+    if (st.op_class != te::OpClass::DepthwiseConvBlocked || !lane_uniform_guards(in.stage(), target)) return false;
     for (const te::Tensor& in2 : in.stage().inputs())
       if (in2.stage().kind != te::StageKind::Placeholder && !cheap_prologue(outputs, in2.stage(), true)) return false;
     return true;
@@ -377,7 +377,7 @@ bool schedule_rows(Schedule& s, const std::vector<te::Tensor>& outputs, const st
   for (const te::StagePtr& st : stages) {
     if (st->kind == te::StageKind::Placeholder) continue;
     if (st->kind != te::StageKind::Compute || st->num_outputs() != 1) return false;
-    if (st->tag.find("conv") != std::string::npos || st->tag.find("matmul") != std::string::npos || st->tag == "pool")
+    if (te::is_conv(st->op_class) || st->op_class == te::OpClass::MatMul || st->op_class == te::OpClass::Pool)
       return false;
     bool view = st.get() != &out && !te::has_reduce(st->body);
     for (const te::Tensor& in : st->inputs())
@@ -439,7 +439,7 @@ Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetIn
   for (const te::StagePtr& st : stages) {
     if (st->kind != te::StageKind::Compute || done.count(st.get())) continue;
     // Winograd transforms: tiles of unrolled points, finished by their epilogue.
-    if (st->tag == "winograd_input" || st->tag == "winograd_output") {
+    if (st->op_class == te::OpClass::WinogradInput || st->op_class == te::OpClass::WinogradOutput) {
       const te::Stage* sink = epilogue_of(outputs, stages, *st);
       if ((sink || is_output(outputs, st.get())) && schedule_winograd_transform(s, *st, sink ? *sink : *st, lanes_of(target, DType::F32),
                                       target.parallel_grain)) {
@@ -458,12 +458,12 @@ Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetIn
     }
     if (schedule_row_reduction(s, *st, target)) continue;
     if (schedule_lane_reduction(s, *st, target)) {
-      if (st->tag != "reduce") materialize_inputs(s, outputs, *st, target);
+      if (st->op_class != te::OpClass::Reduce) materialize_inputs(s, outputs, *st, target);
       continue;
     }
     // Window reductions not tiled (narrow depthwise convolutions, pools)
     // read each input element many times: materialize what they read too.
-    if (te::is_top_reduce(*st) && st->tag != "reduce") materialize_inputs(s, outputs, *st, target);
+    if (te::is_top_reduce(*st) && st->op_class != te::OpClass::Reduce) materialize_inputs(s, outputs, *st, target);
     schedule_generic(s, *st, target);
   }
   materialize_shared(s, outputs, stages, tiled, target);

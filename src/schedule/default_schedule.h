@@ -1,6 +1,6 @@
 // Default schedules: for a tensor-expression program, the schedule each op
 // class gets when nothing better (a tuned record) is known. Rules are chosen
-// by the stage's tag (elemwise, reduce, matmul, conv2d ...), with a generic
+// by the op class the stage declares (te::OpClass), with a generic
 // rule for the rest.
 #pragma once
 

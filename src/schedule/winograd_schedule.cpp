@@ -7,8 +7,8 @@ namespace tessera::schedule {
 
 bool schedule_winograd_transform(Schedule& s, const te::Stage& st, const te::Stage& tiled, int64_t lanes,
                                  int64_t parallel_grain) {
-  const bool input = st.tag == "winograd_input";
-  if ((!input && st.tag != "winograd_output") || tiled.axes.size() != (input ? 4u : 5u) ||
+  const bool input = st.op_class == te::OpClass::WinogradInput;
+  if ((!input && st.op_class != te::OpClass::WinogradOutput) || tiled.axes.size() != (input ? 4u : 5u) ||
       tiled.shapes[0].back() != lanes)
     return false;
   auto axis = [&](size_t d) { return tiled.axes[d].name(); };

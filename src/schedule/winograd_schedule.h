@@ -7,8 +7,8 @@
 
 namespace tessera::schedule {
 
-// Schedules the Winograd transform `st` (tag winograd_input or
-// winograd_output); `tiled` is the stage whose loops write its values — st
+// Schedules the Winograd transform `st` (class WinogradInput or
+// WinogradOutput); `tiled` is the stage whose loops write its values — st
 // itself, or the sink of an elementwise epilogue st is inlined into. The
 // input transform runs one tile of all 36 points per iteration (the point
 // loop unrolled), the output transform one 4x4 tile (its rows and columns
