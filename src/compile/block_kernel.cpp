@@ -145,7 +145,7 @@ BlockKernel compile_block(int64_t opset, const std::vector<const Node*>& nodes,
   std::string name = sanitize_name(nodes[0]->name.empty() ? nodes[0]->op_type : nodes[0]->name);
   if (nodes.size() > 1) name += ".fused";
   try {
-    LoweredProgram lp = lower_program(name, params, param_constant, outs, sched, options.vector_bytes);
+    LoweredProgram lp = lower_program(name, params, param_constant, outs, sched, options.target);
     bk.kernel = std::move(lp.kernel);
     bk.schedule = std::move(lp.schedule);
     for (int p : lp.prepack_params) bk.prepack_inputs.push_back(bk.params[static_cast<size_t>(p)]);

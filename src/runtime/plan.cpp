@@ -303,7 +303,7 @@ class Tracer {
       try {
         // Schedules use the vector width of the ISA the kernels are compiled for.
         compile::NodeKernelOptions ko;
-        ko.vector_bytes = vector_bytes(opts_.isa);
+        ko.target = Target::for_isa(opts_.isa);
         // Constant inputs (weights) may be packed once, here, instead of every run.
         for (const Value* v : n.inputs) ko.constant_inputs.push_back(v && v->constant);
         std::optional<schedule::Schedule> sched;
@@ -410,7 +410,7 @@ class Tracer {
     std::optional<schedule::Schedule> sched;
     if (saved_ && saved_->schedules.count(step)) sched = saved_->schedules.at(step);
     compile::BlockKernelOptions bo;
-    bo.vector_bytes = vector_bytes(opts_.isa);
+    bo.target = Target::for_isa(opts_.isa);
     std::optional<compile::BlockKernel> bk;
     try {
       bk = compile::compile_block(g_.opset, ns, input, outputs, sched, bo);

@@ -2,8 +2,9 @@
 // select chains fold only when the point loops are unrolled.
 #pragma once
 
-#include "schedule/schedule.h"
-#include "te/tensor_expr.h"
+#include <memory>
+
+#include "schedule/schedule_rule.h"
 
 namespace tessera::schedule {
 
@@ -17,5 +18,8 @@ namespace tessera::schedule {
 // not a transform whose last dim is one vector of `lanes`.
 bool schedule_winograd_transform(Schedule& s, const te::Stage& st, const te::Stage& tiled, int64_t lanes,
                                  int64_t parallel_grain);
+
+// The rule: the transforms as above, finished by their epilogue; no knobs.
+std::unique_ptr<ScheduleRule> make_winograd_rule();
 
 }  // namespace tessera::schedule

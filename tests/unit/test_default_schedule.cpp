@@ -40,11 +40,10 @@ TE matmul_of(const TE& a, const TE& b, const std::string& name, std::vector<std:
 class DefaultSchedule : public codegen::testing::JitIsaTest {
  protected:
   schedule::TargetInfo target() const {
-    schedule::TargetInfo t;
-    t.vector_bytes = GetParam() == codegen::Isa::AVX512 ? 64 : 32;
+    schedule::TargetInfo t(Target::for_isa(GetParam()));
     t.parallel_grain = 1024;  // small shapes still take the parallel path
     t.constant_inputs = constants_;
-    if (small_caches_) t.l2_bytes = 16 * 1024, t.l3_bytes = 1024;
+    if (small_caches_) t.planned.l2 = 16 * 1024, t.planned.l3 = 1024;
     return t;
   }
   std::set<std::string> constants_;  // placeholders the schedule may treat as weights
@@ -323,7 +322,7 @@ TEST(GemmBlocks, RowsInEqualBalancedBlocks) {
   auto blocks = [](Dims a, int64_t n) {
     TE c = matmul_of(te::placeholder(a, DType::F32, "a"), te::placeholder({a.back(), n}, DType::F32, "b"), "c");
     schedule::GemmTile tile{a.size() - 2, a.size() - 1, 8, 32};
-    auto b = schedule::gemm_blocks(c.stage(), tile, int64_t{1} << 20, int64_t{16} << 20);
+    auto b = schedule::gemm_blocks(c.stage(), tile, kReferenceCaches);
     EXPECT_TRUE(b.has_value());
     return b.value_or(schedule::GemmBlocks{});
   };
