@@ -208,9 +208,9 @@ class Worker:
                 f.write("".join(f"[harness] stdout line that was not a reply: {l}\n" for l in self.chatter))
 
 
-def worker_command(runtime, model_dir, threads, tessera):
-    if runtime == "tessera":
-        return [tessera, "serve", os.path.join(model_dir, "model.onnx"), "--threads", str(threads),
+def worker_command(runtime, model_dir, threads, tessera, baseline=None):
+    if runtime in ("tessera", perf_report.BASELINE):
+        return [tessera if runtime == "tessera" else baseline, "serve", os.path.join(model_dir, "model.onnx"), "--threads", str(threads),
                 "--inputs", *perf_models.input_files(model_dir)]
     if runtime == "ort":
         return ["node", os.path.join(HERE, "ort_worker.js"), "--model-dir", model_dir, "--threads", str(threads)]
@@ -254,10 +254,11 @@ def bench_model(model, threads, args, env):
         workers.pop(rt).close()
 
     try:
-        for rt in RUNTIMES:  # one at a time, so each load time is the runtime's own
+        runtimes = RUNTIMES[:1] + [perf_report.BASELINE] + RUNTIMES[1:] if args.baseline else RUNTIMES
+        for rt in runtimes:  # one at a time, so each load time is the runtime's own
             cells[rt] = {"status": "ok", "samples": [], "settle_ms": [], "unsettled": 0}
             log(f"{tag} {rt}: loading")
-            cmd = worker_command(rt, d, threads, args.tessera)
+            cmd = worker_command(rt, d, threads, args.tessera, args.baseline)
             cells[rt]["command"] = " ".join(shlex.quote(c) for c in cmd)
             try:
                 workers[rt] = Worker(cmd, env, os.path.join(logs, f"{rt}-t{threads}.log"))
@@ -374,6 +375,8 @@ def parse_args():
                     "fewer only with --quick)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs per runtime before the rounds")
     ap.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"))
+    ap.add_argument("--baseline", default=None, help="an earlier tessera binary, run as one more runtime in the "
+                    "same rounds (the report adds its column and Tessera / baseline)")
     ap.add_argument("--out", default=HERE, help="directory for RESULTS.md and results.png")
     ap.add_argument("--work", default=WORK, help="exports, outputs, logs and results.json")
     ap.add_argument("--quick", action="store_true", help="smoke test: allows fewer runs (default 3); "
@@ -402,6 +405,10 @@ def parse_args():
     if args.warmup < 0:
         ap.error("--warmup must be >= 0")
     args.tessera = os.path.abspath(args.tessera)
+    if args.baseline:
+        args.baseline = os.path.abspath(args.baseline)
+        if not os.path.exists(args.baseline):
+            ap.error(f"--baseline {args.baseline} does not exist")
     return args
 
 
@@ -439,6 +446,10 @@ def main():
         "omp_wait_policy": env["OMP_WAIT_POLICY"],
         "models": args.models, "titles": {m: perf_models.MODELS[m][0] for m in args.models},
         "machine": machine(), "versions": versions(args.tessera), "cells": {}}
+    if args.baseline:
+        r = subprocess.run(["git", "-C", os.path.dirname(os.path.dirname(args.baseline)), "describe", "--always",
+                            "--dirty"], capture_output=True, text=True)
+        results["baseline"] = f"{rel(args.baseline)} (source {r.stdout.strip() or '?'})"
     json_path = os.path.join(args.work, "results.json")
     t_start = time.time()
     for threads in args.threads:

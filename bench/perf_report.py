@@ -17,8 +17,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RUNTIMES = ["tessera", "ort", "torch", "torchscript", "opencv"]
 PEERS = RUNTIMES[1:]
 LABELS = {"tessera": "Tessera", "ort": "ONNX Runtime", "torch": "torch eager", "torchscript": "TorchScript",
-          "opencv": "OpenCV DNN"}
-COLORS = {"tessera": "#d62728", "ort": "#1f77b4", "torch": "#ff7f0e", "torchscript": "#2ca02c", "opencv": "#9467bd"}
+          "opencv": "OpenCV DNN", "tessera_base": "Tessera baseline"}
+COLORS = {"tessera": "#d62728", "ort": "#1f77b4", "torch": "#ff7f0e", "torchscript": "#2ca02c", "opencv": "#9467bd",
+          "tessera_base": "#e377c2"}
+BASELINE = "tessera_base"  # perf_harness.py --baseline BIN: an earlier Tessera build, interleaved like a peer
+
+
+def runtimes_of(results):
+    """The runtimes of a run: RUNTIMES, and the baseline build after Tessera when the run had one."""
+    return RUNTIMES[:1] + [BASELINE] + RUNTIMES[1:] if results.get("baseline") else RUNTIMES
+
+
+def baseline_ratio(cells):
+    t, b = cells.get("tessera", {}), cells.get(BASELINE, {})
+    if t.get("status") == "ok" and b.get("status") == "ok" and "median_ms" in t and "median_ms" in b:
+        return t["median_ms"] / b["median_ms"]
+    return None
 
 
 def fmt_ms(v):
@@ -77,8 +91,11 @@ def cell_text(results, model, rt, cell, notes):
 def thread_table(results, threads):
     per_model = results["cells"].get(str(threads), {})
     notes = Notes()
-    head = ["model"] + [f"{LABELS[r]} ms" for r in RUNTIMES] + [
+    rts = runtimes_of(results)
+    head = ["model"] + [f"{LABELS[r]} ms" for r in rts] + [
         "best peer", "Tessera / best peer", "Tessera max abs diff vs torch (relative)"]
+    if results.get("baseline"):
+        head.append("Tessera / baseline")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     faster, worst, failed = 0, None, []
     for m in results["models"]:
@@ -86,12 +103,15 @@ def thread_table(results, threads):
             continue
         cells = per_model[m]
         row = [results["titles"].get(m, m)]
-        row += [cell_text(results, m, rt, cells.get(rt, {}), notes) for rt in RUNTIMES]
+        row += [cell_text(results, m, rt, cells.get(rt, {}), notes) for rt in rts]
         best = best_peer(cells)
         ratio = ratio_of(cells)
         row.append(LABELS[best[0]] if best else "—")
         row.append("—" if ratio is None else f"**{ratio:.2f}**" if ratio < 1 else f"{ratio:.2f}")
         row.append(diff_text(cells.get("tessera", {})))
+        if results.get("baseline"):
+            b = baseline_ratio(cells)
+            row.append("—" if b is None else f"{b:.2f}")
         lines.append("| " + " | ".join(row) + " |")
         if ratio is None:
             failed.append(m)
@@ -104,12 +124,21 @@ def thread_table(results, threads):
     summary += f", worst ratio {worst[0]:.2f} ({results['titles'].get(worst[1], worst[1])}).**" if worst else ".**"
     if failed:
         summary += f" No ratio (Tessera or every peer did not run) for: {', '.join(failed)}."
+    if results.get("baseline"):
+        base = [(baseline_ratio(per_model[m]), m) for m in results["models"] if m in per_model]
+        base = [(r, m) for r, m in base if r is not None]
+        if base:
+            worst_b = max(base)
+            summary += (f" Against the baseline build ({results['baseline']}), interleaved in the same rounds: "
+                        f"median ratio {statistics.median(r for r, _ in base):.2f}, worst {worst_b[0]:.2f} "
+                        f"({results['titles'].get(worst_b[1], worst_b[1])}).")
     return lines, summary, notes
 
 
 def load_accuracy_table(results):
     """Every runtime's load time and accuracy, one row per model and thread count."""
-    head = ["model", "threads"] + [LABELS[r] for r in RUNTIMES]
+    rts = runtimes_of(results)
+    head = ["model", "threads"] + [LABELS[r] for r in rts]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for m in results["models"]:
         for t in results["threads"]:
@@ -117,7 +146,7 @@ def load_accuracy_table(results):
             if cells is None:
                 continue
             row = [results["titles"].get(m, m), str(t)]
-            for rt in RUNTIMES:
+            for rt in rts:
                 c = cells.get(rt, {})
                 if c.get("status") != "ok" or "ready" not in c:
                     row.append("—")

@@ -25,7 +25,7 @@ BlockKernel compile_block(int64_t opset, const std::vector<const Node*>& nodes,
   bk.values_used = task.values_used;
   bk.expr_text = te::to_string(task.outs);
   try {
-    LoweredProgram lp = lower_program(task.name, task.params, task.constant, task.outs, sched, options.vector_bytes);
+    LoweredProgram lp = lower_program(task.name, task.params, task.constant, task.outs, sched, options.target);
     bk.kernel = std::move(lp.kernel);
     bk.schedule = std::move(lp.schedule);
     for (int p : lp.prepack_params) bk.prepack_inputs.push_back(bk.params[static_cast<size_t>(p)]);

@@ -33,7 +33,7 @@ struct BlockKernel {
 };
 
 struct BlockKernelOptions {
-  int vector_bytes = 64;
+  Target target;  // what schedules plan for (AVX-512 unless set)
 };
 
 // Compiles `nodes` (in graph order) into one kernel writing `outputs`.

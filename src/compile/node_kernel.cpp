@@ -100,9 +100,8 @@ std::vector<bool> in_place_params(const std::vector<te::Tensor>& params, const s
 
 LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
                              const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
-                             const std::optional<schedule::Schedule>& sched, int vector_bytes) {
-  schedule::TargetInfo target;
-  target.vector_bytes = vector_bytes;
+                             const std::optional<schedule::Schedule>& sched, const Target& machine) {
+  schedule::TargetInfo target(machine);
   schedule::LowerOptions lopts;
   for (size_t i = 0; i < params.size(); ++i) {
     lopts.constant_inputs.push_back(constant[i]);
@@ -192,7 +191,7 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
   nk.expr_text = te::to_string(outs);
   std::string name = sanitize_name(n.name.empty() ? n.op_type : n.name);
   try {
-    LoweredProgram lp = lower_program(name, params, constant, outs, sched, options.vector_bytes);
+    LoweredProgram lp = lower_program(name, params, constant, outs, sched, options.target);
     nk.kernel = std::move(lp.kernel);
     nk.schedule = std::move(lp.schedule);
     for (int p : lp.prepack_params) nk.prepack_inputs.push_back(nk.param_inputs[static_cast<size_t>(p)]);

@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "loop/stmt.h"
 #include "schedule/schedule.h"
+#include "support/target.h"
 #include "te/tensor_expr.h"
 
 namespace tessera::compile {
@@ -34,7 +35,7 @@ struct NodeKernel {
 };
 
 struct NodeKernelOptions {
-  int vector_bytes = 64;                // 64: AVX-512, 32: AVX2
+  Target target;                        // what schedules plan for (AVX-512 unless set)
   std::vector<bool> constant_inputs;    // per node input: a constant (weights): packing may be hoisted
 };
 
@@ -63,7 +64,7 @@ struct LoweredProgram {
 };
 LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
                              const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
-                             const std::optional<schedule::Schedule>& sched, int vector_bytes);
+                             const std::optional<schedule::Schedule>& sched, const Target& target);
 
 // Per param: true when the program has one output and every stage that
 // depends on the param (up to the output) is elementwise of the output's

@@ -149,7 +149,7 @@ class Planner {
     FusionRule rule = successor ? fusion_rule(b.type, t) : fusion_rule(t, b.type);
     if (rule.decision == Decision::Break) return false;
     group_[static_cast<size_t>(c)] = id;
-    bool ok = acyclic() && live_values(b, c) <= opts_.max_live;
+    bool ok = acyclic() && live_values(b, c) <= (opts_.max_live > 0 ? opts_.max_live : opts_.machine.register_budget());
     if (ok && rule.decision == Decision::Profile) ok = profile(b, c);
     if (!ok) {
       group_[static_cast<size_t>(c)] = c;

@@ -17,6 +17,7 @@
 #include "fusion/fusion_table.h"
 #include "fusion/profile_db.h"
 #include "ir/graph.h"
+#include "support/target.h"
 
 namespace tessera::fusion {
 
@@ -52,7 +53,8 @@ struct PlanOptions {
   ProfileFn profile;          // null: profile cells are not fused
   ProfileDb* db = nullptr;    // consulted before measuring, filled after
   std::string target;         // ISA name, part of the database key
-  int max_live = 28;          // register budget: distinct live values in a block's loop body
+  Target machine;             // the kernels' machine (AVX-512 unless set)
+  int max_live = 0;           // distinct live values a block's loop body may hold; 0: machine.register_budget()
 };
 
 // Why `n` cannot share a kernel with other nodes ("" when it can): ops

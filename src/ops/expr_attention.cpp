@@ -70,7 +70,7 @@ std::vector<te::Tensor> attention_expr(ExprContext& c) {
       Expr cv = qkv(cur, dh, i[0], i[1], i[2] - P, i[3]);
       if (!past) return cv;
       return te::if_then_else(i[2] < P, (*past)({i[0], i[1], i[2], i[3]}), cv);
-    }, c.stage_name(nm), "elemwise");
+    }, c.stage_name(nm), te::OpClass::Elementwise);
   };
   te::Tensor pk = present(K, past_k, D, "present_key"), pv = present(V, past_v, Dv, "present_value");
 
@@ -79,7 +79,7 @@ std::vector<te::Tensor> attention_expr(ExprContext& c) {
     loop::ReduceAxis r = te::reduce_axis(D, "r");
     Expr kh = group == 1 ? Expr(i[1]) : i[1] / group;
     return loop::reduce(ReduceOp::Sum, f64(qkv(Q, D, i[0], i[1], i[2], r.var)) * f64(pk({i[0], kh, i[3], r.var})), {r});
-  }, c.stage_name("dot"), "reduce");
+  }, c.stage_name("dot"), te::OpClass::Reduce);
   // Mask dims right-aligned against [B, Hq, Sq, T].
   Dims md(4, 1);
   if (mask) {
@@ -129,7 +129,7 @@ std::vector<te::Tensor> attention_expr(ExprContext& c) {
     loop::ReduceAxis r = te::reduce_axis(T, "j");
     Expr kh = group == 1 ? Expr(i[1]) : i[1] / group;
     return loop::reduce(ReduceOp::Sum, prob({i[0], i[1], i[2], r.var}) * f64(pv({i[0], kh, r.var, i[3]})), {r});
-  }, c.stage_name("pv"), "reduce");
+  }, c.stage_name("pv"), te::OpClass::Reduce);
   std::vector<te::Tensor> outs;
   Dims yd = three ? Dims{B, Sq, Hq * Dv} : Dims{B, Hq, Sq, Dv};
   outs.push_back(te::compute(yd, [&](const Indices& i) {
@@ -322,7 +322,7 @@ std::vector<te::Tensor> flex_attention_expr(ExprContext& c) {
   te::Tensor dot = te::compute(sd, [&](const Indices& i) {
     loop::ReduceAxis r = te::reduce_axis(E, "r");
     return loop::reduce(ReduceOp::Sum, f64(Q({i[0], i[1], i[2], r.var})) * f64(K({i[0], kh(i[1]), i[3], r.var})), {r});
-  }, c.stage_name("dot"), "reduce");
+  }, c.stage_name("dot"), te::OpClass::Reduce);
   auto score = [&](const Idx& i) { return dot(i) * d64(scale); };
   red::AxisPlan row{sd, {3}, true};
   te::Tensor mx = red::reduce_stage(row, ReduceOp::Max, [&](const Idx& i) {
@@ -336,10 +336,10 @@ std::vector<te::Tensor> flex_attention_expr(ExprContext& c) {
   te::Tensor y = te::compute({B, Hq, L, Ev}, [&](const Indices& i) {
     loop::ReduceAxis r = te::reduce_axis(S, "j");
     return loop::reduce(ReduceOp::Sum, prob({i[0], i[1], i[2], r.var}) * f64(V({i[0], kh(i[1]), r.var, i[3]})), {r});
-  }, c.stage_name(dt == DType::F64 ? "" : "acc"), "reduce");
+  }, c.stage_name(dt == DType::F64 ? "" : "acc"), te::OpClass::Reduce);
   if (dt == DType::F64) return {y};
   return {te::compute(y.shape(), [&](const Indices& i) { return cast_to(y(as_exprs(i)), dt); }, c.stage_name(""),
-                      "elemwise")};
+                      te::OpClass::Elementwise)};
 }
 
 // ---------------------------------------------------------------- CausalConvWithState
@@ -371,15 +371,15 @@ std::vector<te::Tensor> causal_conv_expr(ExprContext& c) {
     Expr init = bias ? f64((*bias)({i[1]})) : d64(0);
     return loop::reduce(ReduceOp::Sum, f64(W({i[1], loop::int_imm(0), r.var})) * seq(i[0], i[1], i[2] + r.var), {r},
                         Expr(), init);
-  }, c.stage_name("acc"), "reduce");
+  }, c.stage_name("acc"), te::OpClass::Reduce);
   std::vector<te::Tensor> outs{te::compute({B, C, L}, [&](const Indices& i) {
     Expr v = acc(as_exprs(i));
     if (silu) v = v / (d64(1) + loop::call("exp", {-v}));
     return cast_to(v, dt);
-  }, c.stage_name(""), "elemwise")};
+  }, c.stage_name(""), te::OpClass::Elementwise)};
   if (c.num_outputs() > 1)
     outs.push_back(te::compute({B, C, S}, [&](const Indices& i) { return cast_to(seq(i[0], i[1], i[2] + L), dt); },
-                               c.stage_name("state"), "elemwise"));
+                               c.stage_name("state"), te::OpClass::Elementwise));
   return outs;
 }
 

@@ -60,7 +60,7 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
   const te::Tensor* bias = c.has_input(2) ? &c.in(2) : nullptr;
   te::Tensor pad = zero_padded(c, x, g.ph, g.pw, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1,
                                (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
-  std::string tag = g.depthwise ? "depthwise_conv2d_blocked" : "conv2d_blocked";
+  te::OpClass tag = g.depthwise ? te::OpClass::DepthwiseConvBlocked : te::OpClass::ConvBlocked;
   return {te::compute(g.out_dims(), [&](const Indices& i) {
     std::vector<loop::ReduceAxis> axes;
     Expr n = i[0], kb = i[1], oh = i[2], ow = i[3], kc = i[4];

@@ -137,7 +137,7 @@ std::vector<te::Tensor> einsum_expr(ExprContext& c) {
   }, c.stage_name(A == T ? "" : "acc"), "einsum");
   if (A == T) return {acc};
   return {te::compute(od, [&](const Indices& oi) { return cast_to(acc(as_exprs(oi)), T); }, c.stage_name(""),
-                      "elemwise")};
+                      te::OpClass::Elementwise)};
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ te::Tensor ew(ExprContext& c, const Fn& f, bool legacy, int n_read) {
       else args.push_back(broadcast_read(c.in(n), idx));
     }
     return cast_to(f(args), out.dtype);
-  }, c.stage_name(""), "elemwise");
+  }, c.stage_name(""), te::OpClass::Elementwise);
 }
 
 ExprFn ew_fn(Fn f, bool legacy) {

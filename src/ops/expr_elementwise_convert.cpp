@@ -156,7 +156,7 @@ ExprFn quantize_fn() {
       q = loop::call("round", {q});
       if (c.has_input(2)) q = q + cast_to(read_quant_param(c, c.in(2), s, idx), DType::F64);
       return cast_to(q, out.dtype);  // saturating, NaN -> 0
-    }, c.stage_name(""), "elemwise")};
+    }, c.stage_name(""), te::OpClass::Elementwise)};
   };
 }
 
@@ -171,7 +171,7 @@ ExprFn dequantize_fn() {
       Expr v = cast_to(x(idx), wd);
       if (c.has_input(2)) v = v - cast_to(read_quant_param(c, c.in(2), s, idx), wd);
       return cast_to(v * cast_to(read_quant_param(c, s, s, idx), wd), out.dtype);
-    }, c.stage_name(""), "elemwise")};
+    }, c.stage_name(""), te::OpClass::Elementwise)};
   };
 }
 
@@ -201,7 +201,7 @@ std::vector<te::Tensor> dropout(ExprContext& c) {
   if (c.num_outputs() > 1) {
     const TensorType& mt = c.out(1);
     outs.push_back(te::compute(mt.dims, [&](const Indices&) { return loop::make_one({mt.dtype, 1}); },
-                               c.stage_name("mask"), "elemwise"));
+                               c.stage_name("mask"), te::OpClass::Elementwise));
   }
   return outs;
 }

@@ -151,7 +151,7 @@ void register_activations(OpRegistry& r) {
       }
       if (!is_signed(v.type().dtype)) return v;
       return select(v < 0, v * sl, v);
-    }, c.stage_name(""), "elemwise")};
+    }, c.stage_name(""), te::OpClass::Elementwise)};
   });
 
   // Clip: bounds from attributes before opset 11, from scalar inputs after.

@@ -39,7 +39,7 @@ ExprFn window_expr(Window w) {
       else if (w == Window::Hamming) y = f64(25.0 / 46.0) - f64(21.0 / 46.0) * loop::call("cos", {a});
       else y = (f64(0.42) - f64(0.5) * loop::call("cos", {a})) + f64(0.08) * loop::call("cos", {f64(2.0) * a});
       return cast_to(y, out.dtype);
-    }, c.stage_name(""), "elemwise")};
+    }, c.stage_name(""), te::OpClass::Elementwise)};
   };
 }
 
@@ -186,7 +186,7 @@ std::vector<te::Tensor> mel_expr(ExprContext& c) {
     Expr first = loop::select(loop::eq(m, l), loop::select(loop::eq(j, m), f64(1.0), f64(0.0)),
                               loop::select(j >= l && j <= m, up, f64(0.0)));
     return cast_to(loop::select(h > m && j >= m && j < h, down, first), out.dtype);
-  }, c.stage_name(""), "elemwise")};
+  }, c.stage_name(""), te::OpClass::Elementwise)};
 }
 
 }  // namespace

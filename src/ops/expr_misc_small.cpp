@@ -117,12 +117,12 @@ std::vector<te::Tensor> loss_expr(ExprContext& c, bool sce) {
     };
     auto rk = te::reduce_axis(C, "k");
     mx = te::compute(rd, [&](const Indices& i) { return te::max_of(to_f64(x(red_idx(i, rk.var))), {rk}); },
-                     c.stage_name("max"), "reduce");
+                     c.stage_name("max"), te::OpClass::Reduce);
     auto rk2 = te::reduce_axis(C, "k");
     se = te::compute(rd, [&](const Indices& i) {
       std::vector<Expr> bi = as_exprs(i);
       return te::sum(loop::call("exp", {to_f64(x(red_idx(i, rk2.var))) - mx(bi)}), {rk2});
-    }, c.stage_name("sumexp"), "reduce");
+    }, c.stage_name("sumexp"), te::OpClass::Reduce);
     lp = [&, mx, se](const std::vector<Expr>& idx) {
       std::vector<Expr> bi = {idx[0]};
       for (size_t d = 2; d < idx.size(); ++d) bi.push_back(idx[d]);
@@ -152,7 +152,7 @@ std::vector<te::Tensor> loss_expr(ExprContext& c, bool sce) {
     std::vector<Expr> ri;
     for (const auto& a : axes) ri.push_back(a.var);
     te::Tensor lsum = te::compute({}, [&](const Indices&) { return te::sum(elem(ri, false), axes); },
-                                  c.stage_name("lsum"), "reduce");
+                                  c.stage_name("lsum"), te::OpClass::Reduce);
     if (red == "sum") {
       outs.push_back(te::compute({}, [&](const Indices&) { return cast_to(lsum(std::vector<Expr>{}), dt); },
                                  c.stage_name("loss")));
@@ -162,7 +162,7 @@ std::vector<te::Tensor> loss_expr(ExprContext& c, bool sce) {
       std::vector<Expr> wi;
       for (const auto& a : axes2) wi.push_back(a.var);
       te::Tensor wsum = te::compute({}, [&](const Indices&) { return te::sum(elem(wi, true), axes2); },
-                                    c.stage_name("wsum"), "reduce");
+                                    c.stage_name("wsum"), te::OpClass::Reduce);
       outs.push_back(te::compute({}, [&](const Indices&) {
         return cast_to(lsum(std::vector<Expr>{}) / wsum(std::vector<Expr>{}), dt);
       }, c.stage_name("loss")));
@@ -193,9 +193,9 @@ std::vector<te::Tensor> dynamic_quantize_expr(ExprContext& c) {
   Expr zero = loop::float_imm(0.0f);
   // A rank-0 input is its own min and max (no reduction axes).
   te::Tensor lo = te::compute({}, [&](const Indices&) { return d.empty() ? x(li) : te::min_of(x(li), la); },
-                              c.stage_name("min"), "reduce");
+                              c.stage_name("min"), te::OpClass::Reduce);
   te::Tensor hi = te::compute({}, [&](const Indices&) { return d.empty() ? x(hi_i) : te::max_of(x(hi_i), ha); },
-                              c.stage_name("max"), "reduce");
+                              c.stage_name("max"), te::OpClass::Reduce);
   auto lo_v = [&] { return loop::min(lo(std::vector<Expr>{}), zero); };
   auto hi_v = [&] { return loop::max(hi(std::vector<Expr>{}), zero); };
   te::Tensor scale = te::compute({}, [&](const Indices&) { return (hi_v() - lo_v()) / loop::float_imm(255.0f); },

@@ -206,7 +206,7 @@ std::vector<te::Tensor> affine_grid_expr(ExprContext& c) {
     Expr acc = f64(0.0);
     for (int64_t j = 0; j <= r; ++j) acc = acc + to_f64(th(b, k, j)) * coord[static_cast<size_t>(j)];
     return cast_to(acc, out.dtype);
-  }, c.stage_name(""), "elemwise")};
+  }, c.stage_name(""), te::OpClass::Elementwise)};
 }
 
 // ---------------------------------------------------------------- RoiAlign

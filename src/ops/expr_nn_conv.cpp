@@ -40,9 +40,9 @@ Window conv_window(const ConvShape& cs, const Dims& x) {
   return g;
 }
 
-std::string conv_tag(int64_t nsp, bool depthwise) {
-  if (depthwise && nsp == 2) return "depthwise_conv2d";
-  return "conv" + std::to_string(nsp) + "d";
+te::StageTag conv_tag(int64_t nsp, bool depthwise) {
+  if (depthwise && nsp == 2) return {te::OpClass::Conv, "depthwise_conv2d"};
+  return {te::OpClass::Conv, "conv" + std::to_string(nsp) + "d"};
 }
 
 // pad[n, c, p...] = inside ? val(x[n, c, p - pb]) : 0, over the extent the windows read.
@@ -109,7 +109,7 @@ te::Tensor conv_stage(ExprContext& c, const te::Tensor& pad, const te::Tensor& w
 // A separate elementwise stage converting `t` to `out` (f32 -> f16 ...).
 te::Tensor cast_stage(ExprContext& c, const te::Tensor& t, DType out, const std::string& suffix = "") {
   return te::compute(t.shape(), [&](const Indices& i) { return store_as(t(as_exprs(i)), out); },
-                     c.stage_name(suffix), "elemwise");
+                     c.stage_name(suffix), te::OpClass::Elementwise);
 }
 
 // ---------------------------------------------------------------- Conv
@@ -191,7 +191,7 @@ std::vector<te::Tensor> qlinear_conv_expr(ExprContext& c) {
     Expr xs = param_or_zero(c, 1, zero, F64), ws = param_or_zero(c, 4, m, F64), ys = param_or_zero(c, 6, zero, F64);
     Expr v = cast_to(acc(as_exprs(i)), F64) * ((xs * ws) / ys);
     return requantize(v, param_or_zero(c, 7, zero, F64), yt);
-  }, c.stage_name("requant"), "elemwise")};
+  }, c.stage_name("requant"), te::OpClass::Elementwise)};
 }
 
 // ---------------------------------------------------------------- ConvTranspose
@@ -271,7 +271,7 @@ std::vector<te::Tensor> conv_transpose_expr(ExprContext& c) {
     Expr src = guard(all_of(conds), cast_to(w(widx), acc) * cast_to(x(xidx), acc), loop::make_zero({acc, 1}));
     Expr start = b ? cast_to((*b)(std::vector<Expr>{m}), acc) : loop::make_zero({acc, 1});
     return loop::reduce(loop::ReduceOp::Sum, src, axes, {}, start);
-  }, c.stage_name("conv_transpose"), "conv" + std::to_string(g.nsp) + "d_transpose", names);
+  }, c.stage_name("conv_transpose"), te::StageTag(te::OpClass::Conv, "conv" + std::to_string(g.nsp) + "d_transpose"), names);
   if (acc != out) y = cast_stage(c, y, out);
   return {y};
 }

@@ -51,7 +51,7 @@ te::Tensor matmul_stage(ExprContext& c, const te::Tensor& a, const te::Tensor& b
     bi.push_back(rk.var);
     if (!s.b_vec) bi.push_back(col);
     return te::sum(aval(row, a(ai)) * bval(col, b(bi)), {rk});
-  }, c.stage_name("matmul"), "matmul", names);
+  }, c.stage_name("matmul"), te::OpClass::MatMul, names);
 }
 
 DType check_numeric(const Node& n, DType t) {
@@ -72,7 +72,7 @@ std::vector<te::Tensor> matmul_expr(ExprContext& c) {
   te::Tensor y = matmul_stage(c, a, b, s, conv, conv);
   if (acc == out) return {y};
   return {te::compute(y.shape(), [&](const Indices& i) { return store_as(y(as_exprs(i)), out); }, c.stage_name(""),
-                      "elemwise")};
+                      te::OpClass::Elementwise)};
 }
 
 // ---------------------------------------------------------------- Gemm
@@ -94,7 +94,7 @@ std::vector<te::Tensor> gemm_expr(ExprContext& c) {
     Expr av = ta ? a(rk.var, i[0]) : a(i[0], rk.var);
     Expr bv = tb ? b(i[1], rk.var) : b(rk.var, i[1]);
     return te::sum(cast_to(av, acc) * cast_to(bv, acc), {rk});
-  }, c.stage_name("matmul"), "matmul", {"i", "j"});
+  }, c.stage_name("matmul"), te::OpClass::MatMul, {"i", "j"});
   const bool use_c = ct && beta != 0.0;
   if (is_float(out)) {
     if (alpha == 1.0 && !use_c && acc == out) return {prod};
@@ -107,7 +107,7 @@ std::vector<te::Tensor> gemm_expr(ExprContext& c) {
         v = v + (beta == 1.0 ? cv : loop::make_const({acc, 1}, beta) * cv);
       }
       return store_as(v, out);
-    }, c.stage_name(""), "elemwise", {"i", "j"})};
+    }, c.stage_name(""), te::OpClass::Elementwise, {"i", "j"})};
   }
   if (alpha == 1.0 && !use_c) return {prod};
   return {te::compute({M, N}, [&](const Indices& i) {
@@ -118,7 +118,7 @@ std::vector<te::Tensor> gemm_expr(ExprContext& c) {
     const loop::Type F64{DType::F64, 1};
     return cast_to(loop::make_const(F64, alpha) * cast_to(v, DType::F64) +
                    loop::make_const(F64, beta) * cast_to(cv, DType::F64), out);
-  }, c.stage_name(""), "elemwise", {"i", "j"})};
+  }, c.stage_name(""), te::OpClass::Elementwise, {"i", "j"})};
 }
 
 // ---------------------------------------------------------------- MatMulInteger, QLinearMatMul
@@ -168,7 +168,7 @@ std::vector<te::Tensor> qlinear_matmul_expr(ExprContext& c) {
     Expr ys = param_or_zero(c, 6, zero, F64);
     Expr v = cast_to(acc(idx), F64) * ((as * bs) / ys);
     return requantize(v, param_or_zero(c, 7, zero, F64), yt);
-  }, c.stage_name("requant"), "elemwise")};
+  }, c.stage_name("requant"), te::OpClass::Elementwise)};
 }
 
 }  // namespace

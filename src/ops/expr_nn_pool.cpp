@@ -134,7 +134,7 @@ std::vector<te::Tensor> max_pool_expr(ExprContext& c) {
   te::Tensor mx = te::compute(g.out_dims, [&](const Indices& i) {
     Taps t = window_taps(g, i);
     return te::max_of(guard(t.inside, value(x(x_index(i, t.pos))), float_lowest(A)), t.axes);
-  }, c.stage_name("max"), "pool", names);
+  }, c.stage_name("max"), te::OpClass::Pool, names);
 
   if (c.num_outputs() < 2) {
     if (!fl) return {mx};
@@ -146,7 +146,7 @@ std::vector<te::Tensor> max_pool_expr(ExprContext& c) {
       Expr has_nan = te::max_of(guard(t.inside, loop::select(ne(a, a), one, zero), zero), t.axes);
       Expr nan = loop::make_const(AT, std::numeric_limits<double>::quiet_NaN());
       return store_as(te::if_then_else(eq(m, inf), loop::select(has_nan > zero, nan, inf), m), dt);
-    }, c.stage_name(""), "pool", names)};
+    }, c.stage_name(""), te::OpClass::Pool, names)};
   }
 
   // First tap (row-major offset inside the plane) holding the result.
@@ -161,7 +161,7 @@ std::vector<te::Tensor> max_pool_expr(ExprContext& c) {
     Expr off = loop::int_imm(0);
     for (int64_t d = 0; d < g.nsp; ++d) off = off + t.pos[static_cast<size_t>(d)] * rstr[static_cast<size_t>(d)];
     return te::min_of(guard(t.inside, key * plane + off, loop::int_imm(none)), t.axes);
-  }, c.stage_name("argmax"), "pool", names);
+  }, c.stage_name("argmax"), te::OpClass::Pool, names);
 
   auto unravel = [&](const Expr& r) {
     std::vector<Expr> pos;
@@ -235,7 +235,7 @@ std::vector<te::Tensor> float_pool_expr(ExprContext& c, PoolKind kind) {
     Expr v = cast_to(x(x_index(i, t.pos)), F64);
     if (kind == PoolKind::Lp) v = lp_term(v, p);
     return te::sum(guard(t.inside, v, f64c(0)), t.axes);
-  }, c.stage_name(kind == PoolKind::Avg ? "sum" : "lp_sum"), "pool", names);
+  }, c.stage_name(kind == PoolKind::Avg ? "sum" : "lp_sum"), te::OpClass::Pool, names);
   return {te::compute(g.out_dims, [&](const Indices& i) {
     Expr a = acc(as_exprs(i));
     if (kind == PoolKind::Lp) return store_as(lp_finish(a, p), dt);
@@ -249,7 +249,7 @@ std::vector<te::Tensor> float_pool_expr(ExprContext& c, PoolKind kind) {
       count = d == 0 ? n : count * n;
     }
     return store_as(a / cast_to(count, F64), dt);
-  }, c.stage_name(""), "elemwise", names)};
+  }, c.stage_name(""), te::OpClass::Elementwise, names)};
 }
 
 // ---------------------------------------------------------------- global pools
@@ -290,7 +290,7 @@ std::vector<te::Tensor> global_pool_expr(ExprContext& c, GlobalKind kind) {
       auto ax = plane_axes();
       Expr a = cast_to(read(i, ax), A);
       return te::max_of(loop::select(ne(a, a), inf, a), ax);
-    }, c.stage_name("max"), "pool", names);
+    }, c.stage_name("max"), te::OpClass::Pool, names);
     return {te::compute(od, [&](const Indices& i) {
       Expr m = mx(as_exprs(i));
       auto ax = plane_axes();
@@ -299,19 +299,19 @@ std::vector<te::Tensor> global_pool_expr(ExprContext& c, GlobalKind kind) {
       Expr has_nan = te::max_of(loop::select(ne(a, a), one, zero), ax);
       Expr nan = loop::make_const(AT, std::numeric_limits<double>::quiet_NaN());
       return store_as(te::if_then_else(eq(m, inf), loop::select(has_nan > zero, nan, inf), m), dt);
-    }, c.stage_name(""), "pool", names)};
+    }, c.stage_name(""), te::OpClass::Pool, names)};
   }
   const DType F64 = DType::F64;
   te::Tensor acc = te::compute(od, [&](const Indices& i) {
     auto ax = plane_axes();
     Expr v = cast_to(read(i, ax), F64);
     return te::sum(kind == GlobalKind::Lp ? lp_term(v, p) : v, ax);
-  }, c.stage_name("sum"), "pool", names);
+  }, c.stage_name("sum"), te::OpClass::Pool, names);
   const double plane = static_cast<double>(numel_of(sp));
   return {te::compute(od, [&](const Indices& i) {
     Expr a = acc(as_exprs(i));
     return store_as(kind == GlobalKind::Lp ? lp_finish(a, p) : a / f64c(plane), dt);
-  }, c.stage_name(""), "elemwise", names)};
+  }, c.stage_name(""), te::OpClass::Elementwise, names)};
 }
 
 // ---------------------------------------------------------------- MaxUnpool

@@ -79,7 +79,7 @@ std::vector<te::Tensor> col2im_expr(ExprContext& c) {
   }, c.stage_name("col2im"), "col2im", names);
   if (out == F64) return {acc};
   return {te::compute(shape, [&](const Indices& i) { return store_as(acc(as_exprs(i)), out); }, c.stage_name(""),
-                      "elemwise", names)};
+                      te::OpClass::Elementwise, names)};
 }
 
 // ---------------------------------------------------------------- DeformConv
@@ -144,11 +144,11 @@ std::vector<te::Tensor> deform_conv_expr(ExprContext& c) {
     }
     Expr start = B ? f64((*B)(std::vector<Expr>{oc})) : fconst(0);
     return loop::reduce(loop::ReduceOp::Sum, f64(W(oc, rc, ry.var, rx.var)) * col, axes, {}, start);
-  }, c.stage_name("conv"), "conv2d", {"n", "k", "h", "w"});
+  }, c.stage_name("conv"), te::StageTag(te::OpClass::Conv, "conv2d"), {"n", "k", "h", "w"});
   const DType out = c.out(0).dtype;
   if (out == F64) return {conv};
   return {te::compute(conv.shape(), [&](const Indices& i) { return store_as(conv(as_exprs(i)), out); },
-                      c.stage_name(""), "elemwise", {"n", "k", "h", "w"})};
+                      c.stage_name(""), te::OpClass::Elementwise, {"n", "k", "h", "w"})};
 }
 
 }  // namespace

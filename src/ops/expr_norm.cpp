@@ -82,7 +82,7 @@ std::vector<te::Tensor> soft_expr(ExprContext& c, SoftKind kind) {
       Expr key = loop::select(hit, p.flat_position(rv), loop::int_imm(none));
       if (p.axes.empty()) return loop::min(loop::int_imm(none), key);
       return loop::reduce(ReduceOp::Min, key, rv);
-    }, c.stage_name("arg"), "reduce");
+    }, c.stage_name("arg"), te::OpClass::Reduce);
     return {te::compute(x.shape(), [&](const Indices& ii) {
       Idx i = as_exprs(ii);
       Expr pos = loop::int_imm(0);
@@ -266,7 +266,7 @@ std::vector<te::Tensor> group_norm_core(ExprContext& c, int64_t groups, bool per
       Idx in{o[0], o[1] * cpg + rv[0].var};
       for (size_t d = 1; d < rv.size(); ++d) in.push_back(rv[d].var);
       return loop::reduce(ReduceOp::Sum, f(in, as_exprs(o)), rv);
-    }, c.stage_name(nm), "reduce");
+    }, c.stage_name(nm), te::OpClass::Reduce);
   };
   te::Tensor s1 = group_sum([&](const Idx& in, const Idx&) { return f64(x(in)); }, "sum");
   te::Tensor mean = red::materialize({N, groups}, [&](const Idx& o) { return s1(o) / fconst(DType::F64, len); },
@@ -384,7 +384,7 @@ std::vector<te::Tensor> lrn_expr(ExprContext& c) {
     at[1] = j;
     Expr v = f64(x(at));
     return loop::reduce(ReduceOp::Sum, v * v, {r}, j >= 0 && j < C);
-  }, c.stage_name("sqsum"), "reduce");
+  }, c.stage_name("sqsum"), te::OpClass::Reduce);
   return {te::compute(x.shape(), [&](const Indices& ii) {
     Idx i = as_exprs(ii);
     Expr base = fconst(DType::F64, bias) + fconst(DType::F64, alpha / static_cast<double>(size)) * sq(i);

@@ -85,14 +85,14 @@ Expr reduce_at(const AxisPlan& p, loop::ReduceOp op, const std::function<Expr(co
 }
 
 te::Tensor reduce_stage(const AxisPlan& p, loop::ReduceOp op, const std::function<Expr(const std::vector<Expr>&)>& src,
-                        const std::string& name, const std::string& tag,
+                        const std::string& name, const te::StageTag& tag,
                         const std::function<Expr(const std::vector<Expr>&)>& cond) {
   return te::compute(p.out_dims(), [&](const Indices& i) { return reduce_at(p, op, src, as_exprs(i), cond); }, name,
                      tag);
 }
 
 te::Tensor materialize(const Dims& shape, const std::function<Expr(const std::vector<Expr>&)>& f,
-                       const std::string& name, const std::string& tag) {
+                       const std::string& name, const te::StageTag& tag) {
   return te::compute(shape, [&](const Indices& i) {
     return loop::reduce(loop::ReduceOp::Sum, f(as_exprs(i)), {te::reduce_axis(1, "one")});
   }, name, tag);
@@ -161,7 +161,7 @@ te::Tensor nan_extreme(ExprContext& c, const AxisPlan& p, const Src& src, DType 
   te::Tensor m = red::reduce_stage(p, is_max ? ReduceOp::Max : ReduceOp::Min, [&](const std::vector<Expr>& i) {
     Expr v = src(i);
     return loop::select(is_nan(v), fconst(t, inf), v);
-  }, c.stage_name(suffix), "reduce");
+  }, c.stage_name(suffix), te::OpClass::Reduce);
   return te::compute(p.out_dims(), [&](const Indices& i) {
     std::vector<Expr> o = as_exprs(i);
     Expr mv = m(o);
@@ -171,7 +171,7 @@ te::Tensor nan_extreme(ExprContext& c, const AxisPlan& p, const Src& src, DType 
     }, o);
     return loop::select(loop::eq(mv, fconst(t, inf)),
                         loop::select(nans > 0, fconst(t, NAN), mv), mv);
-  }, c.stage_name(suffix + "_nan"), "reduce");
+  }, c.stage_name(suffix + "_nan"), te::OpClass::Reduce);
 }
 
 std::vector<te::Tensor> reduce_expr(ExprContext& c, RK k) {
@@ -180,7 +180,7 @@ std::vector<te::Tensor> reduce_expr(ExprContext& c, RK k) {
   AxisPlan p = reduce_plan(c);
   const Dims od = p.out_dims();
   TESSERA_CHECK(od == c.out(0).dims, c.node.describe(), ": reduced dims ", dims_to_string(od), " differ from inference");
-  auto out_stage = [&](const std::function<Expr(const std::vector<Expr>&)>& f, const std::string& tag = "elemwise") {
+  auto out_stage = [&](const std::function<Expr(const std::vector<Expr>&)>& f, const te::StageTag& tag = te::OpClass::Elementwise) {
     return te::compute(od, [&](const Indices& i) { return cast_to(f(as_exprs(i)), T); }, c.stage_name("out"), tag);
   };
   auto xr = [&](const std::vector<Expr>& i) { return x(i); };

@@ -50,12 +50,12 @@ Expr reduce_at(const AxisPlan& p, loop::ReduceOp op, const std::function<Expr(co
                const std::vector<Expr>& out, const std::function<Expr(const std::vector<Expr>&)>& cond = nullptr);
 // A stage (materialized: it holds a reduction) of the plan's output dims.
 te::Tensor reduce_stage(const AxisPlan& p, loop::ReduceOp op, const std::function<Expr(const std::vector<Expr>&)>& src,
-                        const std::string& name, const std::string& tag = "reduce",
+                        const std::string& name, const te::StageTag& tag = te::OpClass::Reduce,
                         const std::function<Expr(const std::vector<Expr>&)>& cond = nullptr);
 // A compute stage that lowering materializes (a reduction over one point):
 // for per-row / per-channel values that consumers would otherwise recompute.
 te::Tensor materialize(const Dims& shape, const std::function<Expr(const std::vector<Expr>&)>& f,
-                       const std::string& name, const std::string& tag);
+                       const std::string& name, const te::StageTag& tag);
 // Reads t at row-major flat position `flat` (t's own dims).
 Expr read_flat(const te::Tensor& t, const Expr& flat);
 // Normalised axis; throws naming the node.

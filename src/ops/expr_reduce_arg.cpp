@@ -53,11 +53,11 @@ std::vector<te::Tensor> arg_expr(ExprContext& c, bool largest) {
       Expr hit = loop::select(loop::eq(v, m(p.stat_index(i))), last ? j : j + n, miss);
       return fl ? loop::select(is_nan(v), last ? j + n : j, hit) : hit;
     }, o);
-  }, c.stage_name("key"), "reduce");
+  }, c.stage_name("key"), te::OpClass::Reduce);
   return {te::compute(p.out_dims(), [&](const Indices& oi) {
     Expr kv = k(as_exprs(oi));
     return loop::select(kv >= n, kv - n, kv);
-  }, c.stage_name(""), "elemwise")};
+  }, c.stage_name(""), te::OpClass::Elementwise)};
 }
 
 // ---------------------------------------------------------------- CumSum / CumProd

@@ -21,7 +21,7 @@ using loop::Buffer;
 using loop::Stmt;
 using loop::Var;
 
-te::Tensor make(ExprContext& c, const Dims& dims, const std::function<Expr(const Idx&)>& f, const std::string& tag) {
+te::Tensor make(ExprContext& c, const Dims& dims, const std::function<Expr(const Idx&)>& f, const te::StageTag& tag) {
   return te::compute(dims, [&](const Indices& i) { return f(as_exprs(i)); }, c.stage_name(""), tag);
 }
 

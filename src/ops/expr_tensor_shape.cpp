@@ -14,7 +14,7 @@ namespace {
 using Out = std::vector<te::Tensor>;
 using Idx = std::vector<Expr>;
 
-te::Tensor make(ExprContext& c, const Dims& dims, const std::function<Expr(const Idx&)>& f, const std::string& tag,
+te::Tensor make(ExprContext& c, const Dims& dims, const std::function<Expr(const Idx&)>& f, const te::StageTag& tag,
                 const std::string& suffix = "") {
   return te::compute(dims, [&](const Indices& i) { return f(as_exprs(i)); }, c.stage_name(suffix), tag);
 }
@@ -128,7 +128,7 @@ Out trilu(ExprContext& c) {
     Expr diff = o[r - 1] - o[r - 2];
     Expr keep = upper ? diff >= k : diff <= k;
     return loop::select(keep, x(o), te::constant(x.dtype(), 0));
-  }, "elemwise")};
+  }, te::OpClass::Elementwise)};
 }
 
 Out reverse_sequence(ExprContext& c) {

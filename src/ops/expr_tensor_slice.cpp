@@ -16,7 +16,7 @@ namespace {
 using Out = std::vector<te::Tensor>;
 using Idx = std::vector<Expr>;
 
-te::Tensor make(ExprContext& c, const Dims& dims, const std::function<Expr(const Idx&)>& f, const std::string& tag,
+te::Tensor make(ExprContext& c, const Dims& dims, const std::function<Expr(const Idx&)>& f, const te::StageTag& tag,
                 const std::string& suffix = "") {
   return te::compute(dims, [&](const Indices& i) { return f(as_exprs(i)); }, c.stage_name(suffix), tag);
 }

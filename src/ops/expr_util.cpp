@@ -24,7 +24,7 @@ Expr cast_to(const Expr& e, DType d) {
 }
 
 te::Tensor elementwise(ExprContext& c, const std::function<Expr(const std::vector<Expr>&)>& f,
-                       const std::string& tag) {
+                       const te::StageTag& tag) {
   const TensorType& out = c.out(0);
   return te::compute(out.dims, [&](const Indices& i) {
     std::vector<Expr> idx = as_exprs(i), args;

@@ -22,7 +22,7 @@ Expr cast_to(const Expr& e, DType d);
 // One output of the node's inferred type, each element f(inputs read at the
 // broadcast position). Inputs that are absent are passed as undefined Exprs.
 te::Tensor elementwise(ExprContext& c, const std::function<Expr(const std::vector<Expr>&)>& f,
-                       const std::string& tag = "elemwise");
+                       const te::StageTag& tag = te::OpClass::Elementwise);
 
 // Registration of each family's expressions (one file each).
 void register_elementwise_exprs(OpRegistry& r);

@@ -47,7 +47,7 @@ std::vector<te::Tensor> input_expr(ExprContext& c) {
         }
       return sum;
     });
-  }, c.stage_name("winograd_in"), "winograd_input", {"p", "cb", "t", "l"})};
+  }, c.stage_name("winograd_in"), te::OpClass::WinogradInput, {"p", "cb", "t", "l"})};
 }
 
 std::vector<te::Tensor> gemm_expr(ExprContext& c) {
@@ -62,7 +62,7 @@ std::vector<te::Tensor> gemm_expr(ExprContext& c) {
     Expr rb = g.R > 1 ? Expr(axes[0].var) : loop::int_imm(0), ri = axes.back().var;
     Expr product = u(p, kb, rb, ri, kc) * v(p, group_block(g.groups, kb, rb), t, ri);
     return loop::reduce(loop::ReduceOp::Sum, product, axes, {}, loop::make_zero({DType::F32, 1}));
-  }, c.stage_name("winograd_gemm"), "conv2d_blocked", {"p", "kb", "t", "kc"})};
+  }, c.stage_name("winograd_gemm"), te::OpClass::ConvBlocked, {"p", "kb", "t", "kc"})};
 }
 
 std::vector<te::Tensor> output_expr(ExprContext& c) {
@@ -83,7 +83,7 @@ std::vector<te::Tensor> output_expr(ExprContext& c) {
         return sum;
       });
     });
-  }, c.stage_name("winograd_out"), "winograd_output", {"n", "kb", "h", "w", "kc"})};
+  }, c.stage_name("winograd_out"), te::OpClass::WinogradOutput, {"n", "kb", "h", "w", "kc"})};
 }
 
 }  // namespace

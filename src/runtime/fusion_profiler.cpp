@@ -133,7 +133,7 @@ fusion::FusionPlan plan_model_fusion(const Graph& g, const ExecutorOptions& opts
   po.fuse = opts.fusion;
   codegen::Isa isa = opts.isa == codegen::Isa::Host ? codegen::host_isa() : opts.isa;
   po.target = std::string(codegen::isa_name(isa)) + " r" + std::to_string(fusion::kCodegenRevision);
-  po.max_live = vector_bytes(isa) >= 64 ? 28 : 12;  // vector registers, a few kept for operands
+  po.machine = Target::for_isa(isa);
   std::unique_ptr<fusion::ProfileDb> db;
   if (opts.fusion && opts.fusion_profile) {
     db = std::make_unique<fusion::ProfileDb>(opts.fusion_db.empty() ? fusion::ProfileDb::default_path() : opts.fusion_db);

@@ -32,7 +32,7 @@ KernelResult compile_task(const compile::Task& t, const std::vector<const Schedu
     if ((sched = p->schedule_for(t))) break;
   compile::LoweredProgram lp;
   try {
-    lp = compile::lower_program(t.name, t.params, t.constant, t.outs, sched, vector_bytes(options.isa));
+    lp = compile::lower_program(t.name, t.params, t.constant, t.outs, sched, Target::for_isa(options.isa));
   } catch (const std::exception& e) {
     r.error = t.describe() + ": lowering failed: " + e.what();
     r.lowering_failed = true;

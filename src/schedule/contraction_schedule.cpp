@@ -25,10 +25,10 @@ struct Tile {
 };
 
 // Rows of a tile with `vectors` accumulators per row that fit the register
-// file (32 vector registers with AVX-512, 16 with AVX2; a few stay free for
-// operands), chosen to waste the fewest rows on `extent`.
+// budget (28 of 32 zmm registers with AVX-512, 12 of 16 ymm with AVX2: a few
+// stay free for operands), chosen to waste the fewest rows on `extent`.
 int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
-  int64_t budget = (target.vector_bytes >= 64 ? 28 : 12) / std::max<int64_t>(vectors, 1);
+  int64_t budget = target.register_budget() / std::max<int64_t>(vectors, 1);
   int64_t best = std::max<int64_t>(std::min(budget, extent), 1);
   int64_t best_waste = (extent + best - 1) / best * best - extent;
   for (int64_t m = budget; m >= std::max<int64_t>(budget / 2, 1); --m) {
@@ -38,22 +38,57 @@ int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
   return best;
 }
 
-// True for a blocked convolution [n, kb, h, w, kc] with an even number of
-// rows (8 or more) whose activations (inputs and output) outweigh its
-// weights: splitting its rows in halves keeps each thread on its own pixels;
-// where the weights weigh more, a split by output blocks has each thread
-// read only half of them.
-bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
+// True for a blocked convolution [n, kb, h, w, kc] (the layout its class
+// declares) with an even number of rows (8 or more) whose activations
+// (inputs and output) outweigh its weights: splitting its rows in halves
+// keeps each thread on its own pixels; where the weights weigh more, a split
+// by output blocks has each thread read only half of them.
+bool halves_possible(const te::Stage& st) {
   const Dims& shape = st.shapes[0];
-  if (st.tag.find("conv2d_blocked") == std::string::npos || shape.size() != 5 || st.axes[1].name() != "kb" ||
-      st.axes[2].name() != "h" || shape[2] % 2 != 0 || shape[2] < 8)
-    return false;
-  int64_t weights = 0, acts = numel_of(shape);
+  return te::is_blocked_conv(st.op_class) && shape.size() == 5 && shape[2] % 2 == 0 && shape[2] >= 2;
+}
+bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
+  if (!halves_possible(st) || st.shapes[0][2] < 8) return false;
+  int64_t weights = 0, acts = numel_of(st.shapes[0]);
   for (const te::Tensor& in : st.inputs())
     (target.constant_inputs.count(in.name()) ? weights : acts) += numel_of(in.shape());
   return acts >= weights;
 }
 
+// True for a convolution whose image every output channel reads alike (not
+// depthwise): its channels can be the tile's columns.
+bool shared_input(const te::Stage& st) {
+  bool shared = false;
+  for (const te::Tensor& in : st.inputs()) shared |= !reads_use(st, in.stage(), st.axes[1]);
+  return shared;
+}
+
+// The row axes a matrix product (or pool) may take: the axis before the
+// columns, and any other before it that the column operand (B) does not
+// depend on.
+std::vector<size_t> row_axes(const te::Stage& st, size_t col) {
+  const size_t rank = st.shapes[0].size();
+  std::vector<size_t> r;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    bool shared = true;
+    for (const te::Tensor& in : st.inputs())
+      if (reads_use(st, in.stage(), st.axes[col])) shared = shared && !reads_use(st, in.stage(), st.axes[d]);
+    if (shared || d == rank - 2) r.push_back(d);
+  }
+  return r;
+}
+
+// True for a blocked convolution whose block is one or two vectors: its
+// tile's columns are the block.
+bool blocked_tile(const te::Stage& st, int64_t lanes) {
+  const Dims& shape = st.shapes[0];
+  const size_t rank = shape.size();
+  return te::is_blocked_conv(st.op_class) && rank >= 3 && shape[rank - 1] % lanes == 0 && shape[rank - 1] <= 2 * lanes;
+}
+
+// The tile at `v` (today's heuristic for knobs left out); none when the
+// stage has no vector-wide tile or `v` is not a valid tile.
+//
 // Convolutions (NCHW output) vectorize output channels when some input (the
 // image) is read alike by every output channel and there are whole vectors
 // of channels, or many of them: a tile is a run of output pixels along the
@@ -62,52 +97,60 @@ bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
 // Otherwise (depthwise convolutions), and for matrix products and pools, the
 // columns are the innermost output axis and the rows the channel axis
 // (convolution) or the one before it.
-std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
+std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target, const KnobValues& v) {
   const Dims& shape = st.shapes[0];
-  size_t rank = shape.size();
-  int64_t lanes = lanes_of(target, st.dtypes[0]);
-  bool conv = st.tag.find("conv") != std::string::npos && rank >= 3;
+  const size_t rank = shape.size();
+  const int64_t lanes = lanes_of(target, st.dtypes[0]);
+  const bool conv = te::is_conv(st.op_class) && rank >= 3;
+  // The register budget holds the accumulators, and rows stay within the axis.
+  auto valid = [&](const Tile& t) -> std::optional<Tile> {
+    if (t.mr < 1 || t.mr > std::max<int64_t>(shape[t.row], 1) || t.nr < 1 || t.kb < 1) return std::nullopt;
+    if (t.mr * std::max<int64_t>(t.nr / lanes, 1) * t.kb > target.register_budget()) return std::nullopt;
+    return t;
+  };
   // Blocked convolutions ([N, Kb, H, W, b]): the block's lanes are the
   // columns, a run of output pixels along the width the rows; each tap
   // broadcasts one input value per row against one vector of packed weights.
-  // Two output blocks a tile when there are pairs of them (not depthwise:
-  // its blocks read different inputs): half the input reads per FMA, and
-  // enough accumulators on narrow images (7 pixels x 2 blocks).
-  if (conv && st.tag.find("_blocked") != std::string::npos && shape[rank - 1] % lanes == 0 &&
-      shape[rank - 1] <= 2 * lanes) {
+  // Two output blocks a tile (knob kb) when there are pairs of them (not
+  // depthwise: its blocks read different inputs): half the input reads per
+  // FMA, and enough accumulators on narrow images (7 pixels x 2 blocks).
+  if (blocked_tile(st, lanes)) {
     Tile t{rank - 2, rank - 1, 1, shape[rank - 1]};
-    bool pairs = shape[1] % 2 == 0 && st.tag.find("depthwise") == std::string::npos;
-    if (pairs) t.blk = 1, t.kb = 2;
-    t.mr = tile_rows(shape[rank - 2], t.kb * t.nr / lanes, target);
-    return t;
+    const bool depthwise = st.op_class == te::OpClass::DepthwiseConvBlocked;
+    t.kb = knob_or(v, "kb", shape[1] % 2 == 0 && !depthwise ? 2 : 1);
+    if (t.kb < 1 || shape[1] % t.kb != 0 || (depthwise && t.kb > 1)) return std::nullopt;
+    if (t.kb > 1) t.blk = 1;
+    t.mr = knob_or(v, "mr", tile_rows(shape[rank - 2], t.kb * t.nr / lanes, target));
+    return valid(t);
   }
   // Channel vectors need an input (the image) that every output channel
   // reads alike; a depthwise convolution reads one channel per output channel.
-  bool shared_input = false;
-  if (conv)
-    for (const te::Tensor& in : st.inputs()) shared_input |= !reads_use(st, in.stage(), st.axes[1]);
   // Many channels that are not whole vectors still vectorize, the last tile masked.
   const int64_t k = shape[1];
-  if (conv && shared_input && (k % lanes == 0 || k >= 4 * lanes)) {
+  const bool channels = knob_or(v, "channel_cols", conv && shared_input(st) && (k % lanes == 0 || k >= 4 * lanes));
+  if (channels) {
+    if (!conv || !shared_input(st)) return std::nullopt;
     Tile t{rank - 1, 1, 1, k % (2 * lanes) == 0 || k % lanes != 0 ? 2 * lanes : lanes};
-    t.mr = tile_rows(shape[rank - 1], t.nr / lanes, target);
-    return t;
+    t.nr = knob_or(v, "nr", t.nr / lanes) * lanes;
+    t.mr = knob_or(v, "mr", tile_rows(shape[rank - 1], t.nr / lanes, target));
+    return valid(t);
   }
   Tile t{conv ? 1 : rank - 2, rank - 1, 1, 1};
   // Matrix products take as rows the longest axis before the columns that
   // the column operand (B) does not depend on: batch axes over a shared B
   // ([128, 1, K] x [K, N]) are rows of one GEMM, not GEMVs re-reading B.
-  if (!conv)
-    for (size_t d = 0; d + 1 < rank; ++d) {
-      if (shape[d] <= shape[t.row]) continue;
-      bool shared = true;
-      for (const te::Tensor& in : st.inputs())
-        if (reads_use(st, in.stage(), st.axes[t.col])) shared = shared && !reads_use(st, in.stage(), st.axes[d]);
-      if (shared) t.row = d;
-    }
-  int64_t ej = shape[t.col];
+  if (!conv) {
+    const std::vector<size_t> rows = row_axes(st, t.col);
+    for (size_t d : rows)
+      if (shape[d] > shape[t.row]) t.row = d;
+    t.row = static_cast<size_t>(knob_or(v, "row", static_cast<int64_t>(t.row)));
+    if (std::find(rows.begin(), rows.end(), t.row) == rows.end()) return std::nullopt;
+  } else if (v.count("row")) {
+    return std::nullopt;
+  }
+  const int64_t ej = shape[t.col];
   if (ej < lanes / 2) return std::nullopt;
-  t.nr = ej >= 2 * lanes ? 2 * lanes : lanes;
+  t.nr = knob_or(v, "nr", ej >= 2 * lanes ? 2 : 1) * lanes;
   t.mr = tile_rows(shape[t.row], t.nr / lanes, target);
   // Matrix products with two vectors of columns: the rows that ran fastest
   // (8 with AVX-512: 16 accumulators, fewer streams of A than 14; 6 with AVX2:
@@ -117,8 +160,311 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target) {
   if (!conv && t.nr == 2 * lanes && rows >= preferred &&
       ((rows + preferred - 1) / preferred * preferred - rows) * 32 <= rows)
     t.mr = preferred;
-  return t;
+  t.mr = knob_or(v, "mr", t.mr);
+  return valid(t);
 }
+
+// The constant inputs (weights) the tile's columns do not read contiguously,
+// each with the dims to block: the column dim by nr, after (for B [K, N],
+// read a row per reduction step) the reduction dim as one block.
+struct Packing {
+  std::string input;
+  int kd = -1;  // the reduction dim made one block first; -1 for none
+  int64_t kd_extent = 0;
+  int d = -1;   // the column dim, split by nr
+};
+std::vector<Packing> packings(const te::Stage& st, const TargetInfo& target, const Tile& tile) {
+  std::vector<Packing> r;
+  for (const te::Tensor& in : st.inputs()) {
+    if (in.stage().kind != te::StageKind::Placeholder || !target.constant_inputs.count(in.name())) continue;
+    int d = dim_indexed_by(st, in.stage(), st.axes[tile.col]);
+    if (d < 0 || tile.nr <= 1) continue;
+    if (d == in.rank() - 1) {
+      // Columns already contiguous, but each step of the reduction moves a
+      // whole row of B on ([K, N]: one page per step for wide N): pack B into
+      // panels [N/nr, K, nr] (the reduction dim made one block, then the
+      // columns split) so a tile streams one contiguous panel.
+      const auto& raxes = st.body.as<loop::ReduceNode>()->axes;
+      int kd = raxes.size() == 1 ? dim_indexed_by(st, in.stage(), raxes[0].var) : -1;
+      if (kd < 0 || kd == d || in.dim(d) <= tile.nr) continue;
+      r.push_back({in.name(), kd, in.dim(kd), d});
+      continue;
+    }
+    r.push_back({in.name(), -1, 0, d});
+  }
+  return r;
+}
+
+// A: the input read in place as the product's left operand ([.., rows, K]),
+// which blocked products pack per block; "" for none.
+std::string left_operand(const te::Stage& st, const TargetInfo& target, const Tile& tile) {
+  const size_t rank = st.shapes[0].size();
+  std::string a;
+  for (const te::Tensor& in : st.inputs())
+    if (in.stage().kind == te::StageKind::Placeholder && !target.constant_inputs.count(in.name()) &&
+        in.rank() == static_cast<int>(rank) && dim_indexed_by(st, in.stage(), st.axes[tile.row]) == in.rank() - 2 &&
+        dim_indexed_by(st, in.stage(), st.body.as<loop::ReduceNode>()->axes[0].var) == in.rank() - 1)
+      a = in.name();
+  return a;
+}
+
+// Every choice of the rule for one stage.
+struct Contraction {
+  Tile tile;
+  bool pack = true;      // constant operands packed into panels
+  bool halves = false;   // a blocked convolution's rows in two halves outermost
+  bool unroll = true;    // the tile's rows unrolled
+  bool blocked = false;  // cache-blocked (GEMM)
+  GemmBlocks blocks;
+  std::string pack_a;    // A packed per block ("" for none)
+};
+
+// True when the product may be cache-blocked with the tile: no epilogue
+// (the blocked tiles accumulate in place), one block of output channels.
+bool can_block(const te::Stage& st, const Tile& t, const te::Stage* epilogue) {
+  return !epilogue && t.kb == 1 && st.op_class == te::OpClass::MatMul && gemm_blockable(st, {t.row, t.col, t.mr, t.nr});
+}
+
+// The choices at `v`; none when `v` is not valid.
+std::optional<Contraction> choose(const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue,
+                                  const KnobValues& v) {
+  std::optional<Tile> tile = choose_tile(st, target, v);
+  if (!tile) return std::nullopt;
+  Contraction c;
+  c.tile = *tile;
+  c.pack = knob_or(v, "pack", 1);
+  c.halves = knob_or(v, "halves", spatial_halves(st, target));
+  if (c.halves && !halves_possible(st)) return std::nullopt;
+  c.unroll = knob_or(v, "unroll", 1);
+  const GemmTile g{tile->row, tile->col, tile->mr, tile->nr};
+  const bool blockable = can_block(st, *tile, epilogue);
+  c.blocked = knob_or(v, "blocked", blockable && gemm_needs_blocking(st, g, target.planned));
+  if (!c.blocked) return c;
+  if (!blockable) return std::nullopt;
+  const GemmBlocks d = gemm_default_blocks(st, g, target.planned);
+  c.blocks = {knob_or(v, "kc", d.kc), knob_or(v, "mb", d.mb), knob_or(v, "nb", d.nb)};
+  if (!gemm_blocks_valid(st, g, c.blocks)) return std::nullopt;
+  if (knob_or(v, "pack_a", 1)) c.pack_a = left_operand(st, target, *tile);
+  return c;
+}
+
+// Whether the stage is one this rule tiles (before choosing a tile).
+bool contraction_stage(const te::Stage& st) {
+  const Dims& shape = st.shapes[0];
+  const bool pool = st.op_class == te::OpClass::Pool;  // window reductions: tiled like a contraction without weights
+  // F32; average pools accumulate in F64 (as the reference does).
+  const DType dt = st.dtypes[0];
+  if (shape.size() < 2 || !te::is_top_reduce(st) || !(dt == DType::F32 || (pool && dt == DType::F64))) return false;
+  if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum && !pool) return false;
+  return te::is_conv(st.op_class) || st.op_class == te::OpClass::MatMul || pool;
+}
+
+// Register tiling for contractions (GEMM, convolution): the output is
+// computed in mr x nr tiles accumulated in a local buffer (compute_at), the
+// columns vectorized and the rows unrolled, the reduction loops outside the
+// tile; the tiles run in parallel. The accumulator is a cache_write copy of
+// the stage, or, with an epilogue (a fused consumer, see epilogue_of), the
+// stage itself, finished by the epilogue tile by tile.
+void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue,
+                    const Contraction& c) {
+  const Dims& shape = st.shapes[0];
+  const Tile* tile = &c.tile;
+  size_t rank = shape.size();
+  const std::string& name = st.name;
+  // Constant inputs (weights) that the tile's columns do not read
+  // contiguously are packed once: the dimension the columns index is split
+  // by nr and its inner part moved last ([K, C, R, S] -> [K/nr, C, R, S, nr],
+  // B^T [N, K] -> [N/nr, K, nr]), so each tile row reads one vector.
+  bool cols_packed = false;  // some input's column dim split into panels of nr
+  if (c.pack)
+    for (const Packing& p : packings(st, target, *tile)) {
+      s.cache_read(p.input, name);
+      if (p.kd >= 0) s.layout(p.input + "." + name, p.kd, p.kd_extent);
+      s.layout(p.input + "." + name, p.d, tile->nr);
+      cols_packed = true;
+    }
+  // Large products: cache-blocked, the register tiles accumulating across
+  // blocks of the reduction, A's rows packed per block.
+  if (c.blocked) {
+    schedule_blocked_gemm(s, st, {tile->row, tile->col, tile->mr, tile->nr}, c.blocks, target.parallel_grain, c.pack_a);
+    return;
+  }
+  const te::Stage& tiled = epilogue ? *epilogue : st;
+  std::string local = epilogue ? name : name + ".local";
+  if (!epilogue) s.cache_write(name);
+  std::string I = tiled.axes[tile->row].name(), J = tiled.axes[tile->col].name();
+  // Rows (or columns) the tile does not divide: the last tile shifted back
+  // to end at the edge (recomputing a few) rather than every tile guarded,
+  // its vectors masked. (Guarded columns masked the accumulator's loads and
+  // stores too, which AVX2 runs slowly: ViT's attention scores [12x197x64]
+  // x [12x64x197], 1.40 ms guarded vs shifted.) Columns read from
+  // panels of nr stay guarded: a shifted tile would straddle two panels.
+  if (shape[tile->col] % tile->nr != 0 && shape[tile->col] > tile->nr && !cols_packed)
+    s.split_shift(tiled.name, J, tile->nr);
+  else
+    s.split(tiled.name, J, tile->nr);
+  if (shape[tile->row] % tile->mr != 0 && shape[tile->row] > tile->mr) s.split_shift(tiled.name, I, tile->mr);
+  else s.split(tiled.name, I, tile->mr);
+  std::string B = tiled.axes[tile->blk].name();
+  if (tile->kb > 1) s.split(tiled.name, B, tile->kb);
+  // Tile loops: the output axes in order, split axes by their outer part;
+  // then the tile's rows and columns.
+  std::vector<std::string> outer;
+  for (size_t d = 0; d < rank; ++d)
+    outer.push_back(d == tile->row   ? outer_name(I)
+                    : d == tile->col ? outer_name(J)
+                    : tile->kb > 1 && d == tile->blk ? outer_name(B)
+                                                     : tiled.axes[d].name());
+  // A matrix product walks the rows inside each column panel: consecutive
+  // tiles (one thread's chunk) reuse the same panel of B from cache instead
+  // of streaming all of B once per row of tiles. (Convolutions already have
+  // their channel tiles outside the pixel tiles; pools have no panel.)
+  if (tile->row < tile->col && st.op_class == te::OpClass::MatMul)
+    std::rotate(outer.begin() + static_cast<std::ptrdiff_t>(tile->row),
+                outer.begin() + static_cast<std::ptrdiff_t>(tile->col),
+                outer.begin() + static_cast<std::ptrdiff_t>(tile->col) + 1);
+  // Blocked convolutions over maps larger than their weights: the rows in
+  // two halves outermost, so with the thread pool's fixed runs each thread
+  // computes the same half of the image in every layer and reads what it
+  // wrote from its own cache. (With the output blocks outermost, every layer
+  // read half its input from the other core: MobileNetV2 at 2 threads, when
+  // this VM's cores are far apart — 450 ns round trips instead of 100 —
+  // 4.30 vs 3.90 ms; ResNet-50 26.1 vs 23.3 ms; alike otherwise.)
+  if (c.halves && outer[2] == tiled.axes[2].name()) {
+    const std::string hname = tiled.axes[2].name();
+    s.split(tiled.name, hname, shape[2] / 2);
+    outer[2] = inner_name(hname);
+    outer.insert(outer.begin() + 1, outer_name(hname));
+  }
+  std::vector<std::string> full = outer;
+  if (tile->kb > 1) full.push_back(inner_name(B));
+  full.push_back(inner_name(I));
+  full.push_back(inner_name(J));
+  s.reorder(tiled.name, full);
+  // With enough work the tile loops are fused and run in parallel; the
+  // accumulator is computed inside the innermost of them.
+  int64_t work = numel_of(shape) * std::max<int64_t>(reduce_extent(st), 1);
+  bool parallel = work >= target.parallel_grain;
+  std::string tile_loop = outer[0];
+  for (size_t k = 1; k < outer.size(); ++k) {
+    if (parallel) s.fuse(tiled.name, tile_loop, outer[k]);
+    tile_loop = parallel ? fused_name(tile_loop, outer[k]) : outer[k];
+  }
+  if (parallel) s.parallel(tiled.name, tile_loop);
+  s.compute_at(local, tiled.name, tile_loop);
+  // The accumulator keeps its columns innermost, so each row is one vector.
+  if (tile->col != rank - 1) s.layout(local, static_cast<int64_t>(tile->col), tile->nr);
+  // Inside the tile: reduction loops outermost, then rows (unrolled), columns (vectorized).
+  std::string AI = st.axes[tile->row].name(), AJ = st.axes[tile->col].name();
+  std::vector<std::string> lorder;
+  for (const auto& a : st.body.as<loop::ReduceNode>()->axes) lorder.push_back(a.var.name());
+  // A blocked convolution's input lanes (ri) innermost among the reductions:
+  // consecutive steps read the next channel of the same pixels and the next
+  // vector of weights, and no input value is reused across steps (kept
+  // live in registers by the compiler, it would push the accumulators out).
+  if (te::is_blocked_conv(st.op_class))
+    for (const auto& a : st.body.as<loop::ReduceNode>()->axes) {
+      bool lanes = false;
+      for (const te::Tensor& in : st.inputs()) lanes |= in.rank() > 1 && dim_indexed_by(st, in.stage(), a.var) == in.rank() - 1;
+      if (!lanes) continue;
+      lorder.erase(std::find(lorder.begin(), lorder.end(), a.var.name()));
+      lorder.push_back(a.var.name());
+    }
+  // Blocks inside rows: a row's broadcast input is used by its kb FMAs at
+  // once instead of kept live across them (register pressure).
+  lorder.push_back(AI);
+  if (tile->kb > 1) lorder.push_back(st.axes[tile->blk].name());
+  lorder.push_back(AJ);
+  s.reorder(local, lorder);
+  if (tile->kb > 1) s.unroll(local, st.axes[tile->blk].name());
+  if (c.unroll) s.unroll(local, AI);
+  s.vectorize(local, AJ);
+  // The tile's write-back (with its epilogue) unrolled too: constant indices
+  // into the accumulator keep it in registers.
+  if (tile->kb > 1) s.unroll(tiled.name, inner_name(B));
+  if (c.unroll) s.unroll(tiled.name, inner_name(I));
+  s.vectorize(tiled.name, inner_name(J));
+}
+
+// The rule's knobs: the tile (mr rows; nr columns in vectors; the row axis
+// of a product, channels or pixels as a convolution's columns; kb output
+// blocks of a blocked convolution), packing of constant operands, halves of
+// a blocked convolution's rows, unrolled rows, and for large products the
+// cache blocking (blocked, kc, mb, nb, pack_a).
+class ContractionRule final : public ScheduleRule {
+ public:
+  std::string_view name() const override { return "contraction"; }
+  std::vector<te::OpClass> op_classes() const override {
+    return {te::OpClass::MatMul, te::OpClass::Conv, te::OpClass::ConvBlocked, te::OpClass::DepthwiseConvBlocked,
+            te::OpClass::Pool};
+  }
+  bool applies(const te::Stage& st, const RuleContext& ctx) const override {
+    return contraction_stage(st) && choose(st, ctx.target, epilogue(st, ctx), {}).has_value();
+  }
+  std::vector<Knob> knobs(const te::Stage& st, const RuleContext& ctx) const override {
+    const te::Stage* epi = epilogue(st, ctx);
+    const Contraction c = *choose(st, ctx.target, epi, {});
+    const Tile& t = c.tile;
+    const Dims& shape = st.shapes[0];
+    const size_t rank = shape.size();
+    const int64_t lanes = lanes_of(ctx.target, st.dtypes[0]);
+    const bool blocked_conv = blocked_tile(st, lanes);
+    const bool conv = te::is_conv(st.op_class) && rank >= 3;
+    std::vector<Knob> k;
+    if (blocked_conv && st.op_class == te::OpClass::ConvBlocked) {
+      Knob kb{"kb", {1}, t.kb};
+      for (int64_t b : {2, 4})
+        if (shape[1] % b == 0) kb.values.push_back(b);
+      k.push_back(kb);
+    }
+    if (!blocked_conv && conv) {
+      Knob ch{"channel_cols", {}, t.col == 1};
+      if (shape[rank - 1] >= lanes / 2) ch.values.push_back(0);
+      if (shared_input(st)) ch.values.push_back(1);
+      k.push_back(ch);
+    }
+    if (!conv) {
+      Knob row{"row", {}, static_cast<int64_t>(t.row)};
+      for (size_t d : row_axes(st, t.col)) row.values.push_back(static_cast<int64_t>(d));
+      k.push_back(row);
+    }
+    if (!blocked_conv) {
+      Knob nr{"nr", {}, t.nr / lanes};
+      for (int64_t v = 1; v <= 4; ++v)
+        if ((v - 1) * lanes < shape[t.col]) nr.values.push_back(v);
+      k.push_back(nr);
+    }
+    Knob mr{"mr", {}, t.mr};
+    const int64_t max_mr = std::min<int64_t>(std::max<int64_t>(shape[t.row], 1), ctx.target.register_budget());
+    for (int64_t v = 1; v <= max_mr; ++v) mr.values.push_back(v);
+    k.push_back(mr);
+    if (!packings(st, ctx.target, t).empty()) k.push_back(switch_knob("pack", true));
+    if (halves_possible(st)) k.push_back(switch_knob("halves", c.halves));
+    k.push_back(switch_knob("unroll", true));
+    if (can_block(st, t, epi)) {
+      const GemmTile g{t.row, t.col, t.mr, t.nr};
+      const GemmBlocks d = gemm_default_blocks(st, g, ctx.target.planned);
+      k.push_back(switch_knob("blocked", c.blocked));
+      k.push_back({"kc", gemm_kc_values(st, d.kc), d.kc});
+      k.push_back({"mb", gemm_mb_values(st, g, d.mb), d.mb});
+      k.push_back({"nb", gemm_nb_values(st, g, d.nb), d.nb});
+      if (!left_operand(st, ctx.target, t).empty()) k.push_back(switch_knob("pack_a", true));
+    }
+    return k;
+  }
+  bool apply(Schedule& s, const te::Stage& st, const RuleContext& ctx, const KnobValues& values) const override {
+    const te::Stage* epi = epilogue(st, ctx);
+    std::optional<Contraction> c = choose(st, ctx.target, epi, values);
+    if (!c) return false;
+    schedule_tiles(s, st, ctx.target, epi, *c);
+    return true;
+  }
+  const te::Stage* epilogue(const te::Stage& st, const RuleContext& ctx) const override {
+    return epilogue_of(ctx.outputs, ctx.stages, st);
+  }
+  bool tiles_epilogue() const override { return true; }
+  Materialize materialize_inputs(const te::Stage&) const override { return Materialize::After; }
+};
 
 }  // namespace
 
@@ -158,162 +504,6 @@ const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::
   return sink;
 }
 
-// Register tiling for contractions (GEMM, convolution): the output is
-// computed in mr x nr tiles accumulated in a local buffer (compute_at), the
-// columns vectorized and the rows unrolled, the reduction loops outside the
-// tile; the tiles run in parallel. The accumulator is a cache_write copy of
-// the stage, or, with an epilogue (a fused consumer, see epilogue_of), the
-// stage itself, finished by the epilogue tile by tile.
-bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue) {
-  const Dims& shape = st.shapes[0];
-  bool pool = st.tag == "pool";  // window reductions (max, average): tiled like a contraction without weights
-  // F32; average pools accumulate in F64 (as the reference does).
-  const DType dt = st.dtypes[0];
-  if (shape.size() < 2 || !te::is_top_reduce(st) || !(dt == DType::F32 || (pool && dt == DType::F64))) return false;
-  if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum && !pool) return false;
-  if (st.tag.find("conv") == std::string::npos && st.tag.find("matmul") == std::string::npos && !pool) return false;
-  std::optional<Tile> tile = choose_tile(st, target);
-  if (!tile) return false;
-  size_t rank = shape.size();
-  const std::string& name = st.name;
-  // Constant inputs (weights) that the tile's columns do not read
-  // contiguously are packed once: the dimension the columns index is split
-  // by nr and its inner part moved last ([K, C, R, S] -> [K/nr, C, R, S, nr],
-  // B^T [N, K] -> [N/nr, K, nr]), so each tile row reads one vector.
-  bool cols_packed = false;  // some input's column dim split into panels of nr
-  for (const te::Tensor& in : st.inputs()) {
-    if (in.stage().kind != te::StageKind::Placeholder || !target.constant_inputs.count(in.name())) continue;
-    int d = dim_indexed_by(st, in.stage(), st.axes[tile->col]);
-    if (d < 0 || tile->nr <= 1) continue;
-    if (d == in.rank() - 1) {
-      // Columns already contiguous, but each step of the reduction moves a
-      // whole row of B on ([K, N]: one page per step for wide N): pack B into
-      // panels [N/nr, K, nr] (the reduction dim made one block, then the
-      // columns split) so a tile streams one contiguous panel.
-      const auto& raxes = st.body.as<loop::ReduceNode>()->axes;
-      int kd = raxes.size() == 1 ? dim_indexed_by(st, in.stage(), raxes[0].var) : -1;
-      if (kd < 0 || kd == d || in.dim(d) <= tile->nr) continue;
-      s.cache_read(in.name(), name);
-      s.layout(in.name() + "." + name, kd, in.dim(kd));
-      s.layout(in.name() + "." + name, d, tile->nr);
-      cols_packed = true;
-      continue;
-    }
-    s.cache_read(in.name(), name);
-    s.layout(in.name() + "." + name, d, tile->nr);
-    cols_packed = true;
-  }
-  // Large products: cache-blocked, the register tiles accumulating across
-  // blocks of the reduction, A's rows packed per block.
-  if (!epilogue && tile->kb == 1 && st.tag.find("matmul") != std::string::npos) {
-    GemmTile g{tile->row, tile->col, tile->mr, tile->nr};
-    if (std::optional<GemmBlocks> b = gemm_blocks(st, g, target.l2_bytes, target.l3_bytes)) {
-      std::string a;  // A: read in place, its rows by the row axis and its last dim by the reduction
-      for (const te::Tensor& in : st.inputs())
-        if (in.stage().kind == te::StageKind::Placeholder && !target.constant_inputs.count(in.name()) &&
-            in.rank() == static_cast<int>(rank) && dim_indexed_by(st, in.stage(), st.axes[tile->row]) == in.rank() - 2 &&
-            dim_indexed_by(st, in.stage(), st.body.as<loop::ReduceNode>()->axes[0].var) == in.rank() - 1)
-          a = in.name();
-      schedule_blocked_gemm(s, st, g, *b, target.parallel_grain, a);
-      return true;
-    }
-  }
-  const te::Stage& tiled = epilogue ? *epilogue : st;
-  std::string local = epilogue ? name : name + ".local";
-  if (!epilogue) s.cache_write(name);
-  std::string I = tiled.axes[tile->row].name(), J = tiled.axes[tile->col].name();
-  // Rows (or columns) the tile does not divide: the last tile shifted back
-  // to end at the edge (recomputing a few) rather than every tile guarded,
-  // its vectors masked. (Guarded columns masked the accumulator's loads and
-  // stores too, which AVX2 runs slowly: ViT's attention scores [12x197x64]
-  // x [12x64x197], 1.40 ms guarded vs shifted.) Columns read from
-  // panels of nr stay guarded: a shifted tile would straddle two panels.
-  if (shape[tile->col] % tile->nr != 0 && shape[tile->col] > tile->nr && !cols_packed)
-    s.split_shift(tiled.name, J, tile->nr);
-  else
-    s.split(tiled.name, J, tile->nr);
-  if (shape[tile->row] % tile->mr != 0 && shape[tile->row] > tile->mr) s.split_shift(tiled.name, I, tile->mr);
-  else s.split(tiled.name, I, tile->mr);
-  std::string B = tiled.axes[tile->blk].name();
-  if (tile->kb > 1) s.split(tiled.name, B, tile->kb);
-  // Tile loops: the output axes in order, split axes by their outer part;
-  // then the tile's rows and columns.
-  std::vector<std::string> outer;
-  for (size_t d = 0; d < rank; ++d)
-    outer.push_back(d == tile->row   ? outer_name(I)
-                    : d == tile->col ? outer_name(J)
-                    : tile->kb > 1 && d == tile->blk ? outer_name(B)
-                                                     : tiled.axes[d].name());
-  // A matrix product walks the rows inside each column panel: consecutive
-  // tiles (one thread's chunk) reuse the same panel of B from cache instead
-  // of streaming all of B once per row of tiles. (Convolutions already have
-  // their channel tiles outside the pixel tiles; pools have no panel.)
-  if (tile->row < tile->col && st.tag.find("matmul") != std::string::npos)
-    std::rotate(outer.begin() + static_cast<std::ptrdiff_t>(tile->row),
-                outer.begin() + static_cast<std::ptrdiff_t>(tile->col),
-                outer.begin() + static_cast<std::ptrdiff_t>(tile->col) + 1);
-  // Blocked convolutions over maps larger than their weights: the rows in
-  // two halves outermost, so with the thread pool's fixed runs each thread
-  // computes the same half of the image in every layer and reads what it
-  // wrote from its own cache. (With the output blocks outermost, every layer
-  // read half its input from the other core: MobileNetV2 at 2 threads, when
-  // this VM's cores are far apart — 450 ns round trips instead of 100 —
-  // 4.30 vs 3.90 ms; ResNet-50 26.1 vs 23.3 ms; alike otherwise.)
-  if (spatial_halves(st, target) && outer[2] == tiled.axes[2].name()) {
-    const std::string hname = tiled.axes[2].name();
-    s.split(tiled.name, hname, shape[2] / 2);
-    outer[2] = inner_name(hname);
-    outer.insert(outer.begin() + 1, outer_name(hname));
-  }
-  std::vector<std::string> full = outer;
-  if (tile->kb > 1) full.push_back(inner_name(B));
-  full.push_back(inner_name(I));
-  full.push_back(inner_name(J));
-  s.reorder(tiled.name, full);
-  // With enough work the tile loops are fused and run in parallel; the
-  // accumulator is computed inside the innermost of them.
-  int64_t work = numel_of(shape) * std::max<int64_t>(reduce_extent(st), 1);
-  bool parallel = work >= target.parallel_grain;
-  std::string tile_loop = outer[0];
-  for (size_t k = 1; k < outer.size(); ++k) {
-    if (parallel) s.fuse(tiled.name, tile_loop, outer[k]);
-    tile_loop = parallel ? fused_name(tile_loop, outer[k]) : outer[k];
-  }
-  if (parallel) s.parallel(tiled.name, tile_loop);
-  s.compute_at(local, tiled.name, tile_loop);
-  // The accumulator keeps its columns innermost, so each row is one vector.
-  if (tile->col != rank - 1) s.layout(local, static_cast<int64_t>(tile->col), tile->nr);
-  // Inside the tile: reduction loops outermost, then rows (unrolled), columns (vectorized).
-  std::string AI = st.axes[tile->row].name(), AJ = st.axes[tile->col].name();
-  std::vector<std::string> lorder;
-  for (const auto& a : st.body.as<loop::ReduceNode>()->axes) lorder.push_back(a.var.name());
-  // A blocked convolution's input lanes (ri) innermost among the reductions:
-  // consecutive steps read the next channel of the same pixels and the next
-  // vector of weights, and no input value is reused across steps (kept
-  // live in registers by the compiler, it would push the accumulators out).
-  if (st.tag.find("_blocked") != std::string::npos)
-    for (const auto& a : st.body.as<loop::ReduceNode>()->axes) {
-      bool lanes = false;
-      for (const te::Tensor& in : st.inputs()) lanes |= in.rank() > 1 && dim_indexed_by(st, in.stage(), a.var) == in.rank() - 1;
-      if (!lanes) continue;
-      lorder.erase(std::find(lorder.begin(), lorder.end(), a.var.name()));
-      lorder.push_back(a.var.name());
-    }
-  // Blocks inside rows: a row's broadcast input is used by its kb FMAs at
-  // once instead of kept live across them (register pressure).
-  lorder.push_back(AI);
-  if (tile->kb > 1) lorder.push_back(st.axes[tile->blk].name());
-  lorder.push_back(AJ);
-  s.reorder(local, lorder);
-  if (tile->kb > 1) s.unroll(local, st.axes[tile->blk].name());
-  s.unroll(local, AI);
-  s.vectorize(local, AJ);
-  // The tile's write-back (with its epilogue) unrolled too: constant indices
-  // into the accumulator keep it in registers.
-  if (tile->kb > 1) s.unroll(tiled.name, inner_name(B));
-  s.unroll(tiled.name, inner_name(I));
-  s.vectorize(tiled.name, inner_name(J));
-  return true;
-}
+std::unique_ptr<ScheduleRule> make_contraction_rule() { return std::make_unique<ContractionRule>(); }
 
 }  // namespace tessera::schedule

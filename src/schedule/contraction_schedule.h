@@ -4,9 +4,10 @@
 // cache-blocked (gemm_schedule.h).
 #pragma once
 
+#include <memory>
 #include <vector>
 
-#include "schedule/default_schedule.h"
+#include "schedule/schedule_rule.h"
 #include "te/tensor_expr.h"
 
 namespace tessera::schedule {
@@ -19,9 +20,9 @@ namespace tessera::schedule {
 const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
                              const te::Stage& st);
 
-// Schedules `st` (a sum-reduction tagged conv* or matmul*, or a pool) as
-// register tiles, finished by `epilogue` when not null; false when it is
-// not such a stage or has no vector-wide tile.
-bool schedule_contraction(Schedule& s, const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue);
+// The rule: `st` (a sum-reduction of class MatMul or a convolution, or a
+// pool) as register tiles, finished by its epilogue when it has one; large
+// products cache-blocked. Knobs in contraction_schedule.cpp.
+std::unique_ptr<ScheduleRule> make_contraction_rule();
 
 }  // namespace tessera::schedule

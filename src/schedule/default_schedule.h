@@ -1,29 +1,41 @@
-// Default schedules: for a tensor-expression program, the schedule each op
-// class gets when nothing better (a tuned record) is known. Rules are chosen
-// by the stage's tag (elemwise, reduce, matmul, conv2d ...), with a generic
-// rule for the rest.
+// Default schedules: for a tensor-expression program, the schedule the
+// rules (schedule_rule.h) give at their default points — today's heuristics
+// — when nothing better (a tuned record) is known; and the program's space
+// of schedules for a tuner: its knobs, the schedule at a point, samples.
 #pragma once
 
-#include <set>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "schedule/schedule.h"
+#include "schedule/schedule_rule.h"
+#include "schedule/target_info.h"
 #include "te/tensor_expr.h"
 
 namespace tessera::schedule {
 
-struct TargetInfo {
-  int vector_bytes = 64;          // 64 for AVX-512, 32 for AVX2
-  int64_t parallel_grain = 1 << 15;  // fewer operations than this stay on one thread
-  std::set<std::string> constant_inputs;  // placeholder names whose values are fixed (weights: packed once)
-  // Cache sizes the blocking of large matrix products plans for: a core's
-  // second level, and the share of the last level one product may count on.
-  int64_t l2_bytes = int64_t{1} << 20;
-  int64_t l3_bytes = int64_t{16} << 20;
-};
-
 // The default schedule for the program computing `outputs`.
 Schedule default_schedule(const std::vector<te::Tensor>& outputs, const TargetInfo& target = {});
+
+// One stage's place in a program's space: the rule that schedules it and its knobs.
+struct StageSpace {
+  std::string stage;
+  std::string rule;
+  std::vector<Knob> knobs;
+};
+// The knobs of every stage the default schedule of `outputs` schedules, in
+// the order it schedules them.
+std::vector<StageSpace> space_of(const std::vector<te::Tensor>& outputs, const TargetInfo& target);
+// The schedule at `point`; nullopt when some value is invalid, or names a
+// stage or knob the schedule does not have.
+std::optional<Schedule> schedule_at(const std::vector<te::Tensor>& outputs, const TargetInfo& target,
+                                    const SchedulePoint& point);
+// `n` random valid points (each knob uniform over its values), the default
+// point first, without repeats; fewer when the space is smaller or valid
+// points are rare.
+std::vector<SchedulePoint> schedule_candidates(const std::vector<te::Tensor>& outputs, const TargetInfo& target,
+                                               int n, std::mt19937_64& rng);
 
 }  // namespace tessera::schedule

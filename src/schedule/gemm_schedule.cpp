@@ -2,6 +2,7 @@
 #include "schedule/gemm_schedule.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace tessera::schedule {
 
@@ -28,25 +29,66 @@ int64_t block_steps(int64_t k, int64_t max_kc) {
 
 }  // namespace
 
-std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile, int64_t l2_bytes, int64_t l3_bytes) {
-  if (!te::is_top_reduce(st)) return std::nullopt;
+bool gemm_blockable(const te::Stage& st, const GemmTile& tile) {
+  if (!te::is_top_reduce(st)) return false;
   const auto& raxes = st.body.as<loop::ReduceNode>()->axes;
   const int64_t* kp = raxes.size() == 1 ? loop::as_const_int(raxes[0].extent) : nullptr;
   const Dims& shape = st.shapes[0];
   const size_t rank = shape.size();
-  if (!kp || rank < 2 || tile.row != rank - 2 || tile.col != rank - 1) return std::nullopt;
-  const int64_t k = *kp, m = shape[tile.row], n = shape[tile.col];
+  if (!kp || rank < 2 || tile.row != rank - 2 || tile.col != rank - 1) return false;
   // Whole column tiles (a partial one would read B's columns clamped, not as
   // vectors); a partial last row tile is guarded, its rows past the end
   // computed on clamped rows of A and not written.
-  if (n % tile.nr != 0) return std::nullopt;
+  return shape[tile.col] % tile.nr == 0;
+}
+
+namespace {
+
+// The reduction's extent K of a blockable product.
+int64_t reduction_steps(const te::Stage& st) {
+  return *loop::as_const_int(st.body.as<loop::ReduceNode>()->axes[0].extent);
+}
+
+// `values` with `extra` added, sorted, without repeats.
+std::vector<int64_t> with_value(std::vector<int64_t> values, int64_t extra) {
+  values.push_back(extra);
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+// Powers of two below `n`, then n.
+std::vector<int64_t> powers_up_to(int64_t n) {
+  std::vector<int64_t> v;
+  for (int64_t p = 1; p < n; p *= 2) v.push_back(p);
+  v.push_back(n);
+  return v;
+}
+
+}  // namespace
+
+bool gemm_needs_blocking(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches) {
+  const int64_t k = reduction_steps(st), m = st.shapes[0][tile.row];
   const int64_t esize = static_cast<int64_t>(dtype_size(st.dtypes[0]));
   // The plain schedule re-reads A once per column panel and a whole K x nr
   // panel of B once per row tile: fine while both stay in cache. A shares
   // the last level with B, C, the other cores and other tenants, so it may
   // fill half of it. (2048 x 2048, A 16 MiB: plain 42-57 ms at 2 threads as
   // the machine got busier, blocked 42-46; at 1 thread 105 vs 87 ms.)
-  if (2 * m * k * esize <= l3_bytes && k * tile.nr * esize <= l2_bytes / 2) return std::nullopt;
+  return !(2 * m * k * esize <= caches.l3 && k * tile.nr * esize <= caches.l2 / 2);
+}
+
+std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches) {
+  if (!gemm_blockable(st, tile) || !gemm_needs_blocking(st, tile, caches)) return std::nullopt;
+  return gemm_default_blocks(st, tile, caches);
+}
+
+GemmBlocks gemm_default_blocks(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches) {
+  const Dims& shape = st.shapes[0];
+  const size_t rank = shape.size();
+  const int64_t k = reduction_steps(st), m = shape[tile.row], n = shape[tile.col];
+  const int64_t esize = static_cast<int64_t>(dtype_size(st.dtypes[0]));
+  const int64_t l2_bytes = caches.l2;
   GemmBlocks b;
   // A tile's kc x nr slice of B in an eighth of L2, where the row tiles of
   // the task reuse it; the task's packed A block (mb * mr rows x kc) about
@@ -76,6 +118,27 @@ std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile,
   const int64_t col_blocks = std::min<int64_t>((kMinTasks + tasks - 1) / tasks, panels);
   b.nb = (panels + col_blocks - 1) / col_blocks;
   return b;
+}
+
+std::vector<int64_t> gemm_kc_values(const te::Stage& st, int64_t default_kc) {
+  const int64_t k = reduction_steps(st);
+  std::vector<int64_t> v;
+  for (int64_t kc = 16; kc < k; kc *= 2) v.push_back(kc);
+  v.push_back(k);
+  return with_value(v, default_kc);
+}
+
+std::vector<int64_t> gemm_mb_values(const te::Stage& st, const GemmTile& tile, int64_t default_mb) {
+  return with_value(powers_up_to((st.shapes[0][tile.row] + tile.mr - 1) / tile.mr), default_mb);
+}
+
+std::vector<int64_t> gemm_nb_values(const te::Stage& st, const GemmTile& tile, int64_t default_nb) {
+  return with_value(powers_up_to(st.shapes[0][tile.col] / tile.nr), default_nb);
+}
+
+bool gemm_blocks_valid(const te::Stage& st, const GemmTile& tile, const GemmBlocks& b) {
+  const int64_t row_tiles = (st.shapes[0][tile.row] + tile.mr - 1) / tile.mr, panels = st.shapes[0][tile.col] / tile.nr;
+  return b.kc >= 1 && b.kc <= reduction_steps(st) && b.mb >= 1 && b.mb <= row_tiles && b.nb >= 1 && b.nb <= panels;
 }
 
 void schedule_blocked_gemm(Schedule& s, const te::Stage& st, const GemmTile& tile, const GemmBlocks& blocks,

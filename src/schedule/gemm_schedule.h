@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "schedule/schedule.h"
+#include "support/target.h"
 #include "te/tensor_expr.h"
 
 namespace tessera::schedule {
@@ -30,13 +32,27 @@ struct GemmBlocks {
   int64_t kc = 0, mb = 1, nb = 1;
 };
 
-// The blocks for `st` (a matrix product with one reduction axis, its rows
-// and columns the last two output axes, the columns whole tiles) on a core with
-// `l2_bytes` of second-level cache and `l3_bytes` of last-level cache to
-// count on; none when the plain register-tiled schedule keeps its streams
-// in cache (A within half of l3_bytes, a K x nr panel of B within half of
-// l2_bytes).
-std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile, int64_t l2_bytes, int64_t l3_bytes);
+// True when `st` can be blocked with `tile`: a matrix product with one
+// constant reduction axis, its rows and columns the last two output axes,
+// the columns whole tiles.
+bool gemm_blockable(const te::Stage& st, const GemmTile& tile);
+// True when the plain register-tiled schedule of a blockable `st` would not
+// keep its streams in `caches` (A beyond half of the last level, or a K x nr
+// panel of B beyond half of L2).
+bool gemm_needs_blocking(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches);
+// The blocks of a blockable `st` for `caches` (today's heuristic, below).
+GemmBlocks gemm_default_blocks(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches);
+// The blocks when `st` is blockable and needs blocking; none otherwise.
+std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches);
+
+// Candidate values of the blocking knobs for a blockable `st`: kc (powers
+// of two from 16, K), mb (row tiles per task) and nb (column panels per
+// task) (powers of two, all of them), each with its default.
+std::vector<int64_t> gemm_kc_values(const te::Stage& st, int64_t default_kc);
+std::vector<int64_t> gemm_mb_values(const te::Stage& st, const GemmTile& tile, int64_t default_mb);
+std::vector<int64_t> gemm_nb_values(const te::Stage& st, const GemmTile& tile, int64_t default_nb);
+// True when `b` is a valid blocking of `st` (each block count within its extent).
+bool gemm_blocks_valid(const te::Stage& st, const GemmTile& tile, const GemmBlocks& b);
 
 // Schedules `st` (computed at root, written in place: no epilogue) with the
 // blocks; `pack_a` names the input read as A ([.., rows, K], packed per

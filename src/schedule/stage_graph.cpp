@@ -120,7 +120,7 @@ std::vector<Tensor> cache_write(const std::vector<Tensor>& outputs, const std::s
   Tensor local_t(local, 0);
   Tensor copy = te::compute(
       s->shapes[0], [&](const te::Indices& i) { return local_t(std::vector<loop::Expr>(i.begin(), i.end())); }, name,
-      s->tag, axis_names);
+      te::StageTag(s->op_class, s->tag), axis_names);
   return replace_stages(outputs, {{s.get(), copy.stage_ptr()}});
 }
 
@@ -189,7 +189,7 @@ std::vector<Tensor> rfactor(const std::vector<Tensor>& outputs, const std::strin
     for (size_t d = 0; d < s->axes.size(); ++d) map[s->axes[d].node()] = i[d];
     loop::Expr init = red->init.defined() ? loop::substitute(red->init, map) : loop::Expr();
     return loop::reduce(red->op, rf(idx), {lane}, loop::Expr(), init);
-  }, name, s->tag, names.size() > 1 ? std::vector<std::string>(names.begin(), names.end() - 1) : std::vector<std::string>{});
+  }, name, te::StageTag(s->op_class, s->tag), names.size() > 1 ? std::vector<std::string>(names.begin(), names.end() - 1) : std::vector<std::string>{});
   return replace_stages(outputs, {{s.get(), combined.stage_ptr()}});
 }
 

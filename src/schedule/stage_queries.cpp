@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include <map>
+#include <set>
+
 #include "loop/visitor.h"
 
 namespace tessera::schedule {
@@ -71,6 +74,161 @@ int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v)
   f.v = &v;
   f.visit(st.body);
   return f.dim < 0 ? -1 : f.dim;
+}
+
+// True when every read of the stage is at its own output position in a
+// tensor of its own shape (elementwise on equal shapes): the fused index
+// then addresses every tensor alike and vectors are contiguous.
+bool reads_in_place(const te::Stage& st) {
+  struct Checker : loop::IRVisitor {
+    const te::Stage* st;
+    bool ok = true;
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      auto* p = static_cast<const te::Stage*>(op->producer.get());
+      bool same = p->shapes[static_cast<size_t>(op->value_index)] == st->shapes[0] && op->indices.size() == st->axes.size();
+      for (size_t d = 0; same && d < op->indices.size(); ++d)  // a dim of 1 may be read at 0
+        same = loop::equal(op->indices[d], st->axes[d]) ||
+               (st->shapes[0][d] == 1 && loop::is_const_int(op->indices[d], 0));
+      ok = ok && same;
+      IRVisitor::visit(op);
+    }
+  } c;
+  c.st = &st;
+  c.visit(st.body);
+  return c.ok;
+}
+
+// True when the stage's formula has a guarded select (if_then_else).
+bool has_guard(const te::Stage& st) {
+  struct Finder : loop::IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const loop::SelectNode* op) override {
+      found |= te::is_guard(op->cond);
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.visit(st.body);
+  return f.found;
+}
+
+// True when the stage is split into whole vectors of its last axis and no
+// guard of its formula reads that axis: each guard is one test per vector.
+bool lane_uniform_guards(const te::Stage& st, const TargetInfo& target) {
+  const int64_t lanes = lanes_of(target, st.dtypes[0]);
+  if (st.shapes[0].size() < 2 || st.shapes[0].back() % lanes != 0) return false;
+  struct Finder : loop::IRVisitor {
+    const loop::VarNode* last;
+    bool in_guard = false, found = false;
+    using IRVisitor::visit;
+    void visit(const loop::SelectNode* op) override {
+      bool saved = in_guard;
+      in_guard = te::is_guard(op->cond);
+      visit(op->cond);
+      in_guard = saved;
+      visit(op->true_value);
+      visit(op->false_value);
+    }
+    void visit(const loop::VarNode* op) override { found |= in_guard && op == last; }
+  } f;
+  f.last = st.axes.back().node();
+  f.visit(st.body);
+  return !f.found;
+}
+
+// True when a stage is cheap enough to recompute at every read of a
+// contraction's inner loop: with the stages inlined into it, one read of
+// memory besides scalars, a few arithmetic operations, no selects (padding, concatenation)
+// or calls; with `value_selects`, selects between values (a Clip's) count as
+// operations and up to six are allowed (a few taps per input, not a GEMM's K).
+bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st, bool value_selects) {
+  struct Counter : loop::IRVisitor {
+    const std::vector<te::Tensor>* outputs;
+    std::set<const te::Stage*> loaded;  // tensors read (a clamp reads its input thrice, one load)
+    int ops = 0;
+    bool select = false;
+    using IRVisitor::visit;
+    void visit(const loop::ProducerLoadNode* op) override {
+      auto* p = static_cast<const te::Stage*>(op->producer.get());
+      if (p->kind == te::StageKind::Compute && !is_output(*outputs, p) && !te::has_reduce(p->body))
+        visit(p->body);  // inlined where it is read
+      else if (numel_of(p->shapes[0]) > 1)
+        loaded.insert(p);  // (a scalar, Clip's bounds, stays in a register)
+      IRVisitor::visit(op);
+    }
+    void visit(const loop::BinaryNode* op) override {
+      ++ops;
+      IRVisitor::visit(op);
+    }
+    void visit(const loop::SelectNode* op) override {
+      if (value_selects && !te::is_guard(op->cond)) ++ops;  // a clamp's select is one more operation
+      else select = true;
+      IRVisitor::visit(op);
+    }
+    void visit(const loop::CallNode* op) override {
+      select = true;
+      IRVisitor::visit(op);
+    }
+    bool value_selects = false;
+  } c;
+  c.value_selects = value_selects;
+  c.outputs = &outputs;
+  c.visit(st.body);
+  return !c.select && c.loaded.size() <= 1 && c.ops <= (value_selects ? 6 : 2);
+}
+
+// True when the schedule already materializes the stage.
+bool rooted(const Schedule& s, const std::string& stage) {
+  for (const Step& step : s.steps)
+    if (step.kind == StepKind::ComputeRoot && step.stage == stage) return true;
+  return false;
+}
+
+// Stages to materialize in a program: inlined stages that several stages read (a fused block's shared values:
+// a concatenation feeding two reshapes, a mask used twice) or that a reader
+// broadcasts are materialized once unless cheap, instead of being recomputed
+// at every read — except inside a contraction's epilogue, which stays
+// inlined into its output.
+std::vector<const te::Stage*> shared_stages(const std::vector<te::Tensor>& outputs,
+                                            const std::vector<te::StagePtr>& stages,
+                                            const std::set<const te::Stage*>& tiled) {
+  std::map<const te::Stage*, int> readers;
+  for (const te::StagePtr& st : stages)
+    for (const te::Tensor& in : st->inputs()) ++readers[&in.stage()];
+  std::set<const te::Stage*> in_epilogue(tiled.begin(), tiled.end());
+  for (const te::StagePtr& st : stages)  // producers first: the chains below tiled contractions
+    for (const te::Tensor& in : st->inputs())
+      if (in_epilogue.count(&in.stage()) && !te::has_reduce(st->body)) in_epilogue.insert(st.get());
+  // Stages whose formula picks between inputs by position (concatenation,
+  // padding) are materialized when another such stage reads them, directly
+  // or through inlined stages: nested picks evaluate every branch per lane.
+  std::set<const te::Stage*> picks_below;  // inlined stages that read a pick through inlined stages
+  std::set<const te::Stage*> nested;       // picks read by a later pick
+  for (const te::StagePtr& st : stages) {
+    bool reads_pick = false;
+    for (const te::Tensor& in : st->inputs()) reads_pick |= picks_below.count(&in.stage()) > 0;
+    if (reads_pick && has_guard(*st))
+      for (const te::Tensor& in : st->inputs())
+        if (picks_below.count(&in.stage())) nested.insert(&in.stage());
+    bool inlined = st->kind == te::StageKind::Compute && !is_output(outputs, st.get()) && !te::has_reduce(st->body);
+    if (inlined && (has_guard(*st) || reads_pick)) picks_below.insert(st.get());
+  }
+  // Stages a reader broadcasts (a layer norm's 1/sqrt(var + eps) per row,
+  // read by every element of the row) would be recomputed per element read.
+  std::set<const te::Stage*> broadcast;
+  for (const te::StagePtr& st : stages)
+    for (const te::Tensor& in : st->inputs())
+      if (numel_of(st->shapes[0]) >= 4 * numel_of(in.stage().shapes[0])) broadcast.insert(&in.stage());
+  std::vector<const te::Stage*> r;
+  for (const te::StagePtr& st : stages) {
+    bool recomputed = readers[st.get()] >= 2 || nested.count(st.get()) || broadcast.count(st.get());
+    if (st->kind != te::StageKind::Compute || !recomputed || is_output(outputs, st.get()) || te::has_reduce(st->body) ||
+        in_epilogue.count(st.get()) || cheap_prologue(outputs, *st))
+      continue;
+    r.push_back(st.get());
+  }
+  return r;
 }
 
 }  // namespace tessera::schedule

@@ -1,12 +1,15 @@
-// Questions the default schedules ask of a stage: is it an output, how many
-// lanes its type has, how long its reduction is, which reads index with
-// which variables.
+// Questions the schedule rules ask of a stage and its program: is it an
+// output, how many lanes its type has, how long its reduction is, which reads
+// index with which variables, which stages to materialize.
 #pragma once
 
 #include <cstdint>
+#include <set>
+#include <string>
 #include <vector>
 
-#include "schedule/default_schedule.h"
+#include "schedule/schedule.h"
+#include "schedule/target_info.h"
 #include "te/tensor_expr.h"
 
 namespace tessera::schedule {
@@ -22,5 +25,26 @@ bool reads_use(const te::Stage& st, const te::Stage& in, const loop::Var& v);
 // The dimension of `in` that every read of it in `st` indexes with exactly
 // `v`; -1 when none does or the reads disagree.
 int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v);
+
+// True when every read of the stage is at its own output position in a
+// tensor of its own shape (elementwise on equal shapes).
+bool reads_in_place(const te::Stage& st);
+// True when the stage's formula has a guarded select (if_then_else).
+bool has_guard(const te::Stage& st);
+// True when the stage is split into whole vectors of its last axis and no
+// guard of its formula reads that axis: each guard is one test per vector.
+bool lane_uniform_guards(const te::Stage& st, const TargetInfo& target);
+// True when a stage is cheap enough to recompute at every read of a
+// contraction's inner loop (see the definition); with `value_selects`,
+// selects between values count as operations.
+bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st, bool value_selects = false);
+// True when the schedule already materializes the stage (compute_root).
+bool rooted(const Schedule& s, const std::string& stage);
+// Inlined stages of the program worth materializing once (read by several
+// stages, by a nested pick, or broadcast), outside the epilogues of the
+// `tiled` contractions.
+std::vector<const te::Stage*> shared_stages(const std::vector<te::Tensor>& outputs,
+                                            const std::vector<te::StagePtr>& stages,
+                                            const std::set<const te::Stage*>& tiled);
 
 }  // namespace tessera::schedule

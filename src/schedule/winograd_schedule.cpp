@@ -2,15 +2,50 @@
 #include "schedule/winograd_schedule.h"
 
 #include "ops/winograd.h"
+#include "schedule/contraction_schedule.h"
+#include "schedule/stage_queries.h"
 
 namespace tessera::schedule {
 
+namespace {
+
+bool is_transform(const te::Stage& st, const te::Stage& tiled, int64_t lanes) {
+  const bool input = st.op_class == te::OpClass::WinogradInput;
+  return (input || st.op_class == te::OpClass::WinogradOutput) && tiled.axes.size() == (input ? 4u : 5u) &&
+         tiled.shapes[0].back() == lanes;
+}
+
+class WinogradRule final : public ScheduleRule {
+ public:
+  std::string_view name() const override { return "winograd"; }
+  std::vector<te::OpClass> op_classes() const override {
+    return {te::OpClass::WinogradInput, te::OpClass::WinogradOutput};
+  }
+  bool takes_inlined() const override { return true; }
+  bool applies(const te::Stage& st, const RuleContext& ctx) const override {
+    const te::Stage* sink = epilogue(st, ctx);
+    return (sink || is_output(ctx.outputs, &st)) && is_transform(st, sink ? *sink : st, lanes_of(ctx.target, DType::F32));
+  }
+  std::vector<Knob> knobs(const te::Stage&, const RuleContext&) const override { return {}; }
+  bool apply(Schedule& s, const te::Stage& st, const RuleContext& ctx, const KnobValues&) const override {
+    const te::Stage* sink = epilogue(st, ctx);
+    return schedule_winograd_transform(s, st, sink ? *sink : st, lanes_of(ctx.target, DType::F32),
+                                       ctx.target.parallel_grain);
+  }
+  const te::Stage* epilogue(const te::Stage& st, const RuleContext& ctx) const override {
+    return epilogue_of(ctx.outputs, ctx.stages, st);
+  }
+  Materialize materialize_inputs(const te::Stage&) const override { return Materialize::After; }
+};
+
+}  // namespace
+
+std::unique_ptr<ScheduleRule> make_winograd_rule() { return std::make_unique<WinogradRule>(); }
+
 bool schedule_winograd_transform(Schedule& s, const te::Stage& st, const te::Stage& tiled, int64_t lanes,
                                  int64_t parallel_grain) {
-  const bool input = st.tag == "winograd_input";
-  if ((!input && st.tag != "winograd_output") || tiled.axes.size() != (input ? 4u : 5u) ||
-      tiled.shapes[0].back() != lanes)
-    return false;
+  if (!is_transform(st, tiled, lanes)) return false;
+  const bool input = st.op_class == te::OpClass::WinogradInput;
   auto axis = [&](size_t d) { return tiled.axes[d].name(); };
   // Operations per output element: the nonzero terms of a point's sum.
   const int64_t work = numel_of(tiled.shapes[0]) * (input ? 16 : 20);

@@ -2,13 +2,14 @@
 // select chains fold only when the point loops are unrolled.
 #pragma once
 
-#include "schedule/schedule.h"
-#include "te/tensor_expr.h"
+#include <memory>
+
+#include "schedule/schedule_rule.h"
 
 namespace tessera::schedule {
 
-// Schedules the Winograd transform `st` (tag winograd_input or
-// winograd_output); `tiled` is the stage whose loops write its values — st
+// Schedules the Winograd transform `st` (class WinogradInput or
+// WinogradOutput); `tiled` is the stage whose loops write its values — st
 // itself, or the sink of an elementwise epilogue st is inlined into. The
 // input transform runs one tile of all 36 points per iteration (the point
 // loop unrolled), the output transform one 4x4 tile (its rows and columns
@@ -17,5 +18,8 @@ namespace tessera::schedule {
 // not a transform whose last dim is one vector of `lanes`.
 bool schedule_winograd_transform(Schedule& s, const te::Stage& st, const te::Stage& tiled, int64_t lanes,
                                  int64_t parallel_grain);
+
+// The rule: the transforms as above, finished by their epilogue; no knobs.
+std::unique_ptr<ScheduleRule> make_winograd_rule();
 
 }  // namespace tessera::schedule

@@ -93,7 +93,7 @@ Tensor placeholder(Dims shape, DType dtype, std::string name) {
   return Tensor(s, 0);
 }
 
-Tensor compute(Dims shape, const ComputeFn& f, std::string name, std::string tag,
+Tensor compute(Dims shape, const ComputeFn& f, std::string name, StageTag tag,
                std::vector<std::string> axis_names) {
   TESSERA_CHECK(axis_names.empty() || axis_names.size() == shape.size(), "tensor expression: ", name, " has ",
                 shape.size(), " dims but ", axis_names.size(), " axis names");
@@ -101,7 +101,8 @@ Tensor compute(Dims shape, const ComputeFn& f, std::string name, std::string tag
   auto s = std::make_shared<Stage>();
   s->kind = StageKind::Compute;
   s->name = std::move(name);
-  s->tag = std::move(tag);
+  s->op_class = tag.op_class;
+  s->tag = std::move(tag.label);
   for (size_t i = 0; i < shape.size(); ++i)
     s->axes.emplace_back(axis_names.empty() ? "i" + std::to_string(i) : axis_names[i]);
   s->body = f(s->axes);

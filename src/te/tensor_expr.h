@@ -21,6 +21,7 @@
 
 #include "loop/expr.h"
 #include "loop/stmt.h"
+#include "te/op_class.h"
 #include "tessera/tensor.h"
 
 namespace tessera::te {
@@ -48,7 +49,8 @@ using ExternFn = std::function<Stmt(const std::vector<Buffer>& inputs, const std
 struct Stage final : loop::Producer {
   StageKind kind = StageKind::Compute;
   std::string name;
-  std::string tag;                 // op class for default schedules: "elemwise", "reduce", "conv2d" ...
+  OpClass op_class = OpClass::Other;  // what schedule rules key on
+  std::string tag;                 // label for printing: the class's name, "conv1d_transpose", "softmax" ...
   std::vector<Dims> shapes;        // per output
   std::vector<DType> dtypes;       // per output
   // Compute: one variable per output dimension (named by axis_names) and the formula.
@@ -102,9 +104,10 @@ class Tensor {
 // --- building stages ------------------------------------------------------------
 
 Tensor placeholder(Dims shape, DType dtype, std::string name);
-// A compute stage: element `i` is f(i). axis_names name the index variables
-// (default i0, i1, ...). The dtype is the formula's.
-Tensor compute(Dims shape, const ComputeFn& f, std::string name, std::string tag = "",
+// A compute stage: element `i` is f(i), of the op class `tag` declares.
+// axis_names name the index variables (default i0, i1, ...). The dtype is
+// the formula's.
+Tensor compute(Dims shape, const ComputeFn& f, std::string name, StageTag tag = {},
                std::vector<std::string> axis_names = {});
 // Extern stages: outputs of the given shapes and dtypes, computed by `build`.
 std::vector<Tensor> extern_stage(std::vector<Dims> shapes, std::vector<DType> dtypes, std::vector<Tensor> inputs,

@@ -72,9 +72,9 @@ void expect_compiled_matches(const OpCase& c, Tolerance tol) {
   std::vector<Tensor> want = run_reference(n, c.opset, ref_in);
 
   // Inputs known at compile time are constants (their packing may be hoisted into a prepack kernel).
-  auto compile_for = [&](int vector_bytes, compile::NodeKernel& nk) {
+  auto compile_for = [&](Isa isa, compile::NodeKernel& nk) {
     compile::NodeKernelOptions o;
-    o.vector_bytes = vector_bytes;
+    o.target = Target::for_isa(isa);
     for (const Tensor* v : values) o.constant_inputs.push_back(v != nullptr);
     try {
       nk = compile::compile_node(n, c.opset, types, values, out_types, std::nullopt, o);
@@ -105,7 +105,7 @@ void expect_compiled_matches(const OpCase& c, Tolerance tol) {
                                args.begin() + static_cast<long>(n_in + out_types.size()));
   };
   compile::NodeKernel nk;
-  if (!compile_for(64, nk)) return;
+  if (!compile_for(Isa::AVX512, nk)) return;
   auto evaluate = [](const loop::Kernel& k, std::vector<Tensor>& a) { loop::run_kernel(k, a); };
   if (!compare(execute(nk, evaluate), want, tol, what + " [evaluator]")) {
     ADD_FAILURE() << nk.expr_text << "\n" << loop::to_string(nk.kernel);
@@ -114,7 +114,7 @@ void expect_compiled_matches(const OpCase& c, Tolerance tol) {
   for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
     if (!codegen::host_supports(isa)) continue;
     compile::NodeKernel ik;
-    if (!compile_for(isa == codegen::Isa::AVX512 ? 64 : 32, ik)) return;
+    if (!compile_for(isa, ik)) return;
     codegen::JitOptions opts;
     opts.isa = isa;
     auto jit = [&](const loop::Kernel& k, std::vector<Tensor>& a) { codegen::jit_compile(k, opts)->run(a); };

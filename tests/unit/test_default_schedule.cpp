@@ -34,17 +34,16 @@ TE matmul_of(const TE& a, const TE& b, const std::string& name, std::vector<std:
     bi.push_back(r.var);
     bi.push_back(i.back());
     return te::sum(a(ai) * b(bi), {r});
-  }, name, "matmul", std::move(axes));
+  }, name, te::OpClass::MatMul, std::move(axes));
 }
 
 class DefaultSchedule : public codegen::testing::JitIsaTest {
  protected:
   schedule::TargetInfo target() const {
-    schedule::TargetInfo t;
-    t.vector_bytes = GetParam() == codegen::Isa::AVX512 ? 64 : 32;
+    schedule::TargetInfo t(Target::for_isa(GetParam()));
     t.parallel_grain = 1024;  // small shapes still take the parallel path
     t.constant_inputs = constants_;
-    if (small_caches_) t.l2_bytes = 16 * 1024, t.l3_bytes = 1024;
+    if (small_caches_) t.planned.l2 = 16 * 1024, t.planned.l3 = 1024;
     return t;
   }
   std::set<std::string> constants_;  // placeholders the schedule may treat as weights
@@ -77,7 +76,7 @@ TEST_P(DefaultSchedule, MatmulTiles) {
     TE c = te::compute({m, n}, [&](const te::Indices& i) {
       auto r = te::reduce_axis(k, "r");
       return te::sum(a(i[0], r.var) * b(r.var, i[1]), {r});
-    }, "c", "matmul", {"i", "j"});
+    }, "c", te::OpClass::MatMul, {"i", "j"});
     check({a, b}, c, "cache_write c");
   }
 }
@@ -114,7 +113,7 @@ TEST_P(DefaultSchedule, ConstantMatmulOperandIsPackedIntoPanels) {
   TE c = te::compute({21, 70}, [&](const te::Indices& i) {
     auto r = te::reduce_axis(19, "r");
     return te::sum(a(i[0], r.var) * b(r.var, i[1]), {r});
-  }, "mm", "matmul", {"i", "j"});
+  }, "mm", te::OpClass::MatMul, {"i", "j"});
   bool avx512 = GetParam() == codegen::Isa::AVX512;
   check({a, b}, c, avx512 ? "layout b.mm 0 19\nlayout b.mm 1 32" : "layout b.mm 0 19\nlayout b.mm 1 16");
 }
@@ -132,7 +131,7 @@ TEST_P(DefaultSchedule, LargeMatmulIsCacheBlocked) {
     TE c = te::compute({48, 64}, [&](const te::Indices& i) {
       auto r = te::reduce_axis(k, "r");
       return te::sum(a(i[0], r.var) * b(r.var, i[1]), {r});
-    }, "c", "matmul", {"i", "j"});
+    }, "c", te::OpClass::MatMul, {"i", "j"});
     check({a, b}, c, "accumulate c r.i");
     check({a, b}, c, "cache_read a c\ncompute_at a.c c");
   }
@@ -141,7 +140,7 @@ TEST_P(DefaultSchedule, LargeMatmulIsCacheBlocked) {
   TE c = te::compute({2, 24, 64}, [&](const te::Indices& i) {
     auto r = te::reduce_axis(40, "r");
     return te::sum(a(i[0], i[1], r.var) * b(r.var, i[2]), {r});
-  }, "bmm", "matmul", {"n", "i", "j"});
+  }, "bmm", te::OpClass::MatMul, {"n", "i", "j"});
   check({a, b}, c, "reorder bmm r.o n");
   // Rows that are not whole tiles: the last tile guarded (not shifted back,
   // which would add rows twice); columns that are not keep the plain schedule.
@@ -150,7 +149,7 @@ TEST_P(DefaultSchedule, LargeMatmulIsCacheBlocked) {
     TE c2 = te::compute({m, n}, [&](const te::Indices& i) {
       auto r = te::reduce_axis(40, "r");
       return te::sum(a2(i[0], r.var) * b2(r.var, i[1]), {r});
-    }, "c", "matmul", {"i", "j"});
+    }, "c", te::OpClass::MatMul, {"i", "j"});
     check({a2, b2}, c2, plan);
   }
 }
@@ -165,7 +164,7 @@ TEST_P(DefaultSchedule, PaddedConvTiles) {
   TE y = te::compute({1, K, H, W}, [&](const te::Indices& i) {
     auto rc = te::reduce_axis(C, "rc"), ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
     return te::sum(p(i[0], rc.var, i[2] + ry.var, i[3] + rx.var) * w(i[1], rc.var, ry.var, rx.var), {rc, ry, rx});
-  }, "conv", "conv2d", {"n", "k", "h", "w"});
+  }, "conv", te::StageTag(te::OpClass::Conv, "conv2d"), {"n", "k", "h", "w"});
   check({x, w}, y, "compute_root pad");
 }
 
@@ -180,7 +179,7 @@ TEST_P(DefaultSchedule, ChannelVectorizedConvTiles) {
       auto rc = te::reduce_axis(C, "rc"), ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
       return te::sum(x(i[0], rc.var, i[2] * stride + ry.var, i[3] * stride + rx.var) * w(i[1], rc.var, ry.var, rx.var),
                      {rc, ry, rx});
-    }, "conv", "conv2d", {"n", "k", "h", "w"});
+    }, "conv", te::StageTag(te::OpClass::Conv, "conv2d"), {"n", "k", "h", "w"});
     check({x, w}, y, "layout conv.local 1");
   }
 }
@@ -197,7 +196,7 @@ TEST_P(DefaultSchedule, BlockedConvTilesPixelsByLanes) {
   TE relu = te::compute({1, Cb, H, W, b}, [&](const te::Indices& i) {  // leaky: a select, not a cheap prologue
     loop::Expr v = x(i[0], i[1], i[2], i[3], i[4]);
     return loop::select(v < 0.0f, v * 0.125f, v);
-  }, "relu", "elemwise", {"n", "c", "h", "w", "l"});
+  }, "relu", te::OpClass::Elementwise, {"n", "c", "h", "w", "l"});
   TE p = te::compute({1, Cb, H + 2, W + 2, b}, [&](const te::Indices& i) {
     return te::if_then_else(i[2] >= 1 && i[2] <= H && i[3] >= 1 && i[3] <= W,
                             relu(i[0], i[1], i[2] - 1, i[3] - 1, i[4]), te::constant(DType::F32, 0));
@@ -207,10 +206,10 @@ TEST_P(DefaultSchedule, BlockedConvTilesPixelsByLanes) {
          rx = te::reduce_axis(3, "rx");
     return te::sum(w(i[1], rb.var, ry.var, rx.var, ri.var, i[4]) * p(i[0], rb.var, i[2] + ry.var, i[3] + rx.var, ri.var),
                    {rb, ri, ry, rx});
-  }, "conv", "conv2d_blocked", {"n", "kb", "h", "w", "kc"});
+  }, "conv", te::OpClass::ConvBlocked, {"n", "kb", "h", "w", "kc"});
   TE out = te::compute({1, Kb, H, W, b}, [&](const te::Indices& i) {
     return loop::min(y(i[0], i[1], i[2], i[3], i[4]), te::constant(DType::F32, 6));
-  }, "clamp", "elemwise", {"n", "kb", "h", "w", "kc"});
+  }, "clamp", te::OpClass::Elementwise, {"n", "kb", "h", "w", "kc"});
   std::string split = "split clamp kc " + std::to_string(b);
   check({x, w}, out, split.c_str());
   std::string text = schedule::to_text(schedule::default_schedule({out}, target()));
@@ -232,7 +231,7 @@ TEST_P(DefaultSchedule, DepthwiseBlockedConvReadsPaddingInPlace) {
       loop::Expr v = x(i[0], i[1], i[2], i[3], i[4]);
       if (call) return loop::call("sigmoid", {v});
       return loop::select(v < 0.0f, te::constant(DType::F32, 0), loop::select(v > 6.0f, te::constant(DType::F32, 6), v));
-    }, "pre", "elemwise", {"n", "c", "h", "w", "l"});
+    }, "pre", te::OpClass::Elementwise, {"n", "c", "h", "w", "l"});
     TE p = te::compute({1, Cb, H + 2, W + 2, b}, [&](const te::Indices& i) {
       return te::if_then_else(i[2] >= 1 && i[2] <= H && i[3] >= 1 && i[3] <= W,
                               pre(i[0], i[1], i[2] - 1, i[3] - 1, i[4]), te::constant(DType::F32, 0));
@@ -240,7 +239,7 @@ TEST_P(DefaultSchedule, DepthwiseBlockedConvReadsPaddingInPlace) {
     TE y = te::compute({1, Cb, H, W, b}, [&](const te::Indices& i) {
       auto ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
       return te::sum(w(i[1], ry.var, rx.var, i[4]) * p(i[0], i[1], i[2] + ry.var, i[3] + rx.var, i[4]), {ry, rx});
-    }, "dw", "depthwise_conv2d_blocked", {"n", "kb", "h", "w", "kc"});
+    }, "dw", te::OpClass::DepthwiseConvBlocked, {"n", "kb", "h", "w", "kc"});
     check({x, w}, y, "vectorize dw kc.i");
     std::string text = schedule::to_text(schedule::default_schedule({y}, target()));
     EXPECT_EQ(text.find("compute_root pad") != std::string::npos, call) << text;
@@ -255,7 +254,7 @@ TEST_P(DefaultSchedule, PlaneReductionKeepsLanesAsVectors) {
   TE y = te::compute({1, 3, 1, 1, 2 * b}, [&](const te::Indices& i) {
     auto rh = te::reduce_axis(7, "rh"), rw = te::reduce_axis(9, "rw");
     return te::sum(x(i[0], i[1], rh.var, rw.var, i[4]), {rh, rw});
-  }, "gap", "reduce", {"n", "c", "h", "w", "l"});
+  }, "gap", te::OpClass::Reduce, {"n", "c", "h", "w", "l"});
   check({x}, y, "reorder gap n_c_h_w l.o rh rw l.i");
   EXPECT_NE(schedule::to_text(schedule::default_schedule({y}, target())).find("vectorize gap l.i"), std::string::npos);
 }
@@ -268,7 +267,7 @@ TEST_P(DefaultSchedule, PoolTiles) {
   TE y = te::compute({1, C, H, W}, [&](const te::Indices& i) {
     auto ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
     return te::max_of(x(i[0], i[1], i[2] * 2 + ry.var, i[3] * 2 + rx.var), {ry, rx});
-  }, "pool", "pool", {"n", "c", "h", "w"});
+  }, "pool", te::OpClass::Pool, {"n", "c", "h", "w"});
   check({x}, y, "cache_write pool");
 }
 
@@ -280,10 +279,10 @@ TEST_P(DefaultSchedule, F64AveragePoolTiles) {
   TE sum = te::compute({1, 2, 7, 9, 16}, [&](const te::Indices& i) {
     auto ry = te::reduce_axis(3, "ry"), rx = te::reduce_axis(3, "rx");
     return te::sum(loop::cast({DType::F64, 1}, x(i[0], i[1], i[2] + ry.var, i[3] + rx.var, i[4])), {ry, rx});
-  }, "sum", "pool", {"n", "c", "h", "w", "l"});
+  }, "sum", te::OpClass::Pool, {"n", "c", "h", "w", "l"});
   TE avg = te::compute({1, 2, 7, 9, 16}, [&](const te::Indices& i) {
     return loop::cast({DType::F32, 1}, sum(i[0], i[1], i[2], i[3], i[4]) / loop::make_const({DType::F64, 1}, 9.0));
-  }, "avg", "elemwise", {"n", "c", "h", "w", "l"});
+  }, "avg", te::OpClass::Elementwise, {"n", "c", "h", "w", "l"});
   check({x}, avg, "compute_at sum avg");
 }
 
@@ -294,22 +293,22 @@ TEST_P(DefaultSchedule, ElementwiseAndRowReduction) {
   // Reading another shape (a row broadcast) with rows that are not whole
   // vectors: rows split into vectors (tail masked), not fused across rows.
   TE b = te::placeholder({37}, DType::F32, "b");
-  TE y = te::compute({13, 37}, [&](const te::Indices& i) { return x(i[0], i[1]) + b(i[1]); }, "y", "elemwise",
+  TE y = te::compute({13, 37}, [&](const te::Indices& i) { return x(i[0], i[1]) + b(i[1]); }, "y", te::OpClass::Elementwise,
                      {"i", "j"});
   check({x, b}, y, "vectorize y j.i");
   // Equal shapes read in place stay fused, even with short rows.
-  TE z = te::compute({13, 37}, [&](const te::Indices& i) { return x(i[0], i[1]) * 2.0f; }, "z", "elemwise",
+  TE z = te::compute({13, 37}, [&](const te::Indices& i) { return x(i[0], i[1]) * 2.0f; }, "z", te::OpClass::Elementwise,
                      {"i", "j"});
   check({x}, z, "fuse z i j");
   TE s = te::compute({13}, [&](const te::Indices& i) {
     auto r = te::reduce_axis(37, "r");
     return te::sum(x(i[0], r.var), {r});
-  }, "s", "reduce");
+  }, "s", te::OpClass::Reduce);
   check({x}, s, "rfactor s r");  // a row reduction: per-lane partials, vectorized
   TE m = te::compute({37}, [&](const te::Indices& i) {  // down the columns: not a row reduction
     auto r = te::reduce_axis(13, "r");
     return te::max_of(x(r.var, i[0]), {r});
-  }, "m", "reduce");
+  }, "m", te::OpClass::Reduce);
   EXPECT_EQ(schedule::to_text(schedule::default_schedule({m}, target())).find("rfactor"), std::string::npos);
   check({x}, m, "");
 }
@@ -323,7 +322,7 @@ TEST(GemmBlocks, RowsInEqualBalancedBlocks) {
   auto blocks = [](Dims a, int64_t n) {
     TE c = matmul_of(te::placeholder(a, DType::F32, "a"), te::placeholder({a.back(), n}, DType::F32, "b"), "c");
     schedule::GemmTile tile{a.size() - 2, a.size() - 1, 8, 32};
-    auto b = schedule::gemm_blocks(c.stage(), tile, int64_t{1} << 20, int64_t{16} << 20);
+    auto b = schedule::gemm_blocks(c.stage(), tile, kReferenceCaches);
     EXPECT_TRUE(b.has_value());
     return b.value_or(schedule::GemmBlocks{});
   };

@@ -444,7 +444,7 @@ TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
     return v->name == "x" ? &xv : &rv;
   };
   compile::BlockKernelOptions bo;
-  bo.vector_bytes = 64;
+  bo.target = Target::for_isa(Isa::AVX512);
   compile::BlockKernel bk = compile::compile_block(g->opset, nodes, input, {y}, std::nullopt, bo);
   std::string text = schedule::to_text(bk.schedule);
   EXPECT_NE(text.find("compute_at mean.acc shift i0_i1"), std::string::npos) << text;

@@ -39,7 +39,7 @@ struct Program {
   TE out = te::compute({h, w}, [&](const Indices& i) {
     auto ry = te::reduce_axis(k, "ry"), rx = te::reduce_axis(k, "rx");
     return te::sum(pad(i[0] + ry.var, i[1] + rx.var) * f(ry.var, rx.var), {ry, rx});
-  }, "conv", "conv2d", {"y", "x"});
+  }, "conv", te::StageTag(te::OpClass::Conv, "conv2d"), {"y", "x"});
   Tensor xv = random_f32({h, w}, 11), fv = random_f32({k, k}, 12);
 
   loop::Kernel lower(const Schedule& s = {}) const { return schedule::lower("conv", {x, f}, {out}, s); }
@@ -181,7 +181,7 @@ TEST(ScheduleSteps, RFactorSplitsAReductionIntoLanes) {
     auto r = te::reduce_axis(11, "r");
     return loop::reduce(loop::ReduceOp::Sum, x(i[0], r.var), {r}, loop::ne(r.var % 3, 1),
                         loop::cast({DType::F32, 1}, i[0]) * 10.0f);
-  }, "y", "reduce", {"i"});
+  }, "y", te::OpClass::Reduce, {"i"});
   Tensor xv = random_f32({4, 11}, 5);
   auto run = [&](const Schedule& sc) {
     std::vector<Tensor> args{xv, Tensor(DType::F32, {4})};
@@ -243,7 +243,7 @@ TEST(ScheduleSteps, AccumulateByInitAndCombiner) {
     TE out = te::compute({h, w}, [&](const Indices& i) {
       auto r = te::reduce_axis(k, "r");
       return loop::reduce(op, x(i[0], r.var, i[1]), {r}, {}, te::constant(DType::F32, init));
-    }, "red", "reduce", {"y", "x"});
+    }, "red", te::OpClass::Reduce, {"y", "x"});
     auto run = [&](const Schedule& s) {
       std::vector<Tensor> args{xv, Tensor(DType::F32, {h, w})};
       loop::run_kernel(schedule::lower("red", {x}, {out}, s), args);

@@ -46,7 +46,7 @@ struct Matmul {
         auto r = te::reduce_axis(k, "r");
         return te::sum(a(i[0], r.var) * b(r.var, i[1]), {r});
       },
-      "c", "matmul", {"i", "j"});
+      "c", te::OpClass::MatMul, {"i", "j"});
   Tensor av = random_f32({m, k}, 1), bv = random_f32({k, n}, 2);
   std::vector<float> want() const {
     std::vector<float> w(static_cast<size_t>(m * n));

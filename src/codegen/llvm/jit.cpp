@@ -100,16 +100,6 @@ std::string symbol_name(const std::string& kernel) {
 
 }  // namespace
 
-std::string_view isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::Host: return "host";
-    case Isa::Generic: return "x86-64";
-    case Isa::AVX2: return "avx2";
-    case Isa::AVX512: return "avx512";
-  }
-  return "?";
-}
-
 Isa host_isa() {
   static const Isa isa = [] {
     llvm::StringMap<bool> f;

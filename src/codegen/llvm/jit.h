@@ -23,16 +23,16 @@
 #include <vector>
 
 #include "loop/stmt.h"
+#include "support/target.h"
 #include "tessera/tensor.h"
 
 namespace tessera::codegen {
 
-// Instruction set to compile for. Host resolves to host_isa() (and tunes for
-// the host CPU); the others force that baseline, which the host must support.
-// AVX2 is Haswell (no zmm registers); AVX512 is Skylake-AVX512; Generic is
-// baseline x86-64 (SSE2).
-enum class Isa { Host, Generic, AVX2, AVX512 };
-std::string_view isa_name(Isa isa);  // "host", "x86-64", "avx2", "avx512"
+// Instruction set to compile for (support/target.h). Host resolves to
+// host_isa() (and tunes for the host CPU); the others force that baseline,
+// which the host must support.
+using ::tessera::Isa;
+using ::tessera::isa_name;
 
 // The best Isa the host supports (from LLVM's sys::getHostCPUFeatures):
 // AVX512 when AVX-512F is present, else AVX2, else Generic.

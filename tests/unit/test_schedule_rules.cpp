@@ -1,0 +1,180 @@
+// Schedule rules as a search space: every rule's knobs swept (one at a time,
+// then random points of the cross product) on ops built through the op
+// registry, with shapes that leave partial tiles (extents 1, lanes - 1,
+// lanes + 1, rows not a multiple of mr, K not a multiple of kc), each point
+// JIT-compiled for AVX-512 and AVX2 and run against the reference kernel;
+// the default point is the default schedule; points round-trip as text;
+// the Target and op classes.
+#include <gtest/gtest.h>
+
+#include "codegen/llvm/jit.h"
+#include "schedule/default_schedule.h"
+#include "schedule_rule_tester.h"
+#include "support/error.h"
+#include "support/target.h"
+#include "te/op_class.h"
+
+namespace tessera {
+namespace {
+
+using testing::RuleTester;
+
+class ScheduleRules : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!codegen::host_supports(GetParam()))
+      GTEST_SKIP() << "the host cannot run " << isa_name(GetParam()) << " code";
+  }
+  Isa isa() const { return GetParam(); }
+};
+
+Attribute ints(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
+
+TEST_P(ScheduleRules, MatMulTiles) {
+  // Rows and columns with partial tiles; a batch over a shared B (row axis choice).
+  RuleTester("MatMul").input({37, 29}).input({29, 45}).sweep(isa(), "contraction");
+  RuleTester("MatMul").input({3, 5, 17}).input({17, 33}).sweep(isa(), "contraction");
+  RuleTester("MatMul").input({1, 15}).input({15, 17}).samples(2).sweep(isa(), "contraction");
+}
+
+TEST_P(ScheduleRules, GemmPacksConstantOperand) {
+  RuleTester("Gemm").input({13, 40}).input({33, 40}, true).input({33}, true).attr("transB", Attribute::of_int(1))
+      .sweep(isa(), "contraction");
+}
+
+TEST_P(ScheduleRules, MatMulCacheBlocking) {
+  // Small enough to run fast, swept with blocking forced on: K = 300 is not
+  // a multiple of any kc but itself, rows not of mr.
+  RuleTester t("MatMul");
+  t.input({45, 300}).input({300, 64}, true);
+  for (int64_t kc : {16, 64, 256})
+    for (int64_t mb : {1, 2})
+      for (int64_t pack_a : {0, 1}) {
+        schedule::SchedulePoint p;
+        const auto space = t.space(isa(), "contraction");
+        ASSERT_EQ(space.size(), 1u);
+        p.stages[space[0].stage] = {{"blocked", 1}, {"kc", kc}, {"mb", mb}, {"pack_a", pack_a}};
+        std::optional<bool> ok = t.check(isa(), p);
+        ASSERT_TRUE(ok.has_value()) << p.to_text();
+        EXPECT_TRUE(*ok);
+      }
+  t.sweep(isa(), "contraction");
+}
+
+TEST_P(ScheduleRules, ConvTiles) {
+  // Channels as columns (a shared image), then pixels as columns (depthwise).
+  RuleTester("Conv").input({1, 3, 9, 11}).input({32, 3, 3, 3}, true).attr("pads", ints({1, 1, 1, 1}))
+      .sweep(isa(), "contraction");
+  RuleTester("Conv").input({1, 8, 7, 17}).input({8, 1, 3, 3}, true).attr("group", Attribute::of_int(8))
+      .samples(2).sweep(isa(), "contraction");
+}
+
+TEST_P(ScheduleRules, BlockedConvTiles) {
+  const int64_t b = isa() == Isa::AVX512 ? 16 : 8;
+  // Two input and four output blocks (kb pairs), 10 rows (halves), 7 pixels a row.
+  RuleTester("ConvBlocked", "tessera").input({1, 2, 10, 7, b}).input({4, 2, 3, 3, b, b}, true)
+      .attr("pads", ints({1, 1, 1, 1})).sweep(isa(), "contraction");
+  RuleTester("DepthwiseConvBlocked", "tessera").input({1, 2, 9, 9, b}).input({2, 3, 3, b}, true)
+      .attr("pads", ints({1, 1, 1, 1})).samples(2).sweep(isa(), "contraction");
+}
+
+TEST_P(ScheduleRules, PoolTiles) {
+  RuleTester("MaxPool").input({1, 4, 9, 13}).attr("kernel_shape", ints({3, 3})).attr("pads", ints({1, 1, 1, 1}))
+      .samples(2).sweep(isa(), "contraction");
+}
+
+TEST_P(ScheduleRules, Reductions) {
+  const int64_t lanes = isa() == Isa::AVX512 ? 16 : 8;
+  // Over the last axis (rfactor), lanes + 1 long; down the columns (lane reduction); a softmax (rows).
+  RuleTester("ReduceSum").input({7, lanes + 1}).value(Tensor::from<int64_t>({1}, {-1})).attr("keepdims", Attribute::of_int(0))
+      .sweep(isa(), "row_reduction");
+  // (Integers: the reduction is the output itself; a float sum gets a finishing stage, and the rows rule.)
+  RuleTester("ReduceSum").input({9, 3 * lanes}, false, DType::I32).value(Tensor::from<int64_t>({1}, {0}))
+      .sweep(isa(), "lane_reduction");
+  RuleTester("Softmax").input({5, 2 * lanes + 3}).sweep(isa(), "rows");
+}
+
+TEST_P(ScheduleRules, Generic) {
+  const int64_t lanes = isa() == Isa::AVX512 ? 16 : 8;
+  for (int64_t n : {int64_t{1}, lanes - 1, lanes + 1, 4 * lanes})
+    RuleTester("Add").input({7, n}).input({n}).samples(2).sweep(isa(), "generic");
+  RuleTester("Relu").input({3, 5, 2 * lanes}).samples(2).sweep(isa(), "generic");
+}
+
+INSTANTIATE_TEST_SUITE_P(Jit, ScheduleRules, ::testing::Values(Isa::AVX512, Isa::AVX2),
+                         [](const ::testing::TestParamInfo<Isa>& i) { return std::string(isa_name(i.param)); });
+
+TEST(SchedulePoint, TextRoundTrips) {
+  schedule::SchedulePoint p;
+  p.stages["node.matmul"] = {{"mr", 6}, {"nr", 1}, {"blocked", 1}};
+  p.stages["node.pad"] = {{"vec", 2}};
+  EXPECT_EQ(p.to_text(), "node.matmul blocked=1 mr=6 nr=1\nnode.pad vec=2\n");
+  EXPECT_EQ(schedule::SchedulePoint::parse(p.to_text()), p);
+  EXPECT_THROW(schedule::SchedulePoint::parse("s mr"), Error);
+  EXPECT_THROW(schedule::SchedulePoint::parse("s mr=x"), Error);
+}
+
+TEST(SchedulePoint, UnknownStagesKnobsAndValuesAreInvalid) {
+  RuleTester t("MatMul");
+  t.input({37, 29}).input({29, 45});
+  const auto space = t.space(Isa::AVX512, "contraction");
+  ASSERT_EQ(space.size(), 1u);
+  const std::string st = space[0].stage;
+  schedule::SchedulePoint p;
+  p.stages["nope"] = {{"mr", 1}};
+  EXPECT_FALSE(t.check(Isa::AVX512, p).has_value());
+  p.stages.clear();
+  p.stages[st] = {{"nope", 1}};
+  EXPECT_FALSE(t.check(Isa::AVX512, p).has_value());
+  p.stages[st] = {{"mr", 1000}};
+  EXPECT_FALSE(t.check(Isa::AVX512, p).has_value());
+  // Within each knob's values, but more accumulators than registers.
+  p.stages[st] = {{"mr", 28}, {"nr", 4}};
+  EXPECT_FALSE(t.check(Isa::AVX512, p).has_value());
+}
+
+TEST(ScheduleRuleRegistry, RulesByOpClassInOrder) {
+  auto names = [](te::OpClass c) {
+    std::string s;
+    for (const schedule::ScheduleRule* r : schedule::rules_for(c)) s += std::string(r->name()) + " ";
+    return s;
+  };
+  EXPECT_EQ(names(te::OpClass::MatMul), "rows contraction row_reduction lane_reduction generic ");
+  EXPECT_EQ(names(te::OpClass::WinogradInput), "rows winograd row_reduction lane_reduction generic ");
+  EXPECT_EQ(names(te::OpClass::Elementwise), "rows row_reduction lane_reduction generic ");
+  EXPECT_NE(schedule::find_rule("contraction"), nullptr);
+  EXPECT_EQ(schedule::find_rule("nope"), nullptr);
+}
+
+TEST(OpClass, LabelsNamingAClassAreRefused) {
+  EXPECT_THROW(te::StageTag("matmul"), Error);
+  EXPECT_THROW(te::StageTag("conv3d"), Error);
+  EXPECT_NO_THROW(te::StageTag("softmax"));
+  EXPECT_EQ(te::StageTag(te::OpClass::Pool).label, "pool");
+  EXPECT_TRUE(te::is_conv(te::OpClass::DepthwiseConvBlocked));
+  EXPECT_FALSE(te::is_blocked_conv(te::OpClass::Conv));
+}
+
+TEST(Target, DescribesTheMachineAndRoundTrips) {
+  Target h = Target::host();
+  EXPECT_NE(h.isa, Isa::Host);
+  EXPECT_EQ(h.isa, codegen::host_isa());  // CPUID agrees with LLVM's host features
+  EXPECT_GE(h.cores, 1);
+  EXPECT_GT(h.caches.l1d, 0);
+  EXPECT_GT(h.caches.l2, 0);
+  EXPECT_GT(h.caches.l3, 0);
+  EXPECT_EQ(h.planned, kReferenceCaches);  // default schedules do not depend on the machine
+  EXPECT_EQ(Target::parse(h.to_string()), h);
+  Target a = Target::for_isa(Isa::AVX2);
+  EXPECT_EQ(a.vector_bytes, 32);
+  EXPECT_EQ(a.vector_registers, 16);
+  EXPECT_EQ(a.register_budget(), 12);
+  EXPECT_EQ(Target::for_isa(Isa::AVX512).register_budget(), 28);
+  EXPECT_EQ(Target().to_string().substr(0, 7), "avx512 ");
+  EXPECT_THROW(Target::parse("avx512 vector_bytes=64"), Error);
+  EXPECT_EQ(isa_from_name("generic"), Isa::Generic);
+  EXPECT_THROW(isa_from_name("sse9"), Error);
+}
+
+}  // namespace
+}  // namespace tessera
