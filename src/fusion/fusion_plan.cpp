@@ -14,18 +14,12 @@ namespace tessera::fusion {
 
 namespace {
 
-bool has_subgraph(const Node& n) {
-  for (const auto& [k, a] : n.attrs)
-    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return true;
-  return false;
-}
-
 // Values that subgraph bodies (If/Loop/Scan) read by name: uses that are
 // not edges of the graph, but must be computed before the capturing node.
 std::unordered_map<const Value*, std::vector<const Node*>> captures_of(const Graph& g) {
   std::unordered_map<const Value*, std::vector<const Node*>> c;
   for (const auto& n : g.nodes())
-    if (has_subgraph(*n))
+    if (n->has_subgraph())
       for (const std::string& name : captured_names(*n))
         if (const Value* v = g.find_value(name)) c[v].push_back(n.get());
   return c;
@@ -285,7 +279,7 @@ class Planner {
 std::string unfusable_reason(const Node& n, int64_t opset) {
   const OpDef* def = OpRegistry::global().find(n.op_type, n.domain);
   if (!def || !def->expr) return "no tensor expression";
-  if (has_subgraph(n)) return "subgraph op";
+  if (n.has_subgraph()) return "subgraph op";
   if (!def->deterministic) return "random op";
   // Value checks look at integer inputs only (indices, integer divisors).
   if (def->value_check)

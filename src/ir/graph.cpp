@@ -33,6 +33,12 @@ Attribute Attribute::of_graph(std::shared_ptr<Graph> v) { Attribute a; a.kind = 
 
 // ---------------------------------------------------------------- Node
 
+bool Node::has_subgraph() const {
+  for (const auto& [k, a] : attrs)
+    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return true;
+  return false;
+}
+
 const Attribute* Node::attr(const std::string& key) const {
   auto it = attrs.find(key);
   return it == attrs.end() ? nullptr : &it->second;

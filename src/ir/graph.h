@@ -83,6 +83,8 @@ class Node {
   AttrMap attrs;
 
   bool has_attr(const std::string& key) const { return attrs.count(key) != 0; }
+  // True when an attribute holds a graph (If/Loop/Scan bodies).
+  bool has_subgraph() const;
   const Attribute* attr(const std::string& key) const;
   int64_t attr_int(const std::string& key, int64_t def) const;
   float attr_float(const std::string& key, float def) const;

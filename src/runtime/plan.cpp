@@ -14,6 +14,7 @@
 
 #include "compile/task.h"
 #include "ir/op_registry.h"
+#include "runtime/concrete_types.h"
 #include "runtime/executor.h"
 #include "runtime/task_kernel.h"
 #include "runtime/value_oracle.h"
@@ -26,37 +27,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-bool has_subgraph(const Node& n) {
-  for (const auto& [k, a] : n.attrs)
-    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return true;
-  return false;
-}
-
-bool type_static(const TensorType& t) { return t.dtype != DType::Undefined && t.rank_known && t.fully_known(); }
-
-// Output types of `n` from its input types and the given input values; false
-// when inference fails or leaves a present output (with `all`, any output)
-// not static.
-bool infer_static(const Node& n, int64_t opset, const OpDef& def, const std::vector<TensorType>& types,
-                  const std::vector<const Tensor*>& values, std::vector<TensorType>* out, bool all = false) {
-  InferContext ctx{n, opset, {}, values, {}};
-  for (size_t i = 0; i < types.size(); ++i) ctx.input_types.push_back(n.inputs[i] ? &types[i] : nullptr);
-  try {
-    def.infer(ctx);
-  } catch (const std::exception&) {
-    return false;
-  }
-  for (size_t i = 0; i < n.outputs.size(); ++i) {
-    if (i >= ctx.output_types.size()) return false;
-    if ((all || n.outputs[i]) && !type_static(ctx.output_types[i])) return false;
-  }
-  if (out) {
-    *out = ctx.output_types;
-    out->resize(n.outputs.size());
-  }
-  return true;
-}
 
 bool matches_filter(const Node& n, const std::string& filter) {
   return filter.empty() || n.name.find(filter) != std::string::npos;
@@ -75,13 +45,6 @@ void dump_kernel(const Node& n, const codegen::JitKernel& k, const ExecutorOptio
   if (opts.dump_asm) section("assembly", k.assembly());
 }
 
-// What a node is in the plan, found by type inference.
-struct NodeFacts {
-  bool compilable = false;      // may be a kernel (or part of a fused one)
-  std::string reason;           // why not
-  std::vector<const Value*> shape_deps;  // as a reference step: the values its output shapes depend on
-};
-
 // One step before binding: a task with its kernel, or a node run by its
 // reference kernel.
 struct PendingStep {
@@ -97,7 +60,7 @@ class PlanCompiler {
                const std::vector<std::vector<int>>* blocks)
       : g_(g), inputs_(inputs), opts_(opts), saved_(saved), blocks_(blocks), oracle_(g, inputs),
         plan_(std::make_unique<Plan>()) {
-    task_inputs_.type = [this](const Value* v) { return type_of(v); };
+    task_inputs_.type = [this](const Value* v) { return types_->type_of(v); };
     task_inputs_.value = [this](const Value* v) -> const Tensor* { return &oracle_.value(v); };
     if (saved_) saved_schedules_.by_key = saved_->schedules;
     if (saved_ && !saved_->schedules.empty()) providers_.push_back(&saved_schedules_);
@@ -106,13 +69,11 @@ class PlanCompiler {
 
   std::unique_ptr<Plan> compile() {
     auto t0 = Clock::now();
-    for (size_t i = 0; i < g_.inputs().size(); ++i) {
-      const Tensor& t = inputs_[i];
-      type_[g_.inputs()[i]] = TensorType{t.dtype(), t.dims(), true};
+    for (const Tensor& t : inputs_) {
       plan_->input_dtypes.push_back(t.dtype());
       plan_->input_dims.push_back(t.dims());
     }
-    for (const auto& n : g_.nodes()) infer_node(*n);
+    types_ = std::make_unique<ConcreteTypes>(g_, inputs_, oracle_);
     plan_steps();
     compile_kernels();
     bind_steps();
@@ -124,90 +85,6 @@ class PlanCompiler {
   }
 
  private:
-  TensorType type_of(const Value* v) const {
-    if (v->constant) return TensorType{v->constant->dtype(), v->constant->dims(), true};
-    auto it = type_.find(v);
-    TESSERA_CHECK(it != type_.end(), "value '", v->name, "' has no type (not a graph input, constant or earlier output)");
-    return it->second;
-  }
-
-  // --- types --------------------------------------------------------------------
-
-  // The output types of `n` for the concrete input types; whether it may be
-  // compiled, and what its shapes depend on.
-  void infer_node(const Node& n) {
-    const OpDef& def = OpRegistry::global().get(n, g_.opset);
-    NodeFacts& f = facts_[&n];
-    std::vector<TensorType> types(n.inputs.size());
-    std::vector<const Tensor*> values(n.inputs.size(), nullptr);
-    std::vector<int> open;  // non-constant inputs
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const Value* v = n.inputs[i];
-      if (!v) continue;
-      types[i] = type_of(v);
-      if (v->constant) values[i] = &*v->constant;
-      else open.push_back(static_cast<int>(i));
-    }
-    std::vector<TensorType> out;
-    bool evaluated = false;
-    if (has_subgraph(n)) {
-      // A body's shapes follow whatever it reads: the plan depends on all of it.
-      for (int i : open) f.shape_deps.push_back(n.inputs[static_cast<size_t>(i)]);
-      for (const std::string& name : captured_names(n))
-        if (const Value* v = g_.find_value(name)) f.shape_deps.push_back(v);
-      for (int i : open) values[static_cast<size_t>(i)] = &oracle_.value(n.inputs[static_cast<size_t>(i)]);
-      if (!infer_static(n, g_.opset, def, types, values, &out)) evaluated = true;
-    } else if (!infer_static(n, g_.opset, def, types, values, &out)) {
-      // Shapes read from values (a Reshape's shape, Slice bounds, Resize
-      // scales), asked for in widening rounds.
-      auto known_with = [&](const std::vector<int>& given, std::vector<TensorType>* o) {
-        std::vector<const Tensor*> vs = values;
-        for (int i : given) vs[static_cast<size_t>(i)] = &oracle_.value(n.inputs[static_cast<size_t>(i)]);
-        return infer_static(n, g_.opset, def, types, vs, o);
-      };
-      std::vector<int> small;
-      bool found = false;
-      for (int round = 0; round + 1 < compile::kValueRounds && !found; ++round) {
-        small = compile::value_round(types, open, round);
-        found = !small.empty() && known_with(small, nullptr);
-      }
-      if (found) {
-        std::vector<int> needed;
-        for (int i : small) {
-          std::vector<int> others;
-          for (int j : small)
-            if (j != i) others.push_back(j);
-          if (!known_with(others, nullptr)) needed.push_back(i);
-        }
-        if (!known_with(needed, &out)) needed = small, known_with(small, &out);
-        for (int i : needed) {
-          f.shape_deps.push_back(n.inputs[static_cast<size_t>(i)]);
-          values[static_cast<size_t>(i)] = &oracle_.value(n.inputs[static_cast<size_t>(i)]);
-        }
-      } else {  // the shapes depend on the data itself (NonZero ...)
-        for (int i : open) f.shape_deps.push_back(n.inputs[static_cast<size_t>(i)]);
-        evaluated = true;
-      }
-    }
-    if (evaluated) {
-      const std::vector<Tensor>& outs = oracle_.outputs(n);
-      out.assign(n.outputs.size(), TensorType{});
-      for (size_t k = 0; k < n.outputs.size(); ++k)
-        if (n.outputs[k]) out[k] = TensorType{outs[k].dtype(), outs[k].dims(), true};
-    }
-    for (size_t k = 0; k < n.outputs.size(); ++k)
-      if (n.outputs[k]) type_[n.outputs[k]] = out[k];
-
-    auto is_string = [](const TensorType& t) { return t.dtype == DType::String; };
-    std::vector<TensorType> all_out;
-    if (!def.expr) f.reason = def.opaque_reason.empty() ? "no tensor expression" : def.opaque_reason;
-    else if (has_subgraph(n)) f.reason = "subgraph op";
-    else if (std::any_of(types.begin(), types.end(), is_string)) f.reason = "string tensors";
-    else if (evaluated || !infer_static(n, g_.opset, def, types, values, &all_out, true)) f.reason = "output shape not static";
-    else if (std::any_of(all_out.begin(), all_out.end(), is_string)) f.reason = "string tensors";
-    else f.compilable = true;
-  }
-
   // --- steps --------------------------------------------------------------------
 
   void plan_steps() {
@@ -253,7 +130,7 @@ class PlanCompiler {
   PendingStep node_step(const Node& n) {
     PendingStep p;
     p.nodes = {&n};
-    const NodeFacts& f = facts_.at(&n);
+    const NodeFacts& f = types_->facts(n);
     if (!f.compilable) {
       p.reason = f.reason;
       return p;
@@ -475,7 +352,7 @@ class PlanCompiler {
 
   void bind_reference(PendingStep& p, int64_t step) {
     const Node& n = *p.nodes[0];
-    const NodeFacts& f = facts_.at(&n);
+    const NodeFacts& f = types_->facts(n);
     Step st;
     st.node = &n;
     st.nodes = {&n};
@@ -493,7 +370,7 @@ class PlanCompiler {
         st.outputs.push_back(-1);
         continue;
       }
-      const TensorType& t = type_.at(o);
+      TensorType t = types_->type_of(o);
       st.outputs.push_back(output_slot(o, t.dtype, t.dims, step));
     }
     for (const Value* v : f.shape_deps) value_deps_.push_back(v);
@@ -537,7 +414,7 @@ class PlanCompiler {
       const Node& p = *v->producer;
       if (p.domain.empty() && (p.op_type == "Shape" || p.op_type == "Size")) continue;
       for (const Value* u : p.inputs) stack.push_back(u);
-      if (has_subgraph(p))
+      if (p.has_subgraph())
         for (const std::string& name : captured_names(p)) stack.push_back(g_.find_value(name));
     }
     for (int i : found) {
@@ -598,8 +475,7 @@ class PlanCompiler {
   compile::TaskInputs task_inputs_;
   SavedSchedules saved_schedules_;
   std::vector<const ScheduleProvider*> providers_;
-  std::unordered_map<const Value*, TensorType> type_;
-  std::unordered_map<const Node*, NodeFacts> facts_;
+  std::unique_ptr<ConcreteTypes> types_;
   std::vector<PendingStep> pending_;
   std::unordered_map<const Value*, int> slot_of_;
   std::vector<const Value*> value_deps_;
