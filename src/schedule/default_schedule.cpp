@@ -72,9 +72,9 @@ class Walk {
       used_.insert(st.name);
     }
     std::vector<Knob> knobs = record_ || !values.empty() ? rule.knobs(st, ctx_) : std::vector<Knob>{};
-    for (const auto& [name, v] : values) {
-      auto k = std::find_if(knobs.begin(), knobs.end(), [&](const Knob& kn) { return kn.name == name; });
-      valid_ = valid_ && k != knobs.end() && std::find(k->values.begin(), k->values.end(), v) != k->values.end();
+    for (const auto& kv : values) {  // not a structured binding: clang 14 (the fuzz build) cannot capture one
+      auto k = std::find_if(knobs.begin(), knobs.end(), [&kv](const Knob& kn) { return kn.name == kv.first; });
+      valid_ = valid_ && k != knobs.end() && std::find(k->values.begin(), k->values.end(), kv.second) != k->values.end();
     }
     if (record_) space_.push_back({st.name, std::string(rule.name()), std::move(knobs)});
     if (valid_) valid_ = rule.apply(s, st, ctx_, values);
