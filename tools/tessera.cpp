@@ -17,13 +17,13 @@
 #include "frontend/onnx_tensor.h"
 #include "fusion/fusion_dot.h"
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/pass_manager.h"
 #include "opt/pipeline.h"
 #include "runtime/executor.h"
 #include "runtime/latency_stats.h"
-#include "runtime/memory_plan.h"
-#include "runtime/thread_pool.h"
+#include "runtime/arena_layout.h"
+#include "support/thread_pool.h"
 #include "serve.h"
 #include "support/error.h"
 #include "support/file_util.h"
@@ -183,7 +183,7 @@ int cmd_run(const Common& c, const Exec& e, const std::vector<std::string>& inpu
   std::printf("load     %.1f ms\n", ms_between(t0, t1) - load_compile);
   std::printf("compile  %.1f ms (%d compiled kernels, %d reference steps)\n", compile_ms, m.compiled_steps(),
               m.reference_steps());
-  std::printf("run      %.1f ms (compiled, %d threads)\n", ms_between(t3, t4), runtime::ThreadPool::global().threads());
+  std::printf("run      %.1f ms (compiled, %d threads)\n", ms_between(t3, t4), ThreadPool::global().threads());
   std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
   if (report) std::fputs(m.report().c_str(), stdout);
   std::vector<std::string> names;
@@ -303,7 +303,7 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
               bool vs_no_fusion) {
   TESSERA_CHECK(runs >= 1, "--runs must be at least 1");
   TESSERA_CHECK(warmup >= 0, "--warmup must not be negative");
-  if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
+  if (e.threads > 0) ThreadPool::global().set_threads(e.threads);
   std::vector<double> samples;
   std::printf("model    %s\n", c.model.c_str());
   if (e.compiled()) {
@@ -320,7 +320,7 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
       m.run(ins);
       samples.push_back(std::chrono::duration<double>(Clock::now() - a).count());
     }
-    std::printf("backend  compiled, %d threads\n", runtime::ThreadPool::global().threads());
+    std::printf("backend  compiled, %d threads\n", ThreadPool::global().threads());
     std::printf("latency  %s\n", runtime::format_latency(runtime::latency_stats(samples)).c_str());
     std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
     if (vs_reference) {
@@ -363,7 +363,7 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
 // "ready" printed, then requests from stdin (see tools/serve.h).
 int cmd_serve(const Common& c, const Exec& e, const std::vector<std::string>& input_paths, uint64_t seed) {
   TESSERA_CHECK(e.compiled(), "'tessera serve' needs --backend compiled");
-  if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
+  if (e.threads > 0) ThreadPool::global().set_threads(e.threads);
   CompiledModel m = open_compiled(c, e);
   std::vector<Tensor> ins = input_paths.empty() ? m.random_inputs(seed) : m.read_inputs(input_paths);
   double compile_ms = m.last_compile_seconds() * 1000;  // kernels an artifact re-made on load
@@ -372,7 +372,7 @@ int cmd_serve(const Common& c, const Exec& e, const std::vector<std::string>& in
   auto t0 = Clock::now();
   m.run(ins);
   std::printf("ready compile_ms %.1f first_run_ms %.1f kernels %d threads %d\n", compile_ms,
-              ms_between(t0, Clock::now()), m.compiled_steps(), runtime::ThreadPool::global().threads());
+              ms_between(t0, Clock::now()), m.compiled_steps(), ThreadPool::global().threads());
   std::fflush(stdout);
   return tools::serve_loop(m, ins, std::cin, stdout);
 }
@@ -384,14 +384,14 @@ int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion)
   std::string dot;
   if (fusion) {
     runtime::ExecutorOptions eo;
-    eo.isa = runtime::parse_isa(e.isa);
+    eo.isa = isa_from_name(e.isa);
     eo.threads = e.threads;
     eo.fusion = !e.no_fusion;
     eo.passes = c.load_options().passes;
-    if (e.threads > 0) runtime::ThreadPool::global().set_threads(e.threads);
-    runtime::CompiledModel m(std::move(g), eo);
-    dot = fusion::graph_dot(m.graph(), &m.fusion_plan());
-    fusion::FusionStats st = fusion::fusion_stats(m.graph(), m.fusion_plan());
+    if (e.threads > 0) ThreadPool::global().set_threads(e.threads);
+    runtime::Executor m(std::move(g), eo);
+    dot = fusion::graph_dot(m.graph(), &m.partition());
+    fusion::FusionStats st = fusion::fusion_stats(m.graph(), m.partition());
     std::printf("fusion   %d ops -> %d kernels (%d fused blocks)\n", st.ops, st.blocks, st.fused_blocks);
   } else {
     dot = fusion::graph_dot(*g);
@@ -494,14 +494,14 @@ int main(int argc, char** argv) {
   run->add_option("--outputs", out_dir, "write output_0.pb ... to this directory");
   run->add_flag("--npy", npy, "also write outputs as .npy");
   run->add_option("--seed", seed, "seed for random inputs (default 0)");
-  run->add_flag("--report", report, "print which steps are compiled and the memory plan");
+  run->add_flag("--report", report, "print which steps are compiled and the arena layout");
 
   std::string compile_out;
   CLI::App* comp = app.add_subcommand("compile", "compile a model to a .tsr artifact that 'tessera run' runs");
   add_common(comp);
   add_exec(comp, false);
   comp->add_option("-o,--output", compile_out, "output artifact (.tsr)")->required();
-  comp->add_flag("--report", report, "print which steps are compiled and the memory plan");
+  comp->add_flag("--report", report, "print which steps are compiled and the arena layout");
   bool dump_fusion = false;
   comp->add_flag("--dump-fusion", dump_fusion, "print every fused block with its ops and mapping types");
 

@@ -4,18 +4,13 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "ir/op_registry.h"
+#include "opexpr/expr_registry.h"
 #include "loop/visitor.h"
 #include "schedule/default_schedule.h"
 #include "schedule/lower.h"
 #include "support/error.h"
 
 namespace tessera::compile {
-
-bool has_expression(const Node& n) {
-  const OpDef* d = OpRegistry::global().find(n.op_type, n.domain);
-  return d && d->expr;
-}
 
 std::string sanitize_name(const std::string& s) {
   std::string r;
@@ -144,9 +139,8 @@ void materialize_outputs(std::vector<te::Tensor>& outs, const std::function<std:
 NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const TensorType*>& in_types,
                         const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
                         const std::optional<schedule::Schedule>& sched, const NodeKernelOptions& options) {
-  const OpDef& def = OpRegistry::global().get(n, opset);
-  TESSERA_CHECK(def.expr, n.describe(), ": ", n.op_type, " has no compiled kernel",
-                def.opaque_reason.empty() ? std::string() : " (" + def.opaque_reason + ")");
+  op_registry().get(n, opset);  // an unknown op or too old an opset is reported as such
+  const ExprFn& expr = expr_registry().get(n);
   for (const TensorType& t : out_types)
     TESSERA_CHECK(t.rank_known && t.fully_known(), n.describe(), ": output type ", t.to_string(),
                   " is not fully known; a compiled kernel needs static shapes");
@@ -161,7 +155,7 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const Te
                   in_types[i]->to_string(), " is not fully known; a compiled kernel needs static shapes");
     ctx.inputs.push_back(te::placeholder(in_types[i]->dims, in_types[i]->dtype, "in" + std::to_string(i)));
   }
-  std::vector<te::Tensor> outs = def.expr(ctx);
+  std::vector<te::Tensor> outs = expr(ctx);
   TESSERA_CHECK(outs.size() == out_types.size(), n.describe(), ": expression gives ", outs.size(),
                 " outputs, inference ", out_types.size());
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -39,9 +39,6 @@ struct NodeKernelOptions {
   std::vector<bool> constant_inputs;    // per node input: a constant (weights): packing may be hoisted
 };
 
-// True when the node's op has a tensor-expression definition.
-bool has_expression(const Node& n);
-
 // Compiles `n`. in_types / in_values are per node input (null: absent / not
 // known); out_types are the node's inferred output types. Throws a
 // tessera::Error naming the node when the op has no expression or the

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "compile/node_kernel.h"
-#include "ir/op_registry.h"
+#include "opexpr/expr_registry.h"
 #include "support/error.h"
 #include "support/hash.h"
 
@@ -58,9 +58,8 @@ Task build_task(int64_t opset, const std::vector<const Node*>& nodes, const Task
   std::pair<std::vector<te::Tensor>, std::vector<TensorType>> last_outs;  // the last node's outputs
 
   for (const Node* n : nodes) {
-    const OpDef& def = OpRegistry::global().get(*n, opset);
-    TESSERA_CHECK(def.expr, n->describe(), ": ", n->op_type, " has no compiled kernel",
-                  def.opaque_reason.empty() ? std::string() : " (" + def.opaque_reason + ")");
+    const OpDef& def = op_registry().get(*n, opset);
+    const ExprFn& expr = expr_registry().get(*n);
     std::vector<TensorType> in_types(n->inputs.size());
     std::vector<const Tensor*> in_values(n->inputs.size(), nullptr);
     std::vector<te::Tensor> in_exprs(n->inputs.size());
@@ -131,7 +130,7 @@ Task build_task(int64_t opset, const std::vector<const Node*>& nodes, const Task
     ctx.fetch = [&](int i) -> const Tensor* {
       return external[static_cast<size_t>(i)] ? inputs.value(n->inputs[static_cast<size_t>(i)]) : nullptr;
     };
-    std::vector<te::Tensor> outs = def.expr(ctx);
+    std::vector<te::Tensor> outs = expr(ctx);
     TESSERA_CHECK(outs.size() == ictx.output_types.size(), n->describe(), ": expression gives ", outs.size(),
                   " outputs, inference ", ictx.output_types.size());
     if (n == nodes.back()) last_outs = {outs, ictx.output_types};

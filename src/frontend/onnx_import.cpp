@@ -12,8 +12,7 @@
 #include <unordered_map>
 
 #include "frontend/onnx_tensor.h"
-#include "ir/op_registry.h"
-#include "opt/passes.h"
+#include "ops/registry.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
@@ -171,7 +170,7 @@ struct Importer {
       const onnx::NodeProto& np = gp.node(idx);
       std::string label = node_label(np, idx);
       std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
-      const OpDef* def = OpRegistry::global().find(np.op_type(), domain);
+      const OpDef* def = op_registry().find(np.op_type(), domain);
       TESSERA_CHECK(def, label, ": op '", np.op_type(), "'",
                     domain.empty() ? std::string() : " of domain '" + domain + "'", " is not supported by Tessera");
       std::vector<Value*> ins;
@@ -262,11 +261,7 @@ std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::st
     t.rank_known = true;
   }
   verify_graph(*g);
-  if (!opts.infer_types) return g;
-  if (opts.fold_constants)
-    fold_constants(*g);
-  else
-    infer_graph(*g);
+  if (opts.infer_types) infer_graph(*g);
   return g;
 }
 

@@ -1,5 +1,5 @@
-// ONNX model import: ModelProto -> Graph, with types inferred and
-// shape-computing subgraphs folded to constants.
+// ONNX model import: ModelProto -> Graph, verified, with types inferred.
+// Folding and every other graph pass belong to load_model's pipeline.
 #pragma once
 
 #include <map>
@@ -14,10 +14,8 @@ struct ImportOptions {
   // Fixes graph-input shapes at load ("input" -> 1x3x224x224); overrides
   // dynamic (and must agree with static) dims.
   std::map<std::string, Dims> input_shapes;
-  // Fold nodes whose inputs are all constant (and Shape of static shapes).
-  bool fold_constants = true;
-  // false: types stay as the file declares them and nothing is folded (with
-  // this, load_model's pass pipeline infers and folds).
+  // false: types stay as the file declares them (load_model's pass pipeline
+  // infers them as its first pass).
   bool infer_types = true;
 };
 

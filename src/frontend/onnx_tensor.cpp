@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ir/dtype_dispatch.h"
+#include "support/dtype_dispatch.h"
 #include "support/error.h"
 #include "support/file_util.h"
 

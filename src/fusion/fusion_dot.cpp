@@ -24,7 +24,7 @@ constexpr const char* kFills[] = {"#fde2e4", "#e2ece9", "#dfe7fd", "#fff1e6", "#
 
 }  // namespace
 
-std::string graph_dot(const Graph& g, const FusionPlan* plan) {
+std::string graph_dot(const Graph& g, const Partition* plan) {
   std::ostringstream o;
   o << "digraph \"" << escape(g.name.empty() ? "model" : g.name) << "\" {\n"
     << "  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\", "

@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "fusion/fusion_plan.h"
+#include "fusion/partition.h"
 
 namespace tessera::fusion {
 
-std::string graph_dot(const Graph& g, const FusionPlan* plan = nullptr);
+std::string graph_dot(const Graph& g, const Partition* plan = nullptr);
 
 }  // namespace tessera::fusion

@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera::fusion {
 

@@ -4,7 +4,7 @@
 
 #include <unordered_map>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "support/error.h"
 
 namespace tessera {

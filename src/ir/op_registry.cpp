@@ -19,33 +19,6 @@ std::string_view mapping_type_name(MappingType t) {
   return "?";
 }
 
-const te::Tensor& ExprContext::in(int i) const {
-  TESSERA_CHECK(has_input(i), node.describe(), ": required input ", i, " is missing");
-  return inputs[static_cast<size_t>(i)];
-}
-
-bool ExprContext::has_value(int i) {
-  if (i < 0 || i >= num_inputs()) return false;
-  const Tensor*& v = values[static_cast<size_t>(i)];
-  if (!v && fetch && node.inputs[static_cast<size_t>(i)]) v = fetch(i);
-  return v != nullptr;
-}
-
-const Tensor& ExprContext::value(int i) {
-  TESSERA_CHECK(i < num_inputs(), node.describe(), ": required input ", i, " is missing");
-  has_value(i);
-  TESSERA_CHECK(values[static_cast<size_t>(i)], node.describe(), ": compiling needs the value of input ", i,
-                " ('", node.inputs[static_cast<size_t>(i)] ? node.inputs[static_cast<size_t>(i)]->name : "", "')");
-  if (value_used.size() < values.size()) value_used.resize(values.size());
-  value_used[static_cast<size_t>(i)] = true;
-  return *values[static_cast<size_t>(i)];
-}
-
-std::string ExprContext::stage_name(const std::string& suffix) const {
-  std::string base = node.name.empty() ? node.op_type : node.name;
-  return suffix.empty() ? base : base + "." + suffix;
-}
-
 const TensorType& InferContext::in(int i) const {
   TESSERA_CHECK(has_input(i), node.describe(), ": required input ", i, " is missing");
   return *input_types[static_cast<size_t>(i)];
@@ -62,23 +35,6 @@ const Tensor& KernelContext::in(int i) const {
 }
 
 // ---------------------------------------------------------------- registry
-
-const OpRegistry& OpRegistry::global() {
-  static const OpRegistry reg = [] {
-    OpRegistry r;
-    register_elementwise_ops(r);
-    register_nn_ops(r);
-    register_nn_extra_ops(r);
-    register_tensor_ops(r);
-    register_reduce_ops(r);
-    register_misc_ops(r);
-    register_string_ops(r);
-    register_ml_ops(r);
-    register_op_exprs(r);
-    return r;
-  }();
-  return reg;
-}
 
 void OpRegistry::add(OpDef def) {
   std::string key = def.domain + "::" + def.name;
@@ -104,146 +60,10 @@ const OpDef& OpRegistry::get(const Node& n, int64_t opset) const {
   return *d;
 }
 
-void OpRegistry::set_expr(const std::string& op, const std::string& domain, ExprFn fn) {
-  auto it = ops_.find(domain + "::" + op);
-  TESSERA_CHECK(it != ops_.end(), "expression for unregistered op '", op, "'");
-  TESSERA_CHECK(!it->second.expr, "op '", op, "' has two expression definitions");
-  it->second.expr = std::move(fn);
-}
-
-void OpRegistry::set_opaque(const std::string& op, const std::string& domain, std::string reason) {
-  auto it = ops_.find(domain + "::" + op);
-  TESSERA_CHECK(it != ops_.end(), "opaque reason for unregistered op '", op, "'");
-  it->second.opaque_reason = std::move(reason);
-}
-
 std::vector<const OpDef*> OpRegistry::all() const {
   std::vector<const OpDef*> v;
   for (const auto& [k, d] : ops_) v.push_back(&d);
   return v;
-}
-
-// ---------------------------------------------------------------- inference
-
-namespace {
-// Merges an inferred type into a value's declared type; throws on conflict.
-void merge_type(const Node& n, Value* v, const TensorType& inferred) {
-  TensorType& cur = v->type;
-  if (cur.dtype != DType::Undefined && inferred.dtype != DType::Undefined && cur.dtype != inferred.dtype)
-    TESSERA_FAIL(n.describe(), ": output '", v->name, "' is declared ", cur.to_string(), " but the op produces ",
-                 inferred.to_string());
-  if (inferred.dtype != DType::Undefined) cur.dtype = inferred.dtype;
-  if (!inferred.rank_known) return;
-  if (!cur.rank_known) {
-    cur.dims = inferred.dims;
-    cur.rank_known = true;
-    return;
-  }
-  if (cur.dims.size() != inferred.dims.size()) {
-    TESSERA_FAIL(n.describe(), ": output '", v->name, "' is declared ", cur.to_string(), " but the op produces ",
-                 inferred.to_string());
-  }
-  for (size_t i = 0; i < cur.dims.size(); ++i) {
-    if (inferred.dims[i] < 0) continue;
-    if (cur.dims[i] >= 0 && cur.dims[i] != inferred.dims[i])
-      TESSERA_FAIL(n.describe(), ": output '", v->name, "' is declared ", cur.to_string(), " but the op produces ",
-                   inferred.to_string());
-    cur.dims[i] = inferred.dims[i];
-  }
-}
-}  // namespace
-
-void infer_node(const Node& n, int64_t opset) {
-  const OpDef& def = OpRegistry::global().get(n, opset);
-  InferContext ctx{n, opset, {}, {}, {}};
-  bool all_ranks = true;
-  for (Value* v : n.inputs) {
-    ctx.input_types.push_back(v ? &v->type : nullptr);
-    ctx.input_values.push_back(v && v->constant ? &*v->constant : nullptr);
-    if (v && !v->type.rank_known) all_ranks = false;
-  }
-  if (all_ranks) {
-    try {
-      def.infer(ctx);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      TESSERA_FAIL(n.describe(), ": ", e.what());
-    }
-  }
-  for (size_t i = 0; i < n.outputs.size(); ++i) {
-    if (!n.outputs[i]) continue;
-    TensorType t;
-    if (i < ctx.output_types.size()) {
-      t = ctx.output_types[i];
-    } else {
-      t.rank_known = false;
-    }
-    merge_type(n, n.outputs[i], t);
-  }
-}
-
-void infer_graph(Graph& g) {
-  for (const auto& n : g.nodes()) infer_node(*n, g.opset);
-}
-
-std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs,
-                                  std::function<const Tensor*(const std::string&)> outer) {
-  const OpDef& def = OpRegistry::global().get(n, opset);
-  KernelContext ctx{n, opset, inputs, std::move(outer)};
-  std::vector<Tensor> out;
-  try {
-    out = def.reference(ctx);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    TESSERA_FAIL(n.describe(), ": ", e.what());
-  }
-  return out;
-}
-
-double node_flops(const Node& n) {
-  std::vector<const TensorType*> ins;
-  std::vector<TensorType> outs;
-  for (Value* v : n.inputs) {
-    if (v && !v->type.fully_known()) return 0;
-    ins.push_back(v ? &v->type : nullptr);
-  }
-  for (Value* v : n.outputs) {
-    if (v && !v->type.fully_known()) return 0;
-    outs.push_back(v ? v->type : TensorType{});
-  }
-  const OpDef* def = OpRegistry::global().find(n.op_type, n.domain);
-  if (def && def->flops) return def->flops(n, ins, outs);
-  double f = 0;
-  for (const TensorType& t : outs)
-    if (t.dtype != DType::Undefined) f += static_cast<double>(numel_of(t.dims));
-  return f;
-}
-
-MappingType node_mapping_type(const Node& n) {
-  const OpDef* def = OpRegistry::global().find(n.op_type, n.domain);
-  TESSERA_CHECK(def, n.describe(), ": op is not registered");
-  if (!def->broadcasts || n.outputs.empty() || !n.outputs[0]) return def->mapping;
-  const TensorType& out = n.outputs[0]->type;
-  if (!out.fully_known()) return def->mapping;
-  int64_t out_numel = numel_of(out.dims);
-  for (const Value* v : n.inputs)
-    if (v && v->type.fully_known() && v->type.rank() > 0 && numel_of(v->type.dims) < out_numel &&
-        numel_of(v->type.dims) > 1)
-      return MappingType::OneToMany;
-  return def->mapping;
-}
-
-double node_bytes(const Node& n) {
-  double b = 0;
-  for (const auto* list : {&n.inputs, &n.outputs})
-    for (Value* v : *list) {
-      if (!v) continue;
-      if (!v->type.fully_known()) return 0;
-      b += static_cast<double>(numel_of(v->type.dims)) * static_cast<double>(dtype_size(v->type.dtype));
-    }
-  return b;
 }
 
 // ---------------------------------------------------------------- helpers

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "te/tensor_expr.h"
 
 namespace tessera {
 
@@ -49,39 +48,8 @@ struct KernelContext {
   int num_outputs() const { return static_cast<int>(node.outputs.size()); }
 };
 
-// Inputs to an op's tensor-expression definition: one placeholder per present
-// input (static types), and the values of inputs whose values shape the
-// result (Reshape's shape, Slice's starts ...). Reading a value records that
-// the compiled kernel depends on it.
-struct ExprContext {
-  const Node& node;
-  int64_t opset;
-  std::vector<te::Tensor> inputs;           // undefined for absent optional inputs
-  std::vector<const Tensor*> values;        // null when the value is not known
-  std::vector<TensorType> output_types;     // inferred, fully known
-  std::vector<bool> value_used;             // filled as value() is called
-  // Computes the value of input i on request when `values` does not hold it
-  // (null: not known); the compiled runtime computes only the values an
-  // expression asks for.
-  std::function<const Tensor*(int)> fetch;
-
-  int num_inputs() const { return static_cast<int>(inputs.size()); }
-  bool has_input(int i) const { return i < num_inputs() && inputs[static_cast<size_t>(i)].defined(); }
-  const te::Tensor& in(int i) const;        // throws naming the node if absent
-  // The value of input i; throws naming the node when it is not known.
-  const Tensor& value(int i);
-  // True when the value of input i is known (asking `fetch` for it if need be).
-  bool has_value(int i);
-  int num_outputs() const { return static_cast<int>(output_types.size()); }
-  const TensorType& out(int i) const { return output_types.at(static_cast<size_t>(i)); }
-  // A stage name unique to this node: "<node name or op>.<suffix>".
-  std::string stage_name(const std::string& suffix) const;
-};
-
 using InferFn = std::function<void(InferContext&)>;
 using KernelFn = std::function<std::vector<Tensor>(const KernelContext&)>;
-// The op's outputs as tensor expressions of its inputs (for code generation).
-using ExprFn = std::function<std::vector<te::Tensor>(ExprContext&)>;
 // FLOPs of one execution, from the node and its fully-known input/output types.
 using FlopsFn = std::function<double(const Node&, const std::vector<const TensorType*>& ins,
                                      const std::vector<TensorType>& outs)>;
@@ -105,59 +73,20 @@ struct OpDef {
   FlopsFn flops;                    // null: one FLOP per output element
   std::vector<std::string> attributes;  // every attribute the op understands; any other is an error
   bool deterministic = true;        // false for random ops: never folded, outputs not reproducible
-  // Tensor-expression definition; null for ops the compiled runtime runs
-  // through the reference kernel (listed with the reason in opaque_reason).
-  ExprFn expr;
-  std::string opaque_reason;
   ValueCheckFn value_check;         // null: the kernel is correct for any input values
 };
 
 class OpRegistry {
  public:
-  // The process-wide registry with every built-in op.
-  static const OpRegistry& global();
-
   void add(OpDef def);
   const OpDef* find(const std::string& op, const std::string& domain = "") const;
   // Like find, but throws an Error naming the node, op and opset when unknown.
   const OpDef& get(const Node& n, int64_t opset) const;
   std::vector<const OpDef*> all() const;
-  // Sets the tensor-expression definition of a registered op (expression
-  // files register after the op families).
-  void set_expr(const std::string& op, const std::string& domain, ExprFn fn);
-  void set_opaque(const std::string& op, const std::string& domain, std::string reason);
 
  private:
   std::map<std::string, OpDef> ops_;  // key: domain + "::" + name
 };
-
-// Per-family registration, called once to fill the global registry.
-void register_elementwise_ops(OpRegistry& r);
-void register_nn_ops(OpRegistry& r);
-void register_nn_extra_ops(OpRegistry& r);  // attention, resize, RNNs, signal, losses, vision
-void register_tensor_ops(OpRegistry& r);
-void register_reduce_ops(OpRegistry& r);
-void register_misc_ops(OpRegistry& r);
-void register_string_ops(OpRegistry& r);    // string tensors: normalize, concat, split, regex, tf-idf
-void register_ml_ops(OpRegistry& r);        // the ai.onnx.ml domain
-void register_op_exprs(OpRegistry& r);      // tensor expressions of every family (src/ops/expr_*.cpp)
-
-// Runs the op's inference for `n` given its input values' current types;
-// fills (and checks against) the output values' types. Throws naming the node.
-void infer_node(const Node& n, int64_t opset);
-// Runs inference over the whole graph in order.
-void infer_graph(Graph& g);
-// Runs the reference kernel for one node on concrete inputs.
-std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs,
-                                  std::function<const Tensor*(const std::string&)> outer = nullptr);
-// FLOPs of a node (0 when its types are not fully known).
-double node_flops(const Node& n);
-// The node's DNNFusion mapping type: the op's type, except that a one-to-one
-// op whose input is broadcast to a larger output is one-to-many (DNNFusion
-// takes the most complex input/output pair).
-MappingType node_mapping_type(const Node& n);
-// Bytes read and written by a node (inputs + outputs), 0 when types unknown.
-double node_bytes(const Node& n);
 
 // Shared inference helpers for op families.
 // Numpy-style multidirectional broadcast; throws naming `n` when incompatible.

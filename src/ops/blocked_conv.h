@@ -29,7 +29,7 @@
 // channel of the same input pixels.
 #pragma once
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera {
 

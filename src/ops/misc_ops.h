@@ -2,7 +2,7 @@
 // register_misc_ops).
 #pragma once
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera {
 

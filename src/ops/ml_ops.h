@@ -5,7 +5,7 @@
 // inside each op by the attributes present).
 #pragma once
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera {
 

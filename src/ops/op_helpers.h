@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
-#include "ir/dtype_dispatch.h"
-#include "ir/op_registry.h"
+#include "support/dtype_dispatch.h"
+#include "ops/registry.h"
 #include "support/error.h"
 
 namespace tessera {

@@ -2,7 +2,7 @@
 // the ai.onnx.preview domain), one file each, called from register_nn_extra_ops.
 #pragma once
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera {
 

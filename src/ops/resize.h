@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera {
 

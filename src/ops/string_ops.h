@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera {
 

@@ -3,7 +3,7 @@
 // checks, and the offset / mask channels and sampling positions of each tap.
 #pragma once
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 
 namespace tessera {
 

@@ -15,7 +15,7 @@
 // they never reach a real channel.
 #include <set>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "ops/blocked_conv.h"
 #include "ops/nn_conv.h"
 #include "opt/passes.h"

@@ -4,7 +4,7 @@
 // scaled by s instead, since sum_c W[m, c] * (x[c] * s[c]) = sum_c (W[m, c] *
 // s[c]) * x[c]: the per-run multiply then touches the weights rather than the
 // whole map. Done where the map has at least twice the weights' elements.
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "ops/blocked_conv.h"
 #include "opt/passes.h"
 

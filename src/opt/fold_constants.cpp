@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/passes.h"
 #include "support/error.h"
 
@@ -14,7 +14,7 @@ namespace {
 constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
 
 bool foldable(const Node& n) {
-  const OpDef* def = OpRegistry::global().find(n.op_type, n.domain);
+  const OpDef* def = op_registry().find(n.op_type, n.domain);
   if (!def || !def->deterministic) return false;
   for (const auto& [k, a] : n.attrs)
     if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return false;

@@ -20,7 +20,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/passes.h"
 #include "opt/rewrite_rules.h"
 #include "support/error.h"
@@ -121,9 +121,9 @@ std::optional<double> removable_flops(const Graph& g, const Match& m, const std:
 bool axes_as_input(const std::string& op, int64_t opset) { return opset >= 18 || (op == "ReduceSum" && opset >= 13); }
 
 // A replacement built outside the graph: nodes and values not yet in it.
-class Plan {
+class Replacement {
  public:
-  Plan(int64_t opset, DType dtype) : opset_(opset), dtype_(dtype) {}
+  Replacement(int64_t opset, DType dtype) : opset_(opset), dtype_(dtype) {}
 
   double flops = 0;
   std::vector<std::unique_ptr<Node>> nodes;  // in dependency order
@@ -224,16 +224,16 @@ class Plan {
 struct Candidate {
   const Rule* rule = nullptr;
   Match match;
-  std::shared_ptr<Plan> plan;
+  std::shared_ptr<Replacement> replacement;
   Value* result = nullptr;
   double saved = 0;
 };
 
 // Builds the replacement of a match; null when it does not give the root's type.
-std::shared_ptr<Plan> plan_for(const Graph& g, const Rule& r, const Match& m, const std::set<std::string>& captured,
+std::shared_ptr<Replacement> replacement_for(const Graph& g, const Rule& r, const Match& m, const std::set<std::string>& captured,
                                Value** result) {
   Value* y = m.nodes[0]->outputs[0];
-  auto p = std::make_shared<Plan>(g.opset, y->type.dtype);
+  auto p = std::make_shared<Replacement>(g.opset, y->type.dtype);
   Value* v = p->build(r.replacement, m);
   if (!v || v->type != y->type || (p->is_temp(v) && v->is_constant())) return nullptr;
   // A bare variable replaces the root's value; a name that must stay takes an Identity.
@@ -264,10 +264,10 @@ std::optional<Candidate> best_candidate(const Graph& g) {
         const double bar = best ? best->saved : 0;
         if (!removed || *removed <= bar) return;
         Value* result = nullptr;
-        auto plan = plan_for(g, r, m, captured, &result);
-        if (!plan || *removed - plan->flops <= bar) return;
-        const double saved = *removed - plan->flops;
-        best = Candidate{&r, m, std::move(plan), result, saved};
+        auto replacement = replacement_for(g, r, m, captured, &result);
+        if (!replacement || *removed - replacement->flops <= bar) return;
+        const double saved = *removed - replacement->flops;
+        best = Candidate{&r, m, std::move(replacement), result, saved};
       });
     }
   }
@@ -279,19 +279,19 @@ void apply(Graph& g, const Candidate& c) {
   Value* y = root->outputs[0];
   std::unordered_map<const Value*, Value*> real;
   auto in_graph = [&](Value* v) -> Value* {
-    if (!c.plan->is_temp(v)) return v;
+    if (!c.replacement->is_temp(v)) return v;
     auto it = real.find(v);
     if (it != real.end()) return it->second;
     return real[v] = g.add_constant(g.unique_name(y->name + ".c"), *v->constant);
   };
-  for (const auto& n : c.plan->nodes) {
+  for (const auto& n : c.replacement->nodes) {
     std::vector<Value*> ins;
     for (Value* v : n->inputs) ins.push_back(in_graph(v));
     Node* added = g.insert_node_before(root, n->op_type, ins, {g.unique_name(y->name + ".rw")}, n->attrs);
     added->outputs[0]->type = n->outputs[0]->type;
     real[n->outputs[0]] = added->outputs[0];
   }
-  if (c.plan->is_temp(c.result)) {
+  if (c.replacement->is_temp(c.result)) {
     // The replacement's last node takes over the root's output value.
     Value* fresh = real.at(c.result);
     Node* last = fresh->producer;

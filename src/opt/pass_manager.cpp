@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/passes.h"
 #include "support/error.h"
 

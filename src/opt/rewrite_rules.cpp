@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "support/error.h"
 
 namespace tessera::rewrite {
@@ -160,7 +160,7 @@ void collect(const Term& t, std::set<std::string>& vars, std::set<std::string>& 
 void check_region_ops(const Rule& r, const Term& t) {
   if (t.kind != Term::Kind::Op) return;
   const std::string op = t.name == "Square" ? "Mul" : t.name;
-  const OpDef* def = OpRegistry::global().find(op);
+  const OpDef* def = op_registry().find(op);
   TESSERA_CHECK(def, "rewrite rule '", r.name, "': op ", op, " is not registered");
   TESSERA_CHECK(def->mapping == MappingType::OneToOne || is_reduce(op), "rewrite rule '", r.name, "': ", op,
                 " is neither one-to-one nor ReduceSum/ReduceProd");

@@ -10,7 +10,7 @@
 // The transformed weights U = G g G^T are computed here once, in double.
 #include <algorithm>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "ops/blocked_conv.h"
 #include "ops/winograd.h"
 #include "opt/passes.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "compile/task.h"
-#include "ir/op_registry.h"
+#include "opexpr/expr_registry.h"
 #include "support/error.h"
 
 namespace tessera::runtime {
@@ -53,7 +53,7 @@ TensorType ConcreteTypes::type_of(const Value* v) const {
 }
 
 void ConcreteTypes::infer_node(const Node& n) {
-  const OpDef& def = OpRegistry::global().get(n, g_.opset);
+  const OpDef& def = op_registry().get(n, g_.opset);
   NodeFacts& f = facts_[&n];
   std::vector<TensorType> types(n.inputs.size());
   std::vector<const Tensor*> values(n.inputs.size(), nullptr);
@@ -117,7 +117,8 @@ void ConcreteTypes::infer_node(const Node& n) {
 
   auto is_string = [](const TensorType& t) { return t.dtype == DType::String; };
   std::vector<TensorType> all_out;
-  if (!def.expr) f.reason = def.opaque_reason.empty() ? "no tensor expression" : def.opaque_reason;
+  const ExprDef* ed = expr_registry().find(n.op_type, n.domain);
+  if (!ed || !ed->expr) f.reason = !ed || ed->opaque_reason.empty() ? "no tensor expression" : ed->opaque_reason;
   else if (n.has_subgraph()) f.reason = "subgraph op";
   else if (std::any_of(types.begin(), types.end(), is_string)) f.reason = "string tensors";
   else if (evaluated || !infer_static(n, g_.opset, def, types, values, &all_out, true)) f.reason = "output shape not static";

@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/pipeline.h"
 #include "runtime/fusion_profiler.h"
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 #include "support/error.h"
 
 namespace tessera::runtime {
@@ -55,9 +55,9 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
   using Clock = std::chrono::steady_clock;
   if (step_seconds) step_seconds->resize(plan.steps.size(), 0.0);
   Clock::time_point step_start;
-  if (plan.memory.arena_bytes > 0 && !plan.arena.defined()) plan.arena = Tensor(DType::U8, {plan.memory.arena_bytes});
+  if (plan.arena_layout.arena_bytes > 0 && !plan.arena.defined()) plan.arena = Tensor(DType::U8, {plan.arena_layout.arena_bytes});
   uint8_t* base = plan.arena.defined() ? plan.arena.data<uint8_t>() : nullptr;
-  size_t arena_bytes = static_cast<size_t>(plan.memory.arena_bytes);
+  size_t arena_bytes = static_cast<size_t>(plan.arena_layout.arena_bytes);
   std::vector<Tensor> owned(plan.slots.size());
 
   auto ptr = [&](int s) -> void* {
@@ -156,20 +156,20 @@ std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tenso
   return result;
 }
 
-CompiledModel::CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts)
+Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
     : graph_(std::move(graph)), opts_(std::move(opts)) {
-  TESSERA_CHECK(graph_, "CompiledModel: no graph");
+  TESSERA_CHECK(graph_, "Executor: no graph");
   TESSERA_CHECK(codegen::host_supports(opts_.isa), "cannot compile for ", codegen::isa_name(opts_.isa),
                 ": this host supports at most ", codegen::isa_name(codegen::host_isa()));
   if (opts_.max_plans == 0) opts_.max_plans = 1;
   PassContext target;
-  target.lanes = vector_bytes(opts_.isa) / 4;
+  target.lanes = Target::for_isa(opts_.isa).vector_bytes / 4;
   run_passes(*graph_, target_pipeline(), opts_.passes, target);
 }
 
-CompiledModel::~CompiledModel() = default;
+Executor::~Executor() = default;
 
-Plan& CompiledModel::find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved) {
+Plan& Executor::find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved) {
   check_inputs(*graph_, inputs);
   if (opts_.threads > 0 && ThreadPool::global().threads() != opts_.threads) ThreadPool::global().set_threads(opts_.threads);
   last_compile_seconds_ = 0;
@@ -193,35 +193,35 @@ Plan& CompiledModel::find_or_compile(const std::vector<Tensor>& inputs, const Sa
   return *plans_.back();
 }
 
-const fusion::FusionPlan& CompiledModel::fusion_plan() {
-  if (!fusion_) fusion_ = std::make_unique<fusion::FusionPlan>(plan_model_fusion(*graph_, opts_));
+const fusion::Partition& Executor::partition() {
+  if (!fusion_) fusion_ = std::make_unique<fusion::Partition>(partition_model(*graph_, opts_));
   return *fusion_;
 }
 
-const std::vector<std::vector<int>>& CompiledModel::block_lists() {
+const std::vector<std::vector<int>>& Executor::block_lists() {
   if (block_nodes_.empty())
-    for (const fusion::Block& b : fusion_plan().blocks) block_nodes_.push_back(b.nodes);
+    for (const fusion::Block& b : partition().blocks) block_nodes_.push_back(b.nodes);
   return block_nodes_;
 }
 
-const Plan& CompiledModel::prepare(const std::vector<Tensor>& inputs) {
+const Plan& Executor::prepare(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mu_);
   return find_or_compile(inputs);
 }
 
-std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) {
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mu_);
   Plan& p = find_or_compile(inputs);
   return run_plan(*graph_, p, inputs);
 }
 
-std::vector<Tensor> CompiledModel::run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds) {
+std::vector<Tensor> Executor::run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   Plan& p = find_or_compile(inputs);
   return run_plan(*graph_, p, inputs, &step_seconds);
 }
 
-std::string CompiledModel::report() const {
+std::string Executor::report() const {
   std::ostringstream os;
   os << "model " << (graph_->name.empty() ? std::string("(unnamed)") : graph_->name) << ": "
      << graph_->nodes().size() << " nodes, ISA " << codegen::isa_name(opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa)
@@ -235,7 +235,7 @@ std::string CompiledModel::report() const {
     }
     os << "\n  steps " << p.steps.size() << " (" << p.compiled_steps << " compiled, " << p.reference_steps
        << " reference), compiled in " << static_cast<int64_t>(p.compile_seconds * 1000 + 0.5) << " ms\n"
-       << "  activation memory " << describe(p.memory) << "\n";
+       << "  activation memory " << describe(p.arena_layout) << "\n";
     if (p.nodes_run_when_compiling > 0)
       os << "  nodes run while compiling (shapes or kernels depend on their values) " << p.nodes_run_when_compiling
          << "\n";

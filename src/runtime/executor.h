@@ -13,7 +13,7 @@
 // an output shape or a value baked into a kernel depends on values computed
 // from the inputs, the reference kernels computing those (value_oracle.h).
 // Intermediate values become slots with a size and a live range [producing
-// step, last consuming step], placed in one arena by plan_memory. Graph
+// step, last consuming step], placed in one arena by layout_arena. Graph
 // inputs are read from the caller's tensors, constants from the graph, and
 // graph outputs get fresh tensors every run.
 //
@@ -33,11 +33,11 @@
 #include <vector>
 
 #include "codegen/llvm/jit.h"
-#include "fusion/fusion_plan.h"
+#include "fusion/partition.h"
 #include "ir/graph.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/pass_manager.h"
-#include "runtime/memory_plan.h"
+#include "runtime/arena_layout.h"
 #include "runtime/task_kernel.h"
 #include "schedule/schedule.h"
 
@@ -71,11 +71,6 @@ struct ExecutorOptions {
   // which are off, graph dumps, verification.
   PassOptions passes;
 };
-
-// "host", "avx2", "avx512", "generic"/"x86-64"; throws naming the value otherwise.
-codegen::Isa parse_isa(const std::string& name);
-// Bytes of a vector register of the ISA kernels are compiled for (Host: this machine's).
-int vector_bytes(codegen::Isa isa);
 
 enum class SlotKind {
   Input,     // a graph input: the caller's tensor
@@ -127,7 +122,7 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<int> output_slots;          // per graph output
   std::map<std::string, int> slot_by_name;  // value name -> slot (subgraph captures)
-  MemoryPlan memory;
+  ArenaLayout arena_layout;
   int compiled_steps = 0, reference_steps = 0;
   int64_t packed_bytes = 0;  // constants packed when compiled (held besides the graph's constants)
   int fused_steps = 0;       // steps computing a block of several nodes
@@ -163,10 +158,10 @@ std::unique_ptr<Plan> compile_plan(const Graph& g, const std::vector<Tensor>& in
 std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs,
                              std::vector<double>* step_seconds = nullptr);
 
-class CompiledModel {
+class Executor {
  public:
-  CompiledModel(std::unique_ptr<Graph> graph, ExecutorOptions opts);
-  ~CompiledModel();
+  Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts);
+  ~Executor();
 
   const Graph& graph() const { return *graph_; }
   const ExecutorOptions& options() const { return opts_; }
@@ -181,7 +176,7 @@ class CompiledModel {
   const Plan& prepare(const std::vector<Tensor>& inputs);
 
   // The fusion plan (made on the first compile; every node alone when fusion is off).
-  const fusion::FusionPlan& fusion_plan();
+  const fusion::Partition& partition();
 
   // Seconds spent compiling in the last run; 0 when a cached plan ran.
   double last_compile_seconds() const { return last_compile_seconds_; }
@@ -197,14 +192,14 @@ class CompiledModel {
   // Loads an artifact; opts (threads, dumps, progress) apply, and the saved
   // ISA unless keep_isa is false. Plans for the saved signatures are compiled
   // again when possible (otherwise on first run).
-  static std::unique_ptr<CompiledModel> load(const std::string& path, ExecutorOptions opts, bool use_saved_isa);
+  static std::unique_ptr<Executor> load(const std::string& path, ExecutorOptions opts, bool use_saved_isa);
 
  private:
   Plan& find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
   std::unique_ptr<Graph> graph_;
   ExecutorOptions opts_;
   const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists
-  std::unique_ptr<fusion::FusionPlan> fusion_;
+  std::unique_ptr<fusion::Partition> fusion_;
   std::vector<std::vector<int>> block_nodes_;
   std::vector<std::unique_ptr<Plan>> plans_;  // most recently used last
   const Plan* last_plan_ = nullptr;

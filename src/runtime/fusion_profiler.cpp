@@ -10,7 +10,7 @@
 
 #include "compile/task.h"
 #include "runtime/task_kernel.h"
-#include "ir/dtype_dispatch.h"
+#include "support/dtype_dispatch.h"
 #include "support/error.h"
 
 namespace tessera::runtime {
@@ -128,8 +128,8 @@ fusion::ProfileFn make_fusion_profiler(const Graph& g, const ExecutorOptions& op
   };
 }
 
-fusion::FusionPlan plan_model_fusion(const Graph& g, const ExecutorOptions& opts) {
-  fusion::PlanOptions po;
+fusion::Partition partition_model(const Graph& g, const ExecutorOptions& opts) {
+  fusion::PartitionOptions po;
   po.fuse = opts.fusion;
   codegen::Isa isa = opts.isa == codegen::Isa::Host ? codegen::host_isa() : opts.isa;
   po.target = std::string(codegen::isa_name(isa)) + " r" + std::to_string(fusion::kCodegenRevision);
@@ -140,7 +140,7 @@ fusion::FusionPlan plan_model_fusion(const Graph& g, const ExecutorOptions& opts
     po.db = db.get();
     po.profile = make_fusion_profiler(g, opts);
   }
-  return fusion::plan_fusion(g, po);
+  return fusion::partition_graph(g, po);
 }
 
 }  // namespace tessera::runtime

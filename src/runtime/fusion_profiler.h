@@ -3,7 +3,7 @@
 // against its parts compiled and timed the same way.
 #pragma once
 
-#include "fusion/fusion_plan.h"
+#include "fusion/partition.h"
 #include "runtime/executor.h"
 
 namespace tessera::runtime {
@@ -15,6 +15,6 @@ fusion::ProfileFn make_fusion_profiler(const Graph& g, const ExecutorOptions& op
 // The fusion plan for `g` under `opts`: planning with the profiling database
 // (opts.fusion_db or the default path) and the profiler, or every node alone
 // when opts.fusion is off.
-fusion::FusionPlan plan_model_fusion(const Graph& g, const ExecutorOptions& opts);
+fusion::Partition partition_model(const Graph& g, const ExecutorOptions& opts);
 
 }  // namespace tessera::runtime

@@ -127,7 +127,7 @@ SavedSteps saved_steps(const Artifact& a, size_t plan, size_t steps, const std::
 
 }  // namespace
 
-void CompiledModel::save(const std::string& path) const {
+void Executor::save(const std::string& path) const {
   Artifact a;
   a.sections["kind"] = kKindPrefix + std::to_string(kModelFormat);
   a.sections["model.onnx"] = export_onnx_bytes(*graph_);
@@ -165,7 +165,7 @@ void CompiledModel::save(const std::string& path) const {
   save_artifact(a, path);
 }
 
-std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, ExecutorOptions opts, bool use_saved_isa) {
+std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOptions opts, bool use_saved_isa) {
   Artifact a = load_artifact(path);
   std::string kind = a.sections.count("kind") ? a.section("kind") : "";
   TESSERA_CHECK(kind.rfind(kKindPrefix, 0) == 0, path, ": not a compiled Tessera model (an artifact of another kind)");
@@ -177,14 +177,14 @@ std::unique_ptr<CompiledModel> CompiledModel::load(const std::string& path, Exec
     auto eq = line.find('=');
     if (eq != std::string::npos) saved[line.substr(0, eq)] = line.substr(eq + 1);
   }
-  if (use_saved_isa && saved.count("isa")) opts.isa = parse_isa(saved["isa"]);
+  if (use_saved_isa && saved.count("isa")) opts.isa = isa_from_name(saved["isa"]);
   if (opts.threads <= 0 && saved.count("threads")) opts.threads = std::stoi(saved["threads"]);
   std::string dir = std::filesystem::path(path).parent_path().string();
   auto g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir);
   // The saved graph is final (its convolutions already in the layout it was
   // compiled with); its saved steps refer to its nodes as they are.
   for (const std::string& pass : target_pipeline()) opts.passes.disable(pass);
-  auto m = std::make_unique<CompiledModel>(std::move(g), std::move(opts));
+  auto m = std::make_unique<Executor>(std::move(g), std::move(opts));
   std::vector<std::string> lines = split(a.section("signatures"), '\n');
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;

@@ -13,7 +13,7 @@
 #include <unordered_set>
 
 #include "compile/task.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "runtime/concrete_types.h"
 #include "runtime/executor.h"
 #include "runtime/task_kernel.h"
@@ -173,11 +173,11 @@ class PlanCompiler {
       ko.prepacked.clear();
       std::vector<PendingStep> next;
       bool split = false;
-      std::vector<size_t> failed(pending_.size(), SIZE_MAX);
-      for (size_t k = 0; k < tasks.size(); ++k) failed[where[k]] = k;
+      std::vector<size_t> task_of(pending_.size(), SIZE_MAX);  // per pending step: its task in this build
+      for (size_t k = 0; k < tasks.size(); ++k) task_of[where[k]] = k;
       for (size_t i = 0; i < pending_.size(); ++i) {
         PendingStep& p = pending_[i];
-        size_t k = failed[i];
+        size_t k = task_of[i];
         if (k == SIZE_MAX) {
           next.push_back(std::move(p));
           continue;
@@ -300,7 +300,7 @@ class PlanCompiler {
       // One node: its inputs by position (the runtime's value checks read
       // them so), each writable in place when the param it reads is.
       const Node& n = *p.nodes[0];
-      st.def = &OpRegistry::global().get(n, g_.opset);
+      st.def = &op_registry().get(n, g_.opset);
       for (const Value* v : n.inputs) {
         auto at = std::find(t.param_values.begin(), t.param_values.end(), v);
         if (!v || at == t.param_values.end()) {
@@ -356,7 +356,7 @@ class PlanCompiler {
     Step st;
     st.node = &n;
     st.nodes = {&n};
-    st.def = &OpRegistry::global().get(n, g_.opset);
+    st.def = &op_registry().get(n, g_.opset);
     st.reason = p.reason;
     for (const Value* v : n.inputs) st.inputs.push_back(v ? read_slot(v, step) : -1);
     st.captures = captured_names(n);
@@ -460,9 +460,9 @@ class PlanCompiler {
         break;
       }
     }
-    plan_->memory = plan_memory(reqs);
+    plan_->arena_layout = layout_arena(reqs);
     for (size_t i = 0; i < plan_->slots.size(); ++i)
-      if (req_of[i] >= 0) plan_->slots[i].offset = plan_->memory.offsets[static_cast<size_t>(req_of[i])];
+      if (req_of[i] >= 0) plan_->slots[i].offset = plan_->arena_layout.offsets[static_cast<size_t>(req_of[i])];
   }
 
   const Graph& g_;
@@ -482,19 +482,6 @@ class PlanCompiler {
 };
 
 }  // namespace
-
-int vector_bytes(codegen::Isa isa) {
-  if (isa == codegen::Isa::Host) isa = codegen::host_isa();
-  return isa == codegen::Isa::AVX512 ? 64 : isa == codegen::Isa::AVX2 ? 32 : 16;
-}
-
-codegen::Isa parse_isa(const std::string& name) {
-  if (name.empty() || name == "host") return codegen::Isa::Host;
-  if (name == "avx2") return codegen::Isa::AVX2;
-  if (name == "avx512") return codegen::Isa::AVX512;
-  if (name == "generic" || name == "x86-64") return codegen::Isa::Generic;
-  TESSERA_FAIL("unknown ISA '", name, "' (available: host, avx2, avx512, generic)");
-}
 
 std::unique_ptr<Plan> compile_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
                                    const SavedSteps* saved, const std::vector<std::vector<int>>* blocks) {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "support/error.h"
 
 namespace tessera::runtime {

@@ -61,11 +61,11 @@ void LoopNest::substitute_all(const Var& v, const Expr& value) {
   for (Expr& e : guards_) e = loop::simplify(loop::substitute(e, v, value));
 }
 
-void LoopNest::apply(const Step& step) {
+void LoopNest::apply(const Directive& step) {
   const std::string& s = stage_.name;
   switch (step.kind) {
-    case StepKind::Split:
-    case StepKind::SplitShift: {
+    case DirectiveKind::Split:
+    case DirectiveKind::SplitShift: {
       int64_t f = step.ints.at(0);
       TESSERA_CHECK(f >= 1, "schedule: split ", s, " ", step.names[0], " by ", f, ": the factor must be >= 1");
       Leaf old = leaf(step.names[0]);
@@ -78,7 +78,7 @@ void LoopNest::apply(const Step& step) {
       outer.extent = loop::simplify((old.extent + (f - 1)) / f);
       const int64_t* e = loop::as_const_int(old.extent);
       Expr value = outer.var * f + inner.var;
-      if (step.kind == StepKind::SplitShift && e && *e % f != 0 && *e > f) {
+      if (step.kind == DirectiveKind::SplitShift && e && *e % f != 0 && *e > f) {
         value = loop::min(outer.var * f, loop::int_imm(*e - f)) + inner.var;  // the last iteration shifted back
         shifted_ = true;
       } else if (!(e && *e % f == 0))
@@ -88,7 +88,7 @@ void LoopNest::apply(const Step& step) {
       substitute_all(old.var, value);
       return;
     }
-    case StepKind::Fuse: {
+    case DirectiveKind::Fuse: {
       Leaf a = leaf(step.names[0]), b = leaf(step.names[1]);
       auto ia = std::find_if(leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return l.name == a.name; });
       TESSERA_CHECK(ia + 1 != leaves_.end() && (ia + 1)->name == b.name, "schedule: fuse ", s, " ", a.name, " ",
@@ -102,7 +102,7 @@ void LoopNest::apply(const Step& step) {
       substitute_all(b.var, f.var % b.extent);
       return;
     }
-    case StepKind::Reorder: {
+    case DirectiveKind::Reorder: {
       std::vector<size_t> positions;
       std::vector<Leaf> picked;
       for (const auto& n : step.names) {
@@ -117,22 +117,22 @@ void LoopNest::apply(const Step& step) {
       for (size_t i = 0; i < positions.size(); ++i) leaves_[positions[i]] = picked[i];
       return;
     }
-    case StepKind::Vectorize:
-    case StepKind::Unroll:
-    case StepKind::Parallel: {
+    case DirectiveKind::Vectorize:
+    case DirectiveKind::Unroll:
+    case DirectiveKind::Parallel: {
       Leaf& l = leaf(step.names[0]);
-      if (step.kind == StepKind::Parallel) {
+      if (step.kind == DirectiveKind::Parallel) {
         TESSERA_CHECK(!l.reduce, "schedule: parallel ", s, " ", l.name,
                       ": a reduction loop cannot run in parallel (iterations update the same element)");
         l.kind = ForKind::Parallel;
       } else {
-        TESSERA_CHECK(loop::as_const_int(l.extent), "schedule: ", step_kind_name(step.kind), " ", s, " ", l.name,
+        TESSERA_CHECK(loop::as_const_int(l.extent), "schedule: ", directive_kind_name(step.kind), " ", s, " ", l.name,
                       ": the loop's extent must be a constant, it is ", loop::to_string(l.extent));
-        l.kind = step.kind == StepKind::Vectorize ? ForKind::Vectorized : ForKind::Unrolled;
+        l.kind = step.kind == DirectiveKind::Vectorize ? ForKind::Vectorized : ForKind::Unrolled;
       }
       return;
     }
-    case StepKind::Accumulate: {
+    case DirectiveKind::Accumulate: {
       const Leaf& l = leaf(step.names[0]);
       TESSERA_CHECK(l.reduce, "schedule: accumulate ", s, " ", l.name, ": not a reduction loop");
       TESSERA_CHECK(te::is_top_reduce(stage_), "schedule: accumulate ", s, ": the stage is not a reduction");
@@ -140,7 +140,7 @@ void LoopNest::apply(const Step& step) {
       return;
     }
     default:
-      TESSERA_FAIL("schedule: ", step_kind_name(step.kind), " is not a loop step");
+      TESSERA_FAIL("schedule: ", directive_kind_name(step.kind), " is not a loop step");
   }
 }
 

@@ -34,7 +34,7 @@ class LoopNest {
 
   // Applies a loop step (split, fuse, reorder, vectorize, unroll, parallel,
   // accumulate).
-  void apply(const Step& step);
+  void apply(const Directive& step);
 
   const std::vector<Leaf>& leaves() const { return leaves_; }
   const Leaf* find(const std::string& name) const;

@@ -235,32 +235,32 @@ class Lowering {
   }
 
   void program_steps() {
-    for (const Step& st : sched_.steps) {
+    for (const Directive& st : sched_.directives) {
       switch (st.kind) {
-        case StepKind::CacheWrite:
+        case DirectiveKind::CacheWrite:
           program_ = cache_write(program_, st.stage);
           created_.insert(st.stage + ".local");
           created_.insert(st.stage);  // the copy-out stays materialized (compute_at targets it)
           break;
-        case StepKind::CacheRead:
+        case DirectiveKind::CacheRead:
           program_ = cache_read(program_, st.stage, st.names.at(0));
           created_.insert(st.stage + "." + st.names.at(0));
           break;
-        case StepKind::RFactor:
+        case DirectiveKind::RFactor:
           program_ = rfactor(program_, st.stage, st.names.at(0), st.ints.at(0));
           created_.insert(st.stage + ".rf");
           break;
-        case StepKind::ComputeInline: set_place(st, Place::Inline); break;
-        case StepKind::ComputeRoot: set_place(st, Place::Root); break;
-        case StepKind::ComputeAt: set_place(st, Place::At); break;
-        case StepKind::Layout:
-        case StepKind::Pad: storage_steps_[st.stage].push_back(st); break;
+        case DirectiveKind::ComputeInline: set_place(st, Place::Inline); break;
+        case DirectiveKind::ComputeRoot: set_place(st, Place::Root); break;
+        case DirectiveKind::ComputeAt: set_place(st, Place::At); break;
+        case DirectiveKind::Layout:
+        case DirectiveKind::Pad: storage_steps_[st.stage].push_back(st); break;
         default: loop_steps_[st.stage].push_back(st); break;
       }
     }
   }
 
-  void set_place(const Step& st, Place p) {
+  void set_place(const Directive& st, Place p) {
     Placement& pl = placement_[st.stage];
     pl.place = p;
     pl.explicit_ = true;
@@ -368,11 +368,11 @@ class Lowering {
   void apply_storage_steps(const Stage& s, Storage& st) {
     auto it = storage_steps_.find(s.name);
     if (it == storage_steps_.end()) return;
-    for (const Step& step : it->second) {
+    for (const Directive& step : it->second) {
       int64_t d = step.ints.at(0), f = step.ints.at(1);
       TESSERA_CHECK(d >= 0 && d < static_cast<int64_t>(st.dims.size()) && f >= 1, "lower ", name_, ": ",
                     step.to_text(), ": bad dim or factor for rank ", st.dims.size());
-      if (step.kind == StepKind::Pad) st.dims[static_cast<size_t>(d)] = (st.dims[static_cast<size_t>(d)] + f - 1) / f * f;
+      if (step.kind == DirectiveKind::Pad) st.dims[static_cast<size_t>(d)] = (st.dims[static_cast<size_t>(d)] + f - 1) / f * f;
       else st.layout.emplace_back(d, f);
     }
   }
@@ -396,7 +396,7 @@ class Lowering {
     LoopNest nest(s, mins, extents, limits);
     auto it = loop_steps_.find(s.name);
     if (it != loop_steps_.end())
-      for (const Step& step : it->second) nest.apply(step);
+      for (const Directive& step : it->second) nest.apply(step);
     return nest;
   }
 
@@ -529,7 +529,7 @@ class Lowering {
   std::vector<StagePtr> stages_;
   std::unordered_set<std::string> created_;
   std::map<std::string, Placement> placement_;
-  std::map<std::string, std::vector<Step>> loop_steps_, storage_steps_;
+  std::map<std::string, std::vector<Directive>> loop_steps_, storage_steps_;
   std::unordered_map<StageKey, Storage, StageKeyHash> storage_;
   std::map<std::string, std::unique_ptr<LoopNest>> nests_;
   std::vector<StagePtr> keep_;  // padded copies the nests refer to

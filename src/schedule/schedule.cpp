@@ -1,4 +1,4 @@
-// Schedule steps: builders and the text form.
+// Schedule directives: builders and the text form.
 #include "schedule/schedule.h"
 
 #include <sstream>
@@ -10,25 +10,25 @@ namespace tessera::schedule {
 namespace {
 
 // Per kind: keyword, number of names, number of ints (-1 names: one or more).
-struct StepSyntax {
-  StepKind kind;
+struct DirectiveSyntax {
+  DirectiveKind kind;
   std::string_view keyword;
   int names;
   int ints;
 };
-constexpr StepSyntax kSyntax[] = {
-    {StepKind::Split, "split", 1, 1},           {StepKind::SplitShift, "split_shift", 1, 1},
-    {StepKind::Fuse, "fuse", 2, 0},
-    {StepKind::Reorder, "reorder", -1, 0},      {StepKind::Vectorize, "vectorize", 1, 0},
-    {StepKind::Unroll, "unroll", 1, 0},         {StepKind::Parallel, "parallel", 1, 0},
-    {StepKind::ComputeAt, "compute_at", 2, 0},  {StepKind::ComputeInline, "compute_inline", 0, 0},
-    {StepKind::ComputeRoot, "compute_root", 0, 0}, {StepKind::CacheWrite, "cache_write", 0, 0},
-    {StepKind::CacheRead, "cache_read", 1, 0},  {StepKind::Layout, "layout", 0, 2},
-    {StepKind::Pad, "pad", 0, 2},               {StepKind::RFactor, "rfactor", 1, 1},
-    {StepKind::Accumulate, "accumulate", 1, 0},
+constexpr DirectiveSyntax kSyntax[] = {
+    {DirectiveKind::Split, "split", 1, 1},           {DirectiveKind::SplitShift, "split_shift", 1, 1},
+    {DirectiveKind::Fuse, "fuse", 2, 0},
+    {DirectiveKind::Reorder, "reorder", -1, 0},      {DirectiveKind::Vectorize, "vectorize", 1, 0},
+    {DirectiveKind::Unroll, "unroll", 1, 0},         {DirectiveKind::Parallel, "parallel", 1, 0},
+    {DirectiveKind::ComputeAt, "compute_at", 2, 0},  {DirectiveKind::ComputeInline, "compute_inline", 0, 0},
+    {DirectiveKind::ComputeRoot, "compute_root", 0, 0}, {DirectiveKind::CacheWrite, "cache_write", 0, 0},
+    {DirectiveKind::CacheRead, "cache_read", 1, 0},  {DirectiveKind::Layout, "layout", 0, 2},
+    {DirectiveKind::Pad, "pad", 0, 2},               {DirectiveKind::RFactor, "rfactor", 1, 1},
+    {DirectiveKind::Accumulate, "accumulate", 1, 0},
 };
 
-const StepSyntax& syntax_of(StepKind k) {
+const DirectiveSyntax& syntax_of(DirectiveKind k) {
   for (const auto& s : kSyntax)
     if (s.kind == k) return s;
   TESSERA_FAIL("schedule: unknown step kind ", static_cast<int>(k));
@@ -41,16 +41,16 @@ bool valid_name(const std::string& s) {
   return true;
 }
 
-Step make(StepKind k, std::string stage, std::vector<std::string> names, std::vector<int64_t> ints) {
-  return Step{k, std::move(stage), std::move(names), std::move(ints)};
+Directive make(DirectiveKind k, std::string stage, std::vector<std::string> names, std::vector<int64_t> ints) {
+  return Directive{k, std::move(stage), std::move(names), std::move(ints)};
 }
 
 }  // namespace
 
-std::string_view step_kind_name(StepKind k) { return syntax_of(k).keyword; }
+std::string_view directive_kind_name(DirectiveKind k) { return syntax_of(k).keyword; }
 
-std::string Step::to_text() const {
-  std::string s(step_kind_name(kind));
+std::string Directive::to_text() const {
+  std::string s(directive_kind_name(kind));
   s += ' ';
   s += stage;
   for (const auto& n : names) s += ' ' + n;
@@ -59,63 +59,63 @@ std::string Step::to_text() const {
 }
 
 Schedule& Schedule::split(std::string stage, std::string loop, int64_t factor) {
-  return add(make(StepKind::Split, std::move(stage), {std::move(loop)}, {factor}));
+  return add(make(DirectiveKind::Split, std::move(stage), {std::move(loop)}, {factor}));
 }
 Schedule& Schedule::split_shift(std::string stage, std::string loop, int64_t factor) {
-  return add(make(StepKind::SplitShift, std::move(stage), {std::move(loop)}, {factor}));
+  return add(make(DirectiveKind::SplitShift, std::move(stage), {std::move(loop)}, {factor}));
 }
 bool has_shifted_split(const Schedule& s) {
-  for (const Step& st : s.steps)
-    if (st.kind == StepKind::SplitShift) return true;
+  for (const Directive& st : s.directives)
+    if (st.kind == DirectiveKind::SplitShift) return true;
   return false;
 }
 Schedule& Schedule::fuse(std::string stage, std::string outer, std::string inner) {
-  return add(make(StepKind::Fuse, std::move(stage), {std::move(outer), std::move(inner)}, {}));
+  return add(make(DirectiveKind::Fuse, std::move(stage), {std::move(outer), std::move(inner)}, {}));
 }
 Schedule& Schedule::reorder(std::string stage, std::vector<std::string> loops) {
-  return add(make(StepKind::Reorder, std::move(stage), std::move(loops), {}));
+  return add(make(DirectiveKind::Reorder, std::move(stage), std::move(loops), {}));
 }
 Schedule& Schedule::vectorize(std::string stage, std::string loop) {
-  return add(make(StepKind::Vectorize, std::move(stage), {std::move(loop)}, {}));
+  return add(make(DirectiveKind::Vectorize, std::move(stage), {std::move(loop)}, {}));
 }
 Schedule& Schedule::unroll(std::string stage, std::string loop) {
-  return add(make(StepKind::Unroll, std::move(stage), {std::move(loop)}, {}));
+  return add(make(DirectiveKind::Unroll, std::move(stage), {std::move(loop)}, {}));
 }
 Schedule& Schedule::parallel(std::string stage, std::string loop) {
-  return add(make(StepKind::Parallel, std::move(stage), {std::move(loop)}, {}));
+  return add(make(DirectiveKind::Parallel, std::move(stage), {std::move(loop)}, {}));
 }
 Schedule& Schedule::compute_at(std::string stage, std::string target, std::string loop) {
-  return add(make(StepKind::ComputeAt, std::move(stage), {std::move(target), std::move(loop)}, {}));
+  return add(make(DirectiveKind::ComputeAt, std::move(stage), {std::move(target), std::move(loop)}, {}));
 }
 Schedule& Schedule::compute_inline(std::string stage) {
-  return add(make(StepKind::ComputeInline, std::move(stage), {}, {}));
+  return add(make(DirectiveKind::ComputeInline, std::move(stage), {}, {}));
 }
 Schedule& Schedule::compute_root(std::string stage) {
-  return add(make(StepKind::ComputeRoot, std::move(stage), {}, {}));
+  return add(make(DirectiveKind::ComputeRoot, std::move(stage), {}, {}));
 }
 Schedule& Schedule::cache_write(std::string stage) {
-  return add(make(StepKind::CacheWrite, std::move(stage), {}, {}));
+  return add(make(DirectiveKind::CacheWrite, std::move(stage), {}, {}));
 }
 Schedule& Schedule::cache_read(std::string stage, std::string consumer) {
-  return add(make(StepKind::CacheRead, std::move(stage), {std::move(consumer)}, {}));
+  return add(make(DirectiveKind::CacheRead, std::move(stage), {std::move(consumer)}, {}));
 }
 Schedule& Schedule::rfactor(std::string stage, std::string axis, int64_t factor) {
-  return add(make(StepKind::RFactor, std::move(stage), {std::move(axis)}, {factor}));
+  return add(make(DirectiveKind::RFactor, std::move(stage), {std::move(axis)}, {factor}));
 }
 Schedule& Schedule::accumulate(std::string stage, std::string loop) {
-  return add(make(StepKind::Accumulate, std::move(stage), {std::move(loop)}, {}));
+  return add(make(DirectiveKind::Accumulate, std::move(stage), {std::move(loop)}, {}));
 }
 
 Schedule& Schedule::layout(std::string stage, int64_t dim, int64_t factor) {
-  return add(make(StepKind::Layout, std::move(stage), {}, {dim, factor}));
+  return add(make(DirectiveKind::Layout, std::move(stage), {}, {dim, factor}));
 }
 Schedule& Schedule::pad(std::string stage, int64_t dim, int64_t multiple) {
-  return add(make(StepKind::Pad, std::move(stage), {}, {dim, multiple}));
+  return add(make(DirectiveKind::Pad, std::move(stage), {}, {dim, multiple}));
 }
 
 std::string to_text(const Schedule& s) {
   std::string out;
-  for (const Step& st : s.steps) out += st.to_text() + "\n";
+  for (const Directive& st : s.directives) out += st.to_text() + "\n";
   return out;
 }
 
@@ -131,12 +131,12 @@ Schedule parse_schedule(const std::string& text) {
     std::vector<std::string> w;
     for (std::string x; words >> x;) w.push_back(x);
     if (w.empty()) continue;
-    const StepSyntax* syn = nullptr;
+    const DirectiveSyntax* syn = nullptr;
     for (const auto& s : kSyntax)
       if (s.keyword == w[0]) syn = &s;
     TESSERA_CHECK(syn, "schedule line ", line_no, ": unknown step '", w[0], "'");
     TESSERA_CHECK(w.size() >= 2, "schedule line ", line_no, ": '", w[0], "' needs a stage name");
-    Step st;
+    Directive st;
     st.kind = syn->kind;
     st.stage = w[1];
     size_t rest = w.size() - 2;
@@ -161,7 +161,7 @@ Schedule parse_schedule(const std::string& text) {
       }
     }
     for (const auto& n : st.names) TESSERA_CHECK(valid_name(n), "schedule line ", line_no, ": bad name '", n, "'");
-    sched.steps.push_back(std::move(st));
+    sched.directives.push_back(std::move(st));
   }
   return sched;
 }

@@ -1,10 +1,10 @@
-// Schedules: a serializable list of steps that say how a tensor-expression
-// program becomes loops. Steps name stages and their loops; loop names are
+// Schedules: a serializable list of directives that say how a tensor-expression
+// program becomes loops. Directives name stages and their loops; loop names are
 // local to a stage: a compute stage starts with one loop per output axis and
-// one per reduce axis, named after the axis variables, and steps derive new
+// one per reduce axis, named after the axis variables, and directives derive new
 // names (split "c" -> "c.o", "c.i"; fuse "n", "c" -> "n_c").
 //
-// Text form, one step per line ('#' starts a comment):
+// Text form, one directive per line ('#' starts a comment):
 //   split conv c 16          fuse conv n c             reorder conv n c.o h w c.i
 //   split_shift conv w 24
 //   vectorize conv c.i       unroll conv r             parallel conv n_c
@@ -20,7 +20,7 @@
 
 namespace tessera::schedule {
 
-enum class StepKind : uint8_t {
+enum class DirectiveKind : uint8_t {
   Split,          // stage, loop, factor: loop -> loop.o (outer), loop.i (inner, extent factor)
   SplitShift,     // like Split, but a last, partial outer iteration is shifted back to end at the extent
                   // (it recomputes some of the one before): no guards; for stages that only write their
@@ -43,28 +43,28 @@ enum class StepKind : uint8_t {
                   // across it (registers), read before it (init on the first iteration of the reduction loops
                   // outside) and written after: register tiles for a reduction split into blocks
 };
-std::string_view step_kind_name(StepKind k);  // the text keyword: "split", "compute_at" ...
+std::string_view directive_kind_name(DirectiveKind k);  // the text keyword: "split", "compute_at" ...
 
-struct Step {
-  StepKind kind = StepKind::Split;
+struct Directive {
+  DirectiveKind kind = DirectiveKind::Split;
   std::string stage;
   std::vector<std::string> names;  // loops, or (compute_at) target stage then loop, (cache_read) consumer
   std::vector<int64_t> ints;       // factors, dims
 
-  bool operator==(const Step&) const = default;
+  bool operator==(const Directive&) const = default;
   std::string to_text() const;  // one line, no newline
 };
 
 struct Schedule {
-  std::vector<Step> steps;
+  std::vector<Directive> directives;
 
-  bool empty() const { return steps.empty(); }
+  bool empty() const { return directives.empty(); }
   bool operator==(const Schedule&) const = default;
-  Schedule& add(Step s) {
-    steps.push_back(std::move(s));
+  Schedule& add(Directive s) {
+    directives.push_back(std::move(s));
     return *this;
   }
-  // Builders for each step.
+  // Builders for each directive.
   Schedule& split(std::string stage, std::string loop, int64_t factor);
   Schedule& split_shift(std::string stage, std::string loop, int64_t factor);
   Schedule& fuse(std::string stage, std::string outer, std::string inner);
@@ -83,7 +83,7 @@ struct Schedule {
   Schedule& accumulate(std::string stage, std::string loop);
 };
 
-// True when some step is a SplitShift (outputs recomputed in part: not in place).
+// True when some directive is a SplitShift (outputs recomputed in part: not in place).
 bool has_shifted_split(const Schedule& s);
 
 // The name split / fuse give their results.
@@ -91,7 +91,7 @@ inline std::string outer_name(const std::string& loop) { return loop + ".o"; }
 inline std::string inner_name(const std::string& loop) { return loop + ".i"; }
 inline std::string fused_name(const std::string& outer, const std::string& inner) { return outer + "_" + inner; }
 
-// One step per line.
+// One directive per line.
 std::string to_text(const Schedule& s);
 // Parses the text form; throws tessera::Error naming the line on bad input.
 Schedule parse_schedule(const std::string& text);

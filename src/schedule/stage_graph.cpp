@@ -1,4 +1,4 @@
-// Program-level schedule steps: inline, cache_write, cache_read, rfactor.
+// Program-level schedule directives: inline, cache_write, cache_read, rfactor.
 #include "schedule/stage_graph.h"
 
 #include "loop/visitor.h"

@@ -180,8 +180,8 @@ bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st,
 
 // True when the schedule already materializes the stage.
 bool rooted(const Schedule& s, const std::string& stage) {
-  for (const Step& step : s.steps)
-    if (step.kind == StepKind::ComputeRoot && step.stage == stage) return true;
+  for (const Directive& step : s.directives)
+    if (step.kind == DirectiveKind::ComputeRoot && step.stage == stage) return true;
   return false;
 }
 

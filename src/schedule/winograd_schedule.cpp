@@ -1,7 +1,7 @@
 // Schedules of the Winograd transforms (see winograd_schedule.h).
 #include "schedule/winograd_schedule.h"
 
-#include "ops/winograd.h"
+#include "support/winograd_f43.h"
 #include "schedule/contraction_schedule.h"
 #include "schedule/stage_queries.h"
 

@@ -74,7 +74,8 @@ int64_t field(std::string_view text, std::string_view key) {
 std::string_view isa_name(Isa isa) { return facts(isa).name; }
 
 Isa isa_from_name(std::string_view name) {
-  if (name == "generic") return Isa::Generic;
+  if (name.empty()) return Isa::Host;
+  if (name == "generic" || name == "x86-64") return Isa::Generic;
   for (const IsaFacts& f : kIsas)
     if (f.name == name) return f.isa;
   TESSERA_FAIL("target: unknown ISA '", name, "' (available: host, avx2, avx512, generic)");

@@ -15,7 +15,7 @@ namespace tessera {
 // (SSE2, 16 xmm).
 enum class Isa { Host, Generic, AVX2, AVX512 };
 std::string_view isa_name(Isa isa);  // "host", "x86-64", "avx2", "avx512"
-// The ISA named by isa_name (also "generic"); throws on an unknown name.
+// The ISA named by isa_name (also "generic", and "" for Host); throws on an unknown name.
 Isa isa_from_name(std::string_view name);
 
 // Cache sizes in bytes: a core's first-level data cache and second level,

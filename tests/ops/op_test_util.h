@@ -9,7 +9,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/graph.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "support/error.h"
 
 namespace tessera::testing {

@@ -7,6 +7,7 @@
 #include "codegen/llvm/jit.h"
 #include "compile/node_kernel.h"
 #include "loop/evaluate.h"
+#include "opexpr/expr_registry.h"
 #include "ops/compiled_test_util.h"
 
 namespace tessera::testing {
@@ -223,17 +224,19 @@ TEST(CompiledMisc, MlBinarizerAndArrayFeatureExtractor) {
 }
 
 TEST(CompiledMisc, OpaqueOpsSayWhy) {
-  const OpRegistry& r = OpRegistry::global();
+  const OpRegistry& r = op_registry();
   for (const char* op : {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
                          "Multinomial", "If", "Loop", "Scan", "StringNormalizer", "StringConcat", "StringSplit",
                          "RegexFullMatch", "TfIdfVectorizer", "NonMaxSuppression"}) {
-    const OpDef* d = r.find(op);
+    ASSERT_TRUE(r.find(op)) << op;
+    const ExprDef* d = expr_registry().find(op);
     ASSERT_TRUE(d) << op;
     EXPECT_FALSE(d->expr) << op;
     EXPECT_FALSE(d->opaque_reason.empty()) << op;
   }
   for (const char* op : {"LabelEncoder", "TreeEnsemble"}) {
-    const OpDef* d = r.find(op, "ai.onnx.ml");
+    ASSERT_TRUE(r.find(op, "ai.onnx.ml")) << op;
+    const ExprDef* d = expr_registry().find(op, "ai.onnx.ml");
     ASSERT_TRUE(d) << op;
     EXPECT_FALSE(d->opaque_reason.empty()) << op;
   }

@@ -46,11 +46,11 @@ inline void expect_near_scaled(const std::vector<Tensor>& got, const std::vector
 // Saves `m` as an artifact in the temporary directory (named after `tag`
 // and the process) and loads it back with default options and its saved ISA;
 // the file is removed.
-inline std::unique_ptr<runtime::CompiledModel> save_and_load(const runtime::CompiledModel& m, const std::string& tag) {
+inline std::unique_ptr<runtime::Executor> save_and_load(const runtime::Executor& m, const std::string& tag) {
   namespace fs = std::filesystem;
   std::string path = (fs::temp_directory_path() / ("tessera_" + tag + "_" + std::to_string(::getpid()) + ".tsr")).string();
   m.save(path);
-  auto loaded = runtime::CompiledModel::load(path, runtime::ExecutorOptions{}, true);
+  auto loaded = runtime::Executor::load(path, runtime::ExecutorOptions{}, true);
   fs::remove(path);
   return loaded;
 }

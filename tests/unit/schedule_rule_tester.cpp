@@ -9,7 +9,7 @@
 
 #include "codegen/llvm/jit.h"
 #include "compile/node_kernel.h"
-#include "ir/op_registry.h"
+#include "opexpr/expr_registry.h"
 #include "ops/compiled_test_util.h"
 #include "schedule/schedule.h"
 
@@ -86,7 +86,7 @@ RuleTester::Program RuleTester::build(Isa isa) const {
     if (constant_[i]) p.target.constant_inputs.insert("in" + std::to_string(i));
   }
   ctx.values.resize(ctx.inputs.size());
-  p.outs = OpRegistry::global().get(*n, g.opset).expr(ctx);
+  p.outs = expr_registry().get(*n)(ctx);
   compile::materialize_outputs(p.outs, [&](size_t i) { return ctx.stage_name("out" + std::to_string(i)); });
   return p;
 }

@@ -12,7 +12,7 @@
 
 #include "codegen/llvm/jit.h"
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "ops/blocked_conv.h"
 #include "opt/passes.h"
 #include "runtime/executor.h"
@@ -134,7 +134,7 @@ TEST(BlockedLayout, CompiledMatchesTheOriginalGraph) {
     SCOPED_TRACE(codegen::isa_name(isa));
     runtime::ExecutorOptions o;
     o.isa = isa;
-    runtime::CompiledModel m(network(), o);
+    runtime::Executor m(network(), o);
     EXPECT_EQ(count_ops(m.graph(), "ConvBlocked"), 6);
     const Value* w = nullptr;
     for (const auto& n : m.graph().nodes())
@@ -153,7 +153,7 @@ TEST(BlockedLayout, UnfusedKernelsMatchTheOriginalGraph) {
   std::vector<Tensor> want = interpret(*network(), ins);
   runtime::ExecutorOptions o;
   o.fusion = false;
-  runtime::CompiledModel m(network(), o);
+  runtime::Executor m(network(), o);
   expect_near_scaled(m.run(ins), want, 1e-5);
 }
 
@@ -180,7 +180,7 @@ TEST(BlockedLayout, ConvolutionsThatDoNotFitStayNchw) {
   EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 2);   // the input, and before "out"
   EXPECT_EQ(count_ops(*g, "ReorderFromBlocked"), 2);  // after "dense", and the output
   expect_near_scaled(interpret(*g, ins), want, 1e-5);
-  runtime::CompiledModel m(build(), runtime::ExecutorOptions{});
+  runtime::Executor m(build(), runtime::ExecutorOptions{});
   expect_near_scaled(m.run(ins), want, 1e-5);
 }
 
@@ -271,7 +271,7 @@ TEST(BlockedLayout, PaddingLanesAreNotSummed) {
   }
   runtime::ExecutorOptions o;
   o.isa = codegen::Isa::AVX512;
-  runtime::CompiledModel m(blocked(), o);
+  runtime::Executor m(blocked(), o);
   expect_near_scaled({unblock(m.run({xb})[0])}, {want}, 1e-5);
 }
 
@@ -279,7 +279,7 @@ TEST(BlockedLayout, PaddingLanesAreNotSummed) {
 // artifact loads without rewriting it again and runs the same.
 TEST(BlockedLayout, ArtifactKeepsTheRewrittenGraph) {
   std::vector<Tensor> ins{random_f32({1, 3, 29, 30}, 10)};
-  runtime::CompiledModel m(network(), runtime::ExecutorOptions{});
+  runtime::Executor m(network(), runtime::ExecutorOptions{});
   std::vector<Tensor> first = m.run(ins);
   auto loaded = save_and_load(m, "blocked");
   EXPECT_EQ(count_ops(loaded->graph(), "ConvBlocked"), 6);
@@ -305,7 +305,7 @@ TEST(BlockedLayout, ShiftedTilesDoNotWriteOverTheirInputs) {
   };
   std::vector<Tensor> ins{random_f32({1, 16, 5, 31}, 11)};
   std::vector<Tensor> want = interpret(*build(), ins);
-  runtime::CompiledModel m(build(), runtime::ExecutorOptions{});
+  runtime::Executor m(build(), runtime::ExecutorOptions{});
   expect_near_scaled(m.run(ins), want, 1e-5);
   bool shifted = false;
   for (const runtime::Step& st : m.last_plan()->steps) {
@@ -335,14 +335,14 @@ TEST(BlockedLayout, LargeMapsSplitTheirRowsInHalves) {
   std::vector<Tensor> want = interpret(*build(), ins);
   runtime::ExecutorOptions o;
   o.fusion = false;  // one step per convolution
-  runtime::CompiledModel m(build(), o);
+  runtime::Executor m(build(), o);
   expect_near_scaled(m.run(ins), want, 1e-5);
   std::map<std::string, bool> halves;
   for (const runtime::Step& st : m.last_plan()->steps) {
     if (st.node->op_type.find("ConvBlocked") == std::string::npos) continue;
     bool split = false;
-    for (const schedule::Step& step : st.schedule.steps)
-      split |= step.kind == schedule::StepKind::Split && step.names[0] == "h" && step.ints == std::vector<int64_t>{6};
+    for (const schedule::Directive& step : st.schedule.directives)
+      split |= step.kind == schedule::DirectiveKind::Split && step.names[0] == "h" && step.ints == std::vector<int64_t>{6};
     halves[st.node->name] = split;
   }
   EXPECT_EQ(halves, (std::map<std::string, bool>{{"wide", true}, {"dw", true}, {"heavy", false}}));

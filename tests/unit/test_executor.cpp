@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "opexpr/expr_registry.h"
 #include "runtime/artifact.h"
 #include "runtime/executor.h"
 #include "support/error.h"
@@ -21,13 +21,13 @@ namespace {
 using tessera::testing::random_f32;
 
 bool has_expr(const std::string& op) {
-  const OpDef* d = OpRegistry::global().find(op);
+  const ExprDef* d = expr_registry().find(op);
   return d && d->expr;
 }
 
 // Compares every output with the interpreter's (relative 1e-5: JIT math
 // functions may differ from the reference kernels by an ulp or so).
-void expect_matches_reference(CompiledModel& m, const std::vector<Tensor>& ins) {
+void expect_matches_reference(Executor& m, const std::vector<Tensor>& ins) {
   std::vector<Tensor> got = m.run(ins);
   std::vector<Tensor> want = interpret(m.graph(), ins);
   ASSERT_EQ(got.size(), want.size());
@@ -45,12 +45,12 @@ void expect_matches_reference(CompiledModel& m, const std::vector<Tensor>& ins) 
 // Fusion off: these tests look at one step per node (fusion has test_fusion.cpp).
 // Without the blocked layout, convolutions stay NCHW nodes whose schedules
 // pack their weights (the blocked layout has test_blocked_layout.cpp).
-std::unique_ptr<CompiledModel> make(std::unique_ptr<Graph> g, bool blocked_layout = true) {
+std::unique_ptr<Executor> make(std::unique_ptr<Graph> g, bool blocked_layout = true) {
   infer_graph(*g);
   ExecutorOptions o;
   o.fusion = false;
   if (!blocked_layout) o.passes.disable("blocked-layout");
-  return std::make_unique<CompiledModel>(std::move(g), o);
+  return std::make_unique<Executor>(std::move(g), o);
 }
 
 TEST(Executor, ElementwiseChain) {
@@ -124,7 +124,7 @@ TEST(Executor, ArtifactKeepsSchedulesAndPackedWeights) {
   std::string path = ::testing::TempDir() + "/packed.tsr";
   m->save(path);
 
-  auto l = CompiledModel::load(path, ExecutorOptions{}, true);
+  auto l = Executor::load(path, ExecutorOptions{}, true);
   ASSERT_EQ(l->plans().size(), 1u);
   const Plan& p = *l->plans()[0];
   EXPECT_EQ(schedule::to_text(p.steps[0].schedule), schedule::to_text(m->last_plan()->steps[0].schedule));
@@ -139,9 +139,9 @@ TEST(Executor, ArtifactKeepsSchedulesAndPackedWeights) {
   ASSERT_TRUE(a.sections.count("plan.0.step.0.schedule"));
   a.sections["plan.0.step.0.schedule"] = "# plain\n";
   save_artifact(a, path);
-  auto e = CompiledModel::load(path, ExecutorOptions{}, true);
+  auto e = Executor::load(path, ExecutorOptions{}, true);
   ASSERT_EQ(e->plans().size(), 1u);
-  EXPECT_TRUE(e->plans()[0]->steps[0].schedule.steps.empty());
+  EXPECT_TRUE(e->plans()[0]->steps[0].schedule.directives.empty());
   EXPECT_TRUE(e->plans()[0]->steps[0].packed.empty());
   expect_matches_reference(*e, ins);
 }
@@ -173,7 +173,7 @@ TEST(Executor, BadIndexAndDivisorValuesAreClearErrors) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.op);
-    const OpDef* def = OpRegistry::global().find(c.op);
+    const OpDef* def = op_registry().find(c.op);
     ASSERT_TRUE(def && def->value_check) << c.op << " has no value check";
     auto g = std::make_unique<Graph>();
     Value* d = g->add_constant("data", c.data);
@@ -346,7 +346,7 @@ TEST(Executor, ElementMovingOpsAreNotInPlace) {
     g->add_output(g->add_node("Neg", {y}, {"z"}, {}, "neg")->outputs[0]);
     auto m = make(std::move(g));
     expect_matches_reference(*m, {random_f32({64}, 61)});
-    EXPECT_EQ(m->last_plan()->memory.inplace_honoured, 0);
+    EXPECT_EQ(m->last_plan()->arena_layout.inplace_honoured, 0);
   }
   // Elementwise steps still write over their dying input.
   auto g = std::make_unique<Graph>();
@@ -356,7 +356,7 @@ TEST(Executor, ElementMovingOpsAreNotInPlace) {
   g->add_output(g->add_node("Exp", {b}, {"c"}, {}, "exp")->outputs[0]);
   auto m = make(std::move(g));
   expect_matches_reference(*m, {random_f32({64}, 62)});
-  EXPECT_EQ(m->last_plan()->memory.inplace_honoured, 1);  // b over a (c is a graph output)
+  EXPECT_EQ(m->last_plan()->arena_layout.inplace_honoured, 1);  // b over a (c is a graph output)
 }
 
 // The same inside a fused block: Concat(a, a) then a Slice rotating it has
@@ -380,7 +380,7 @@ TEST(Executor, FusedBlocksThatMoveElementsAreNotInPlace) {
   std::vector<Tensor> ins{random_f32({16}, 63)};
   auto p = compile_plan(*g, ins, ExecutorOptions{}, nullptr, &blocks);
   ASSERT_EQ(p->fused_steps, 1);
-  EXPECT_EQ(p->memory.inplace_honoured, 0);
+  EXPECT_EQ(p->arena_layout.inplace_honoured, 0);
   std::vector<Tensor> got = run_plan(*g, *p, ins), want = interpret(*g, ins);
   for (int64_t k = 0; k < want[0].numel(); ++k) EXPECT_EQ(got[0].get_double(k), want[0].get_double(k)) << k;
 }
@@ -408,11 +408,11 @@ TEST(Executor, MemoryPlanReusesTheArena) {
       largest = std::max(largest, s.bytes);
     }
   EXPECT_EQ(sum, 10 * 32 * 32 * 4);  // v0..v9 (the output is not in the arena)
-  EXPECT_EQ(p->memory.total_bytes, sum);
-  EXPECT_LE(p->memory.arena_bytes, sum);
-  EXPECT_GE(p->memory.arena_bytes, p->memory.lower_bound_bytes);
-  EXPECT_GE(p->memory.arena_bytes, 2 * largest);  // v1 and the current value are live together
-  EXPECT_LE(p->memory.arena_bytes, 3 * largest + 128);  // a chain needs only a few buffers
+  EXPECT_EQ(p->arena_layout.total_bytes, sum);
+  EXPECT_LE(p->arena_layout.arena_bytes, sum);
+  EXPECT_GE(p->arena_layout.arena_bytes, p->arena_layout.lower_bound_bytes);
+  EXPECT_GE(p->arena_layout.arena_bytes, 2 * largest);  // v1 and the current value are live together
+  EXPECT_LE(p->arena_layout.arena_bytes, 3 * largest + 128);  // a chain needs only a few buffers
   EXPECT_NE(m->report().find("activation memory peak"), std::string::npos) << m->report();
   // Arena slots live at the same step never overlap.
   for (size_t a = 0; a < p->slots.size(); ++a)
@@ -459,7 +459,7 @@ TEST(Executor, PlanCacheDropsLeastRecentlyUsed) {
   infer_graph(*g);
   ExecutorOptions o;
   o.max_plans = 2;
-  CompiledModel m(std::move(g), o);
+  Executor m(std::move(g), o);
   for (int64_t n : {1, 2, 3, 1}) m.run({random_f32({n}, 1)});
   EXPECT_EQ(m.plans().size(), 2u);
   EXPECT_EQ(m.plans_compiled(), 4);  // 1 was dropped when 3 came

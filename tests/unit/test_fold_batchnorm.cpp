@@ -7,7 +7,7 @@
 #include <random>
 
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/passes.h"
 
 namespace tessera {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/passes.h"
 #include "runtime/executor.h"
 #include "graph_test_util.h"
@@ -56,7 +56,7 @@ TEST(FoldChannelScale, ScaledWeightsGiveTheScaledMapsConvolution) {
     EXPECT_EQ(n->outputs[0]->type.dims, (Dims{2, 3, 1, 1, 16, 16}));
   }
   expect_near_scaled(interpret(*g, ins), want, 1e-5);
-  runtime::CompiledModel m(se_block(40, 14, 24, false), runtime::ExecutorOptions{});
+  runtime::Executor m(se_block(40, 14, 24, false), runtime::ExecutorOptions{});
   expect_near_scaled(m.run(ins), want, 1e-5);
 }
 
@@ -70,7 +70,7 @@ TEST(FoldChannelScale, LeavesSmallMapsAndSharedMapsAlone) {
   to_blocked_layout(*shared, 16);
   EXPECT_EQ(fold_channel_scales(*shared), 0);
   std::vector<Tensor> ins{random_f32({1, 40, 14, 14}, 12)};
-  runtime::CompiledModel m(se_block(40, 14, 24, true), runtime::ExecutorOptions{});
+  runtime::Executor m(se_block(40, 14, 24, true), runtime::ExecutorOptions{});
   expect_near_scaled(m.run(ins), interpret(*se_block(40, 14, 24, true), ins), 1e-5);
 }
 

@@ -9,9 +9,9 @@
 #include <filesystem>
 
 #include "compile/block_kernel.h"
-#include "fusion/fusion_plan.h"
+#include "fusion/partition.h"
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "runtime/executor.h"
 #include "runtime/fusion_profiler.h"
 #include "schedule/schedule.h"
@@ -80,7 +80,7 @@ std::string pair_name(const Pair& p) {
 
 // Runs the graph through the compiled runtime with the given blocks and
 // compares every output with the interpreter's.
-void expect_fused_matches_reference(const Graph& g, const fusion::FusionPlan& plan, int want_fused_steps) {
+void expect_fused_matches_reference(const Graph& g, const fusion::Partition& plan, int want_fused_steps) {
   std::vector<Tensor> ins;
   uint32_t seed = 17;
   for (const Value* v : g.inputs()) ins.push_back(rand_f32(v->type.dims, seed++));
@@ -116,13 +116,13 @@ TEST(FusionTable, EveryCellDecidesAndRunsCorrectly) {
       fusion::FusionRule rule = fusion::fusion_rule(prod, cons);
       for (bool profile_says_fuse : {true, false}) {
         int measured = 0;
-        fusion::PlanOptions po;
+        fusion::PartitionOptions po;
         po.profile = [&](const std::vector<int>&, const std::vector<std::vector<int>>&) {
           ++measured;
           return std::optional<fusion::ProfileEntry>(
               fusion::ProfileEntry{profile_says_fuse ? 1.0 : 3.0, 2.0});
         };
-        fusion::FusionPlan plan = fusion::plan_fusion(*g, po);
+        fusion::Partition plan = fusion::partition_graph(*g, po);
         bool together = plan.block_of[0] == plan.block_of[1];
         bool want = rule.decision == Decision::Fuse || (rule.decision == Decision::Profile && profile_says_fuse);
         EXPECT_EQ(together, want) << "profile says " << (profile_says_fuse ? "fuse" : "apart") << "\n"
@@ -159,7 +159,7 @@ TEST(FusionTable, MatchesThePaper) {
 // A diamond whose one branch leaves through a Many-to-Many op: fusing the
 // join into the fork's block would make blocks depend on each other both
 // ways, so the planner must keep them acyclic; the plan runs correctly.
-TEST(FusionPlan, BlocksStayAcyclic) {
+TEST(Partition, BlocksStayAcyclic) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {1, 8, 6, 6}, true});
   Value* a = g->add_node("Relu", {x}, {"a"}, {}, "fork")->outputs[0];
@@ -170,7 +170,7 @@ TEST(FusionPlan, BlocksStayAcyclic) {
   Value* j = g->add_node("Add", {a, c2}, {"j"}, {}, "join")->outputs[0];
   g->add_output(g->add_node("Sigmoid", {j}, {"y"}, {}, "out")->outputs[0]);
   infer_graph(*g);
-  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  fusion::Partition plan = fusion::partition_graph(*g);
   // Every block's inputs come from blocks earlier in the order.
   for (size_t bi = 0; bi < plan.blocks.size(); ++bi)
     for (const Value* v : fusion::block_inputs(*g, plan.blocks[bi]))
@@ -189,7 +189,7 @@ TEST(FusionPlan, BlocksStayAcyclic) {
 // An activation between two convolutions finishes the first (its epilogue),
 // even when the second one's activation, with a smaller (strided) output,
 // seeds first and grows back through the second convolution.
-TEST(FusionPlan, ActivationsJoinTheContractionBefore) {
+TEST(Partition, ActivationsJoinTheContractionBefore) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {1, 8, 12, 12}, true});
   AttrMap ca;
@@ -202,7 +202,7 @@ TEST(FusionPlan, ActivationsJoinTheContractionBefore) {
   Value* c2 = g->add_node("Conv", {r1, g->add_constant("w2", rand_f32({8, 1, 3, 3}, 2))}, {"c2"}, dw, "conv2")->outputs[0];
   g->add_output(g->add_node("Relu", {c2}, {"y"}, {}, "act2")->outputs[0]);
   infer_graph(*g);
-  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  fusion::Partition plan = fusion::partition_graph(*g);
   auto block = [&](const char* name) {
     for (size_t k = 0; k < g->nodes().size(); ++k)
       if (g->nodes()[k]->name == name) return plan.block_of[k];
@@ -216,7 +216,7 @@ TEST(FusionPlan, ActivationsJoinTheContractionBefore) {
 
 // A node whose block would keep more live values than the register budget
 // stays apart.
-TEST(FusionPlan, RegisterPressureBoundsBlocks) {
+TEST(Partition, RegisterPressureBoundsBlocks) {
   auto g = std::make_unique<Graph>();
   std::vector<Value*> xs;
   for (int i = 0; i < 6; ++i) xs.push_back(g->add_input("x" + std::to_string(i), {DType::F32, {64}, true}));
@@ -224,11 +224,11 @@ TEST(FusionPlan, RegisterPressureBoundsBlocks) {
   for (int i = 1; i < 6; ++i) acc = g->add_node("Add", {acc, xs[static_cast<size_t>(i)]}, {"s" + std::to_string(i)}, {}, "add" + std::to_string(i))->outputs[0];
   g->add_output(acc);
   infer_graph(*g);
-  fusion::PlanOptions po;
+  fusion::PartitionOptions po;
   po.max_live = 100;
-  EXPECT_EQ(fusion::plan_fusion(*g, po).blocks.size(), 1u);
+  EXPECT_EQ(fusion::partition_graph(*g, po).blocks.size(), 1u);
   po.max_live = 4;  // at most 4 distinct inputs per block
-  fusion::FusionPlan plan = fusion::plan_fusion(*g, po);
+  fusion::Partition plan = fusion::partition_graph(*g, po);
   EXPECT_GT(plan.blocks.size(), 1u);
   for (const auto& b : plan.blocks) EXPECT_LE(fusion::block_inputs(*g, b).size(), 4u);
   int fused = 0;
@@ -237,7 +237,7 @@ TEST(FusionPlan, RegisterPressureBoundsBlocks) {
 }
 
 // Ops that cannot share a kernel stay alone with a reason.
-TEST(FusionPlan, UnfusableNodesStayAlone) {
+TEST(Partition, UnfusableNodesStayAlone) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {4, 5}, true});
   Value* idx = g->add_input("i", {DType::I64, {3}, true});
@@ -246,12 +246,12 @@ TEST(FusionPlan, UnfusableNodesStayAlone) {
   g->add_output(g->add_node("Neg", {b}, {"y"}, {}, "neg")->outputs[0]);
   infer_graph(*g);
   EXPECT_NE(fusion::unfusable_reason(*g->nodes()[1], g->opset), "");
-  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  fusion::Partition plan = fusion::partition_graph(*g);
   EXPECT_EQ(plan.blocks.size(), 3u);
   EXPECT_NE(fusion::print_fusion(*g, plan).find("not fusible"), std::string::npos);
-  fusion::PlanOptions off;
+  fusion::PartitionOptions off;
   off.fuse = false;
-  EXPECT_EQ(fusion::plan_fusion(*g, off).blocks.size(), 3u);
+  EXPECT_EQ(fusion::partition_graph(*g, off).blocks.size(), 3u);
 }
 
 TEST(ProfileDb, PersistsAndIsReused) {
@@ -295,11 +295,11 @@ TEST(ProfileDb, DefaultPathFollowsTheEnvironment) {
 
 // The real profiler measures a profile cell once; planning again takes the
 // decision from the database without measuring.
-TEST(FusionPlan, ProfileDecisionsAreMeasuredOnceThenCached) {
+TEST(Partition, ProfileDecisionsAreMeasuredOnceThenCached) {
   auto g = pair_graph({M::ManyToMany, M::Shuffle});  // Conv -> Transpose: a profile cell
   runtime::ExecutorOptions eo;
   fusion::ProfileDb db;
-  fusion::PlanOptions po;
+  fusion::PartitionOptions po;
   po.db = &db;
   int calls = 0;
   fusion::ProfileFn real = runtime::make_fusion_profiler(*g, eo);
@@ -307,13 +307,13 @@ TEST(FusionPlan, ProfileDecisionsAreMeasuredOnceThenCached) {
     ++calls;
     return real(f, parts);
   };
-  fusion::FusionPlan first = fusion::plan_fusion(*g, po);
+  fusion::Partition first = fusion::partition_graph(*g, po);
   ASSERT_EQ(first.profiled.size(), 1u) << fusion::print_fusion(*g, first);
   EXPECT_FALSE(first.profiled[0].cached);
   EXPECT_GT(first.profiled[0].entry.fused_seconds, 0);
   EXPECT_GT(first.profiled[0].entry.parts_seconds, 0);
   EXPECT_EQ(calls, 1);
-  fusion::FusionPlan second = fusion::plan_fusion(*g, po);
+  fusion::Partition second = fusion::partition_graph(*g, po);
   ASSERT_EQ(second.profiled.size(), 1u);
   EXPECT_TRUE(second.profiled[0].cached);
   EXPECT_EQ(calls, 1);
@@ -337,7 +337,7 @@ TEST(FusedKernel, ContractionEpilogueIsTiled) {
   Value* s = g->add_node("Add", {c, r}, {"s"}, {}, "add")->outputs[0];
   g->add_output(g->add_node("Relu", {s}, {"y"}, {}, "relu")->outputs[0]);
   infer_graph(*g);
-  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  fusion::Partition plan = fusion::partition_graph(*g);
   ASSERT_EQ(plan.blocks.size(), 1u) << fusion::print_fusion(*g, plan);
   std::vector<const Node*> nodes;
   for (const auto& n : g->nodes()) nodes.push_back(n.get());
@@ -365,7 +365,7 @@ TEST(FusedKernel, SiluEpilogueReadingTheContractionTwiceIsTiled) {
   Value* sg = g->add_node("Sigmoid", {c}, {"s"}, {}, "sig")->outputs[0];
   g->add_output(g->add_node("Mul", {c, sg}, {"y"}, {}, "mul")->outputs[0]);
   infer_graph(*g);
-  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  fusion::Partition plan = fusion::partition_graph(*g);
   ASSERT_EQ(plan.blocks.size(), 1u) << fusion::print_fusion(*g, plan);
   std::vector<const Node*> nodes;
   for (const auto& n : g->nodes()) nodes.push_back(n.get());
@@ -395,7 +395,7 @@ TEST(FusedKernel, SharedAndNestedPicksAreMaterialized) {
   Value* outer = g->add_node("Concat", {inner, c}, {"outer"}, ax1, "outer_concat")->outputs[0];
   g->add_output(g->add_node("Relu", {outer}, {"y"}, {}, "relu")->outputs[0]);
   infer_graph(*g);
-  fusion::FusionPlan plan = fusion::plan_fusion(*g);
+  fusion::Partition plan = fusion::partition_graph(*g);
   ASSERT_EQ(plan.blocks.size(), 1u) << fusion::print_fusion(*g, plan);
   std::vector<const Node*> nodes;
   for (const auto& n : g->nodes()) nodes.push_back(n.get());
@@ -433,7 +433,7 @@ TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
                         g->add_constant("beta", rand_f32({40}, 6))}, "shift");
   g->add_output(y);
   infer_graph(*g);
-  fusion::FusionPlan one;
+  fusion::Partition one;
   one.blocks.push_back({{}, MappingType::ManyToMany, 0});
   for (size_t i = 0; i < g->nodes().size(); ++i) one.blocks[0].nodes.push_back(static_cast<int>(i));
   std::vector<const Node*> nodes;
@@ -454,7 +454,7 @@ TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
   expect_fused_matches_reference(*g, one, 1);
   // The planner's own blocks (the table breaks between the two reductions;
   // without a profiler, profile cells stay apart).
-  fusion::FusionPlan planned = fusion::plan_fusion(*g);
+  fusion::Partition planned = fusion::partition_graph(*g);
   int multi = 0;
   for (const auto& b : planned.blocks) multi += b.nodes.size() > 1;
   EXPECT_GE(planned.blocks.size(), 2u) << fusion::print_fusion(*g, planned);
@@ -477,7 +477,7 @@ TEST(FusedKernel, ArtifactKeepsTheBlocks) {
   };
   runtime::ExecutorOptions opts;
   opts.passes.disable("blocked-layout");  // one step: the NCHW convolution and its epilogue
-  runtime::CompiledModel m(build(), opts);
+  runtime::Executor m(build(), opts);
   Tensor x = rand_f32({1, 8, 6, 6}, 9);
   std::vector<Tensor> got = m.run({x});
   ASSERT_EQ(m.last_plan()->steps.size(), 1u);

@@ -5,13 +5,12 @@
 
 #include "jit_test_util.h"
 #include "loop_kernels.h"
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 namespace tessera::codegen {
 namespace {
 
 using namespace loop;
-using runtime::ThreadPool;
 using testing::expect_jit_matches;
 using testing::random_tensor;
 

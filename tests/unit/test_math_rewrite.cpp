@@ -14,7 +14,7 @@
 
 #include "driver/driver.h"
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/passes.h"
 #include "opt/rewrite_rules.h"
 #include "support/error.h"

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "support/error.h"
 
 namespace tessera {
@@ -76,7 +76,7 @@ const std::map<std::string, M> kMapping = {
 
 TEST(Registry, EveryOpHasAPinnedMappingType) {
   std::set<std::string> registered;
-  for (const OpDef* d : OpRegistry::global().all()) {
+  for (const OpDef* d : op_registry().all()) {
     registered.insert(d->name);
     auto it = kMapping.find(d->name);
     if (it == kMapping.end()) {
@@ -89,7 +89,7 @@ TEST(Registry, EveryOpHasAPinnedMappingType) {
 }
 
 TEST(Registry, EntriesAreComplete) {
-  for (const OpDef* d : OpRegistry::global().all()) {
+  for (const OpDef* d : op_registry().all()) {
     EXPECT_TRUE(d->infer) << d->name;
     EXPECT_TRUE(d->reference) << d->name;
     EXPECT_GE(d->min_opset, 1) << d->name;
@@ -105,13 +105,13 @@ TEST(Registry, UnknownOpIsAClearError) {
   n.op_type = "Frobnicate";
   n.name = "f1";
   try {
-    OpRegistry::global().get(n, 17);
+    op_registry().get(n, 17);
     FAIL();
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "Frobnicate node 'f1': op 'Frobnicate' (opset 17) is not supported by Tessera");
   }
-  EXPECT_EQ(OpRegistry::global().find("Frobnicate"), nullptr);
-  EXPECT_NE(OpRegistry::global().find("Add", "ai.onnx"), nullptr);
+  EXPECT_EQ(op_registry().find("Frobnicate"), nullptr);
+  EXPECT_NE(op_registry().find("Add", "ai.onnx"), nullptr);
 }
 
 TEST(Registry, OpsetOlderThanTheKernelIsRejected) {
@@ -119,21 +119,21 @@ TEST(Registry, OpsetOlderThanTheKernelIsRejected) {
   n.op_type = "Gelu";  // introduced in opset 20
   n.name = "g";
   try {
-    OpRegistry::global().get(n, 17);
+    op_registry().get(n, 17);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("opset 17 is older than the oldest supported (20)"), std::string::npos)
         << e.what();
   }
-  EXPECT_NO_THROW(OpRegistry::global().get(n, 20));
+  EXPECT_NO_THROW(op_registry().get(n, 20));
   n.op_type = "LabelEncoder";  // other domains version independently
   n.domain = "ai.onnx.ml";
-  EXPECT_NO_THROW(OpRegistry::global().get(n, 0));
+  EXPECT_NO_THROW(op_registry().get(n, 0));
 }
 
 TEST(Registry, MultiLinearInputsForPet) {
   auto linear = [](const char* op) {
-    auto v = OpRegistry::global().find(op)->linear_inputs;
+    auto v = op_registry().find(op)->linear_inputs;
     return std::set<int>(v.begin(), v.end());
   };
   EXPECT_EQ(linear("Conv"), (std::set<int>{0, 1}));

@@ -8,7 +8,7 @@
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "support/error.h"
 
 namespace tessera {
@@ -46,7 +46,7 @@ TEST(RoundTrip, ConformanceModelsSurviveExport) {
       fs::path ds = e.path() / "test_data_set_0";
       bool deterministic = true;
       for (const auto& n : g->nodes()) {
-        const OpDef* def = OpRegistry::global().find(n->op_type, n->domain);
+        const OpDef* def = op_registry().find(n->op_type, n->domain);
         deterministic &= def && def->deterministic;
       }
       if (!fs::exists(ds) || !deterministic) continue;

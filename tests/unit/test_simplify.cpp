@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "opt/passes.h"
 #include "random_tensor.h"
 

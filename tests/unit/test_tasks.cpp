@@ -11,7 +11,7 @@
 
 #include "compile/task.h"
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/executor.h"
 #include "schedule/schedule.h"
@@ -97,7 +97,7 @@ ExecutorOptions unfused_plain() {
   return o;
 }
 
-void expect_matches_reference(CompiledModel& m, const std::vector<Tensor>& ins) {
+void expect_matches_reference(Executor& m, const std::vector<Tensor>& ins) {
   std::vector<Tensor> got = m.run(ins), want = interpret(m.graph(), ins);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
@@ -110,7 +110,7 @@ void expect_matches_reference(CompiledModel& m, const std::vector<Tensor>& ins) 
 // Repeated layers: one kernel for all of them, each step with its own
 // packed weights; the plan runs nothing while compiling.
 TEST(PlanCompile, RepeatedLayersShareOneKernelAndNothingRuns) {
-  CompiledModel m(conv_stack(4), unfused_plain());
+  Executor m(conv_stack(4), unfused_plain());
   expect_matches_reference(m, {random_f32({1, 16, 8, 8}, 1)});
   const Plan& p = *m.last_plan();
   EXPECT_EQ(p.nodes_run_when_compiling, 0);
@@ -138,7 +138,7 @@ TEST(PlanCompile, OnlyValuesThatDecideShapesAreComputed) {
   Value* r = g->add_node("Reshape", {e, s2}, {"r"}, {}, "reshape")->outputs[0];
   g->add_output(g->add_node("Relu", {r}, {"y"}, {}, "relu")->outputs[0]);
   infer_graph(*g);
-  CompiledModel m(std::move(g), unfused_plain());
+  Executor m(std::move(g), unfused_plain());
   Tensor shape(DType::I64, {2});
   shape.data<int64_t>()[0] = 3;
   shape.data<int64_t>()[1] = 8;
@@ -169,13 +169,13 @@ TEST(PlanCompile, ScheduleProvidersComeBeforeTheDefault) {
   o.fusion = false;
   auto provider = std::make_shared<PlainFor>("Conv");
   o.schedule_providers.push_back(provider);
-  CompiledModel m(conv_stack(2), o);
+  Executor m(conv_stack(2), o);
   expect_matches_reference(m, {random_f32({1, 16, 8, 8}, 3)});
   const Plan& p = *m.last_plan();
   EXPECT_EQ(provider->asked.load(), 2);  // one Conv task (two steps), one Relu task
   for (const Step& st : p.steps) {
-    if (st.node->op_type == "Conv") EXPECT_TRUE(st.schedule.steps.empty()) << schedule::to_text(st.schedule);
-    else EXPECT_FALSE(st.schedule.steps.empty());
+    if (st.node->op_type == "Conv") EXPECT_TRUE(st.schedule.directives.empty()) << schedule::to_text(st.schedule);
+    else EXPECT_FALSE(st.schedule.directives.empty());
   }
 }
 
@@ -185,7 +185,7 @@ TEST(PlanCompile, ParallelCompilationGivesTheSamePlan) {
     ExecutorOptions o = unfused_plain();
     o.passes.disabled.clear();  // the blocked layout and Winograd too
     o.compile_threads = threads;
-    auto m = std::make_unique<CompiledModel>(conv_stack(3, "l", 1), o);
+    auto m = std::make_unique<Executor>(conv_stack(3, "l", 1), o);
     m->prepare({random_f32({1, 16, 8, 8}, 4)});
     return m;
   };
@@ -206,7 +206,7 @@ TEST(PlanCompile, ParallelCompilationGivesTheSamePlan) {
 // step's task key; one of an earlier format is refused with what to do.
 TEST(PlanCompile, ArtifactsKeySchedulesByTask) {
   ExecutorOptions o = unfused_plain();
-  auto m = std::make_unique<CompiledModel>(conv_stack(3), o);
+  auto m = std::make_unique<Executor>(conv_stack(3), o);
   std::vector<Tensor> in{random_f32({1, 16, 8, 8}, 6)};
   Tensor first = m->run(in)[0];
   std::string path = ::testing::TempDir() + "/tasks.tsr";
@@ -220,7 +220,7 @@ TEST(PlanCompile, ArtifactsKeySchedulesByTask) {
     schedules += static_cast<int>(a.sections.count(step + "schedule"));
   }
   EXPECT_EQ(schedules, 1);  // three steps, one task
-  auto l = CompiledModel::load(path, ExecutorOptions{}, true);
+  auto l = Executor::load(path, ExecutorOptions{}, true);
   Tensor again = l->run(in)[0];
   EXPECT_EQ(std::memcmp(again.raw(), first.raw(), first.nbytes()), 0);
   for (const Step& st : l->last_plan()->steps)
@@ -229,7 +229,7 @@ TEST(PlanCompile, ArtifactsKeySchedulesByTask) {
   a.sections["kind"] = "tessera compiled model 1";
   save_artifact(a, path);
   try {
-    CompiledModel::load(path, ExecutorOptions{}, true);
+    Executor::load(path, ExecutorOptions{}, true);
     FAIL() << "an artifact of format 1 loaded";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("compile the model again"), std::string::npos) << e.what();

@@ -1,7 +1,7 @@
 // The runtime thread pool: coverage of [0, n), chunk shape, exceptions,
 // nesting, resizing, each thread's own run of chunks with stealing, pinned
 // workers, and the C entry point used by JIT code.
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -19,7 +19,7 @@
 
 #include "support/error.h"
 
-namespace tessera::runtime {
+namespace tessera {
 namespace {
 
 // Runs parallel_for and checks every index is visited exactly once by
@@ -259,4 +259,4 @@ TEST(ThreadPool, CEntryPoint) {
 }
 
 }  // namespace
-}  // namespace tessera::runtime
+}  // namespace tessera

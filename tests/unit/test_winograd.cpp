@@ -11,7 +11,7 @@
 #include "codegen/llvm/jit.h"
 #include "compile/node_kernel.h"
 #include "interp/interpreter.h"
-#include "ir/op_registry.h"
+#include "ops/registry.h"
 #include "loop/printer.h"
 #include "ops/blocked_conv.h"
 #include "ops/winograd.h"
@@ -110,7 +110,7 @@ TEST(Winograd, CompiledMatchesTheOriginalGraph) {
     runtime::ExecutorOptions o;
     o.isa = isa;
     o.passes.disable("blocked-layout");  // done above
-    runtime::CompiledModel m(std::move(rewritten), o);
+    runtime::Executor m(std::move(rewritten), o);
     expect_near_scaled(m.run(ins), want, 2e-5);
     expect_near_scaled(m.run(ins), want, 2e-5);
     bool epilogue = false;
@@ -145,7 +145,7 @@ TEST(Winograd, EstimateChoosesLargeImagesOverManyChannels) {
   for (bool on : {true, false}) {
     runtime::ExecutorOptions o;
     if (!on) o.passes.disable("winograd");
-    runtime::CompiledModel m(build(64, 56), o);
+    runtime::Executor m(build(64, 56), o);
     EXPECT_EQ(count_ops(m.graph(), "WinogradGemm"), on ? 1 : 0);
     expect_near_scaled(m.run(ins), want, 2e-5);
   }
@@ -190,7 +190,7 @@ TEST(Winograd, ArtifactKeepsTheTransforms) {
   to_winograd(*g, true);
   runtime::ExecutorOptions o;
   o.passes.disable("blocked-layout");
-  runtime::CompiledModel m(std::move(g), o);
+  runtime::Executor m(std::move(g), o);
   std::vector<Tensor> first = m.run(ins);
   auto loaded = save_and_load(m, "winograd");
   EXPECT_EQ(count_ops(loaded->graph(), "WinogradGemm"), 5);

@@ -1,7 +1,7 @@
 // Parallel loops: the body of a Parallel for is outlined into its own
 // function `void body(i64 begin, i64 end, i8* closure)` that runs the
 // iterations [begin, end), and handed to the runtime's thread pool through
-// tessera_parallel_for (src/runtime/thread_pool.h), which calls it once per
+// tessera_parallel_for (src/support/thread_pool.h), which calls it once per
 // chunk of [0, extent) and returns when all have run.
 //
 // The closure is a struct on the caller's stack holding the loop's min and

@@ -25,7 +25,7 @@
 
 #include "codegen/llvm/codegen.h"
 #include "loop/printer.h"
-#include "runtime/thread_pool.h"
+#include "support/thread_pool.h"
 #include "support/error.h"
 #include "support/hash.h"
 

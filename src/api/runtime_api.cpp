@@ -1,0 +1,165 @@
+// The public runtime API over the executor.
+#include "tessera/runtime.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "driver/driver.h"
+#include "interp/interpreter.h"
+#include "ops/registry.h"
+#include "runtime/artifact.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+
+namespace tessera {
+
+struct CompiledModel::Impl {
+  std::unique_ptr<runtime::Executor> model;
+};
+
+namespace {
+
+// The pass switches of the options, as the one table every stage reads.
+PassOptions pass_options(const CompileOptions& o) {
+  PassOptions p;
+  for (const std::string& name : o.disabled_passes) p.disable(name);
+  if (!o.rewrite) p.disable_flag("rewrite");
+  if (!o.blocked_layout) p.disable_flag("blocked-layout");
+  if (!o.winograd) p.disable_flag("winograd");
+  p.dump_after.insert(o.dump_after.begin(), o.dump_after.end());
+  check_pass_names(p);
+  p.verify_each = o.verify_each;
+  p.verbose = o.verbose;
+  return p;
+}
+
+runtime::ExecutorOptions executor_options(const CompileOptions& o) {
+  runtime::ExecutorOptions e;
+  e.isa = isa_from_name(o.isa);
+  e.threads = o.threads;
+  e.dump_ir = o.dump_ir;
+  e.dump_llvm = o.dump_llvm;
+  e.dump_asm = o.dump_asm;
+  e.dump_kernel = o.dump_kernel;
+  e.verbose = o.verbose;
+  e.fusion = o.fusion;
+  e.passes = pass_options(o);
+  return e;
+}
+
+TensorInfo info_of(const Value* v) { return {v->name, v->type.dtype, v->type.dims, v->type.rank_known}; }
+
+}  // namespace
+
+CompiledModel::CompiledModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CompiledModel::CompiledModel(CompiledModel&&) noexcept = default;
+CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
+CompiledModel::~CompiledModel() = default;
+
+CompiledModel CompiledModel::compile(const std::string& model, const CompileOptions& options) {
+  LoadOptions lo;
+  lo.input_shapes = options.input_shapes;
+  lo.passes = pass_options(options);
+  runtime::ExecutorOptions eo = executor_options(options);
+  auto impl = std::make_unique<Impl>();
+  impl->model = std::make_unique<runtime::Executor>(load_model(model, lo), std::move(eo));
+  return CompiledModel(std::move(impl));
+}
+
+CompiledModel CompiledModel::load(const std::string& path, const CompileOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->model = runtime::Executor::load(path, executor_options(options), options.isa.empty());
+  return CompiledModel(std::move(impl));
+}
+
+bool CompiledModel::is_artifact(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && std::equal(magic, magic + 4, runtime::kArtifactMagic);
+}
+
+std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) { return impl_->model->run(inputs); }
+
+std::vector<StepProfile> CompiledModel::profile(const std::vector<Tensor>& inputs, int runs) {
+  TESSERA_CHECK(runs >= 1, "profile: runs must be at least 1");
+  std::vector<std::vector<double>> samples;  // per run, per step
+  for (int r = 0; r < runs; ++r) {
+    std::vector<double> t;
+    impl_->model->run_timed(inputs, t);
+    samples.push_back(std::move(t));
+  }
+  const runtime::Plan& plan = *impl_->model->last_plan();
+  std::vector<StepProfile> out;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const runtime::Step& st = plan.steps[i];
+    StepProfile p;
+    p.node = st.node->name.empty() ? "#" + std::to_string(i) : st.node->name;
+    p.op.clear();
+    for (const Node* n : st.nodes) p.op += (p.op.empty() ? "" : "+") + n->op_type;
+    p.compiled = st.compiled;
+    std::vector<double> v;
+    for (const auto& run : samples) v.push_back(i < run.size() ? run[i] : 0.0);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    p.seconds = v[v.size() / 2];
+    for (const Node* n : st.nodes) p.flops += node_flops(*n);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void CompiledModel::prepare(const std::vector<Tensor>& inputs) { impl_->model->prepare(inputs); }
+
+std::vector<Tensor> CompiledModel::run_reference(const std::vector<Tensor>& inputs) const {
+  return interpret(impl_->model->graph(), inputs);
+}
+
+void CompiledModel::save(const std::string& path) const { impl_->model->save(path); }
+
+std::string CompiledModel::report() const { return impl_->model->report(); }
+
+std::string CompiledModel::fusion_report() {
+  return fusion::print_fusion(impl_->model->graph(), impl_->model->partition());
+}
+
+std::string CompiledModel::name() const { return impl_->model->graph().name; }
+
+size_t CompiledModel::node_count() const { return impl_->model->graph().nodes().size(); }
+
+std::vector<TensorInfo> CompiledModel::inputs() const {
+  std::vector<TensorInfo> r;
+  for (const Value* v : impl_->model->graph().inputs()) r.push_back(info_of(v));
+  return r;
+}
+
+std::vector<TensorInfo> CompiledModel::outputs() const {
+  std::vector<TensorInfo> r;
+  for (const Value* v : impl_->model->graph().outputs()) r.push_back(info_of(v));
+  return r;
+}
+
+std::vector<Tensor> CompiledModel::random_inputs(uint64_t seed) const {
+  return tessera::random_inputs(impl_->model->graph(), seed);
+}
+
+std::vector<Tensor> CompiledModel::read_inputs(const std::vector<std::string>& paths) const {
+  return tessera::read_inputs(impl_->model->graph(), paths);
+}
+
+double CompiledModel::last_compile_seconds() const { return impl_->model->last_compile_seconds(); }
+
+int64_t CompiledModel::peak_activation_bytes() const {
+  const runtime::Plan* p = impl_->model->last_plan();
+  return p ? p->arena_layout.arena_bytes : -1;
+}
+
+int CompiledModel::compiled_steps() const {
+  const runtime::Plan* p = impl_->model->last_plan();
+  return p ? p->compiled_steps : 0;
+}
+
+int CompiledModel::reference_steps() const {
+  const runtime::Plan* p = impl_->model->last_plan();
+  return p ? p->reference_steps : 0;
+}
+
+}  // namespace tessera

@@ -1,0 +1,156 @@
+// Tensor storage, shape helpers and element conversion.
+#include "tessera/tensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include <sys/mman.h>
+
+#include "support/dtype_dispatch.h"
+#include "support/error.h"
+
+namespace tessera {
+
+int64_t numel_of(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    TESSERA_CHECK(d >= 0, "negative dimension in shape ", dims_to_string(dims));
+    TESSERA_CHECK(d == 0 || n <= (int64_t{1} << 40) / d, "shape ", dims_to_string(dims),
+                  " has too many elements");
+    n *= d;
+  }
+  return n;
+}
+
+std::string dims_to_string(const Dims& dims) {
+  if (dims.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += 'x';
+    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s;
+}
+
+Dims strides_of(const Dims& dims) {
+  Dims s(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
+    s[static_cast<size_t>(i)] = s[static_cast<size_t>(i) + 1] * dims[static_cast<size_t>(i) + 1];
+  return s;
+}
+
+namespace {
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+}  // namespace
+
+Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
+  numel_ = numel_of(dims_);
+  if (dtype_ == DType::String) {
+    strings_.resize(static_cast<size_t>(numel_));
+    return;
+  }
+  TESSERA_CHECK(dtype_size(dtype_) > 0, "cannot allocate a tensor of type ", dtype_name(dtype_));
+  size_t bytes = nbytes();
+  // Large tensors are aligned to and backed by 2 MiB pages where the kernel
+  // allows it: kernels walking them by rows (a GEMM's A, its packed B) would
+  // otherwise miss the TLB on every row.
+  const size_t align = bytes >= kHugePageBytes ? kHugePageBytes : 64;
+  size_t alloc = (bytes + align - 1) / align * align;
+  if (alloc == 0) alloc = 64;
+  void* p = std::aligned_alloc(align, alloc);
+  if (!p) throw std::bad_alloc();
+  if (align == kHugePageBytes) madvise(p, alloc, MADV_HUGEPAGE);  // advice only: failure is harmless
+  std::memset(p, 0, alloc);
+  storage_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  data_ = p;
+}
+
+Tensor Tensor::view(DType dtype, Dims dims, void* data) {
+  TESSERA_CHECK(dtype_size(dtype) > 0, "cannot make a view of element type ", dtype_name(dtype));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.numel_ = numel_of(t.dims_);
+  t.data_ = data;
+  return t;
+}
+
+Tensor Tensor::reshaped(Dims dims) const {
+  TESSERA_CHECK(numel_of(dims) == numel_, "cannot reshape ", dims_to_string(dims_), " to ",
+                dims_to_string(dims));
+  Tensor t = *this;
+  t.dims_ = std::move(dims);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = *this;
+  if (!defined() || dtype_ == DType::String) return t;
+  Tensor c(dtype_, dims_);
+  std::memcpy(c.data_, data_, nbytes());
+  return c;
+}
+
+double Tensor::get_double(int64_t i) const {
+  TESSERA_CHECK(i >= 0 && i < numel_, "element ", i, " out of range for ", numel_);
+  return dispatch_dtype(dtype_, [&]<class T>() -> double {
+    return static_cast<double>(static_cast<compute_t<T>>(data<T>()[i]));
+  });
+}
+
+int64_t Tensor::get_int(int64_t i) const {
+  TESSERA_CHECK(i >= 0 && i < numel_, "element ", i, " out of range for ", numel_);
+  return dispatch_dtype(dtype_, [&]<class T>() -> int64_t {
+    return static_cast<int64_t>(static_cast<compute_t<T>>(data<T>()[i]));
+  });
+}
+
+std::vector<int64_t> Tensor::to_int_vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) v[static_cast<size_t>(i)] = get_int(i);
+  return v;
+}
+
+namespace {
+// Float -> integer conversion that saturates NaN/out-of-range instead of UB.
+template <class To, class From>
+To convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (std::isnan(v)) return To(0);
+    constexpr double lo = static_cast<double>(std::numeric_limits<To>::min());
+    constexpr double hi = static_cast<double>(std::numeric_limits<To>::max());
+    double d = static_cast<double>(v);
+    if (d <= lo) return std::numeric_limits<To>::min();
+    if (d >= hi) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+}  // namespace
+
+Tensor Tensor::cast(DType to) const {
+  TESSERA_CHECK(defined(), "cast of an undefined tensor");
+  if (to == dtype_) return clone();
+  TESSERA_CHECK(dtype_ != DType::String && to != DType::String,
+                "casts to or from string are not supported");
+  Tensor out(to, dims_);
+  dispatch_dtype(dtype_, [&]<class S>() {
+    dispatch_dtype(to, [&]<class D>() {
+      const S* src = data<S>();
+      D* dst = out.data<D>();
+      for (int64_t i = 0; i < numel_; ++i) {
+        auto v = static_cast<compute_t<S>>(src[i]);
+        dst[i] = to_storage<D>(convert<compute_t<D>>(v));
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace tessera
