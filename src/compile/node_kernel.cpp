@@ -1,10 +1,10 @@
-// Building, scheduling and lowering one node's tensor expression.
+// Lowering a task's program; one node compiled as a one-node task.
 #include "compile/node_kernel.h"
 
 #include <algorithm>
 #include <unordered_set>
 
-#include "opexpr/expr_registry.h"
+#include "compile/task.h"
 #include "loop/visitor.h"
 #include "schedule/default_schedule.h"
 #include "schedule/lower.h"
@@ -136,62 +136,28 @@ void materialize_outputs(std::vector<te::Tensor>& outs, const std::function<std:
   }
 }
 
-NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const TensorType*>& in_types,
-                        const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
-                        const std::optional<schedule::Schedule>& sched, const NodeKernelOptions& options) {
-  op_registry().get(n, opset);  // an unknown op or too old an opset is reported as such
-  const ExprFn& expr = expr_registry().get(n);
-  for (const TensorType& t : out_types)
-    TESSERA_CHECK(t.rank_known && t.fully_known(), n.describe(), ": output type ", t.to_string(),
-                  " is not fully known; a compiled kernel needs static shapes");
-  ExprContext ctx{n, opset, {}, in_values, out_types, {}};
-  ctx.values.resize(in_types.size());
-  for (size_t i = 0; i < in_types.size(); ++i) {
-    if (!in_types[i]) {
-      ctx.inputs.emplace_back();
-      continue;
-    }
-    TESSERA_CHECK(in_types[i]->rank_known && in_types[i]->fully_known(), n.describe(), ": input ", i, " type ",
-                  in_types[i]->to_string(), " is not fully known; a compiled kernel needs static shapes");
-    ctx.inputs.push_back(te::placeholder(in_types[i]->dims, in_types[i]->dtype, "in" + std::to_string(i)));
-  }
-  std::vector<te::Tensor> outs = expr(ctx);
-  TESSERA_CHECK(outs.size() == out_types.size(), n.describe(), ": expression gives ", outs.size(),
-                " outputs, inference ", out_types.size());
-  for (size_t i = 0; i < outs.size(); ++i) {
-    TESSERA_CHECK(outs[i].defined() && outs[i].dtype() == out_types[i].dtype && outs[i].shape() == out_types[i].dims,
-                  n.describe(), ": expression output ", i, " is ",
-                  outs[i].defined() ? std::string(dtype_name(outs[i].dtype())) + "[" + dims_to_string(outs[i].shape()) + "]"
-                                    : std::string("undefined"),
-                  ", inference says ", out_types[i].to_string());
-  }
-  // Kernel outputs must be distinct computed stages: copy inputs and repeats.
-  materialize_outputs(outs, [&](size_t i) { return ctx.stage_name("out" + std::to_string(i)); });
+NodeKernel compile_node(const Node& n, int64_t opset, const std::optional<schedule::Schedule>& sched,
+                        const NodeKernelOptions& options) {
+  Task task = node_task(n, opset, options.constant_inputs);
+  auto input_index = [&](const Value* v) {
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (n.inputs[i] == v) return static_cast<int>(i);
+    TESSERA_FAIL(n.describe(), ": the kernel reads '", v->name, "', which is not an input");
+  };
   NodeKernel nk;
-  std::vector<te::Tensor> params;
-  std::vector<bool> constant;
-  auto stages = te::stages_of(outs);
-  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-    if (!ctx.inputs[i].defined()) continue;
-    for (const auto& s : stages)
-      if (s.get() == &ctx.inputs[i].stage()) {
-        params.push_back(ctx.inputs[i]);
-        nk.param_inputs.push_back(static_cast<int>(i));
-        constant.push_back(i < options.constant_inputs.size() && options.constant_inputs[i]);
-      }
-  }
-  nk.value_used = ctx.value_used;
-  nk.value_used.resize(in_types.size());
-  nk.expr_text = te::to_string(outs);
-  std::string name = sanitize_name(n.name.empty() ? n.op_type : n.name);
+  for (const Value* v : task.param_values) nk.param_inputs.push_back(input_index(v));
+  nk.value_used.assign(n.inputs.size(), false);
+  for (const Value* v : task.values_used)
+    for (size_t i = 0; i < n.inputs.size(); ++i) nk.value_used[i] = nk.value_used[i] || n.inputs[i] == v;
+  nk.expr_text = te::to_string(task.outs);
   try {
-    LoweredProgram lp = lower_program(name, params, constant, outs, sched, options.target);
+    LoweredProgram lp = lower_program(task.name, task.params, task.constant, task.outs, sched, options.target);
     nk.kernel = std::move(lp.kernel);
     nk.schedule = std::move(lp.schedule);
     for (int p : lp.prepack_params) nk.prepack_inputs.push_back(nk.param_inputs[static_cast<size_t>(p)]);
     nk.prepack = std::move(lp.prepack);
     nk.scratch = std::move(lp.scratch);
-    nk.in_place.assign(in_types.size(), false);
+    nk.in_place.assign(n.inputs.size(), false);
     for (size_t k = 0; k < nk.param_inputs.size(); ++k)
       nk.in_place[static_cast<size_t>(nk.param_inputs[k])] = lp.in_place[k];
   } catch (const Error& e) {

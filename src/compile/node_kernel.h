@@ -39,13 +39,11 @@ struct NodeKernelOptions {
   std::vector<bool> constant_inputs;    // per node input: a constant (weights): packing may be hoisted
 };
 
-// Compiles `n`. in_types / in_values are per node input (null: absent / not
-// known); out_types are the node's inferred output types. Throws a
-// tessera::Error naming the node when the op has no expression or the
-// expression disagrees with inference.
-NodeKernel compile_node(const Node& n, int64_t opset, const std::vector<const TensorType*>& in_types,
-                        const std::vector<const Tensor*>& in_values, const std::vector<TensorType>& out_types,
-                        const std::optional<schedule::Schedule>& sched = std::nullopt,
+// Compiles `n`, a node of a graph with inferred types, as a one-node task
+// (node_task: inputs at their graph types, graph constants' values known).
+// Throws a tessera::Error naming the node when the op has no expression, a
+// type is not static, or the expression disagrees with inference.
+NodeKernel compile_node(const Node& n, int64_t opset, const std::optional<schedule::Schedule>& sched = std::nullopt,
                         const NodeKernelOptions& options = {});
 
 // A tensor-expression program scheduled (the default schedule unless one is

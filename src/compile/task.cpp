@@ -179,12 +179,25 @@ Task build_task(int64_t opset, const std::vector<const Node*>& nodes, const Task
       if (s.get() == &placeholders[i].stage()) {
         task.params.push_back(placeholders[i]);
         task.param_values.push_back(placeholder_value[i]);
-        task.constant.push_back(placeholder_value[i]->constant.has_value());
+        task.constant.push_back(inputs.constant ? inputs.constant(placeholder_value[i])
+                                                : placeholder_value[i]->constant.has_value());
       }
   task.name = task.name_base();
   if (nodes.size() > 1) task.name += ".fused";
   task.key = task_key(opset, task);
   return task;
+}
+
+Task node_task(const Node& n, int64_t opset, const std::vector<bool>& constant) {
+  TaskInputs in;
+  in.type = [](const Value* v) { return v->type; };
+  in.value = [](const Value* v) -> const Tensor* { return v->constant ? &*v->constant : nullptr; };
+  in.constant = [&](const Value* v) {
+    for (size_t i = 0; i < n.inputs.size() && i < constant.size(); ++i)
+      if (n.inputs[i] == v && constant[i]) return true;
+    return false;
+  };
+  return build_task(opset, {&n}, in, {});
 }
 
 uint64_t task_key(int64_t opset, const Task& task) {

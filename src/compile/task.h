@@ -46,6 +46,9 @@ struct Task {
 struct TaskInputs {
   std::function<TensorType(const Value*)> type;
   std::function<const Tensor*(const Value*)> value;
+  // Which inputs are constants (weights: their packing may be hoisted into a
+  // prepack kernel); null: the graph's constants.
+  std::function<bool(const Value*)> constant;
 };
 
 // Builds the task computing `outputs` from `nodes` (in graph order; no
@@ -55,6 +58,12 @@ struct TaskInputs {
 // static, or the expressions disagree with inference.
 Task build_task(int64_t opset, const std::vector<const Node*>& nodes, const TaskInputs& inputs,
                 const std::vector<const Value*>& outputs);
+
+// The one-node task of `n`, a node of a graph with inferred types: inputs
+// read at their graph types, graph constants' values known; constant[i]
+// marks node input i as weights (none when empty). What the per-op tests and
+// the schedule-rule tester compile.
+Task node_task(const Node& n, int64_t opset, const std::vector<bool>& constant = {});
 
 // The key of a task: a hash of everything its program is made of — the
 // nodes' op types, domains and attributes, their wiring inside the block,

@@ -21,15 +21,9 @@ const DType kDtypes[] = {DType::F32, DType::I64, DType::F16, DType::I8, DType::B
 void expect_compiled_gives(const OpCase& c, const std::vector<Tensor>& want) {
   auto g = build_op_graph(c);
   const Node& n = *g->nodes().front();
-  std::vector<const TensorType*> types;
-  std::vector<const Tensor*> values;
-  for (Value* v : n.inputs) {
-    types.push_back(v ? &v->type : nullptr);
-    values.push_back(v && v->constant ? &*v->constant : nullptr);
-  }
   std::vector<TensorType> out_types;
   for (Value* v : n.outputs) out_types.push_back(v->type);
-  compile::NodeKernel nk = compile::compile_node(n, c.opset, types, values, out_types);
+  compile::NodeKernel nk = compile::compile_node(n, c.opset);
   auto make_args = [&] {
     std::vector<Tensor> args;
     for (int p : nk.param_inputs) args.push_back(c.inputs[static_cast<size_t>(p)].clone());

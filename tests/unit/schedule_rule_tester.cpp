@@ -9,6 +9,7 @@
 
 #include "codegen/llvm/jit.h"
 #include "compile/node_kernel.h"
+#include "compile/task.h"
 #include "opexpr/expr_registry.h"
 #include "ops/compiled_test_util.h"
 #include "schedule/schedule.h"
@@ -20,9 +21,6 @@ struct RuleTester::Program {
   const Node* node = nullptr;
   std::vector<te::Tensor> outs;
   schedule::TargetInfo target;
-  std::vector<const TensorType*> types;
-  std::vector<const Tensor*> values;
-  std::vector<TensorType> out_types;
 };
 
 RuleTester& RuleTester::input(Dims dims, bool constant, DType dtype) {
@@ -57,7 +55,7 @@ RuleTester& RuleTester::max_values(int n) {
   return *this;
 }
 
-// The one-node graph, and the node's program as compile_node builds it.
+// The one-node graph, and the node's program as compile_node builds it (its one-node task).
 RuleTester::Program RuleTester::build(Isa isa) const {
   Program p;
   p.graph = std::make_unique<Graph>();
@@ -74,20 +72,11 @@ RuleTester::Program RuleTester::build(Isa isa) const {
   g.add_output(n->outputs[0]);
   infer_graph(g);
   p.node = n;
-  for (Value* v : n->inputs) {
-    p.types.push_back(&v->type);
-    p.values.push_back(v->constant ? &*v->constant : nullptr);
-  }
-  for (Value* v : n->outputs) p.out_types.push_back(v->type);
-  ExprContext ctx{*n, g.opset, {}, p.values, p.out_types, {}};
+  compile::Task task = compile::node_task(*n, g.opset, constant_);
+  p.outs = task.outs;
   p.target = schedule::TargetInfo(Target::for_isa(isa));
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    ctx.inputs.push_back(te::placeholder(inputs_[i].dims(), inputs_[i].dtype(), "in" + std::to_string(i)));
-    if (constant_[i]) p.target.constant_inputs.insert("in" + std::to_string(i));
-  }
-  ctx.values.resize(ctx.inputs.size());
-  p.outs = expr_registry().get(*n)(ctx);
-  compile::materialize_outputs(p.outs, [&](size_t i) { return ctx.stage_name("out" + std::to_string(i)); });
+  for (size_t k = 0; k < task.params.size(); ++k)
+    if (task.constant[k]) p.target.constant_inputs.insert(task.params[k].name());
   return p;
 }
 
@@ -109,7 +98,7 @@ std::optional<bool> RuleTester::check(Isa isa, const schedule::SchedulePoint& po
   for (bool c : constant_) o.constant_inputs.push_back(c);
   compile::NodeKernel nk;
   try {
-    nk = compile::compile_node(*p.node, p.graph->opset, p.types, p.values, p.out_types, sched, o);
+    nk = compile::compile_node(*p.node, p.graph->opset, sched, o);
   } catch (const Error& e) {
     ADD_FAILURE() << what << ": does not compile: " << e.what() << "\n" << schedule::to_text(*sched);
     return false;
@@ -127,7 +116,8 @@ std::optional<bool> RuleTester::check(Isa isa, const schedule::SchedulePoint& po
     for (size_t i = nk.prepack_inputs.size(); i < pargs.size(); ++i) args.push_back(pargs[i]);
   }
   const size_t out_at = args.size();
-  args.emplace_back(p.out_types[0].dtype, p.out_types[0].dims);
+  const TensorType& out_type = p.node->outputs[0]->type;
+  args.emplace_back(out_type.dtype, out_type.dims);
   for (const auto& b : nk.scratch) args.push_back(garbage_tensor(b.dtype(), b.dims()));
   run(nk.kernel, args);
   std::vector<const Tensor*> ref_in;

@@ -422,7 +422,9 @@ TEST(Executor, MemoryPlanReusesTheArena) {
       bool live_together = s.first_step <= t.last_step && t.first_step <= s.last_step;
       bool overlap = s.offset < t.offset + t.bytes && t.offset < s.offset + s.bytes;
       bool inplace = s.last_step == t.first_step || t.last_step == s.first_step;
-      if (live_together && overlap) EXPECT_TRUE(inplace) << "slots " << a << " and " << b;
+      if (live_together && overlap) {
+        EXPECT_TRUE(inplace) << "slots " << a << " and " << b;
+      }
     }
 }
 

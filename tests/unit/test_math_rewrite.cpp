@@ -243,8 +243,11 @@ TEST(MathRewrite, EveryRuleOfTheTableHasANumericCheck) {
   for (const Case& c : kCases) {
     auto r = std::find_if(rewrite::rules().begin(), rewrite::rules().end(), [&](const auto& r) { return r.name == c.rule; });
     ASSERT_NE(r, rewrite::rules().end()) << c.rule << " is not a rule";
-    if (r->domain.find('>') != std::string::npos) EXPECT_EQ(c.range, Range::Positive) << c.rule;
-    else if (!r->domain.empty()) EXPECT_NE(c.range, Range::Any) << c.rule;
+    if (r->domain.find('>') != std::string::npos) {
+      EXPECT_EQ(c.range, Range::Positive) << c.rule;
+    } else if (!r->domain.empty()) {
+      EXPECT_NE(c.range, Range::Any) << c.rule;
+    }
   }
 }
 

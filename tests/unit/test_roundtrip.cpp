@@ -62,8 +62,9 @@ TEST(RoundTrip, ConformanceModelsSurviveExport) {
       ASSERT_EQ(a.size(), b.size()) << model;
       for (size_t i = 0; i < a.size(); ++i) {
         EXPECT_EQ(a[i].dims(), b[i].dims()) << model;
-        if (a[i].dtype() != DType::String && a[i].nbytes() == b[i].nbytes())
+        if (a[i].dtype() != DType::String && a[i].nbytes() == b[i].nbytes()) {
           EXPECT_EQ(std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()), 0) << model << " output " << i;
+        }
       }
     }
   }

@@ -168,8 +168,7 @@ TEST(Winograd, TransformKernelsFoldTheirPointFormulas) {
   EXPECT_EQ(out->outputs[0]->type.dims, Dims({1, 2, 9, 10, 16}));
   for (Node* n : {in, out}) {
     SCOPED_TRACE(n->name);
-    std::vector<const TensorType*> types{&n->inputs[0]->type};
-    compile::NodeKernel k = compile::compile_node(*n, 13, types, {nullptr}, {n->outputs[0]->type});
+    compile::NodeKernel k = compile::compile_node(*n, 13);
     std::string ir = loop::to_string(k.kernel);
     std::string text = schedule::to_text(k.schedule);
     EXPECT_NE(text.find(n == in ? "unroll in.winograd_in p" : "unroll out.winograd_out h.i"), std::string::npos)
