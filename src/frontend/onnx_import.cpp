@@ -177,11 +177,12 @@ struct Importer {
       for (const auto& in : np.input()) ins.push_back(in.empty() ? nullptr : resolve(in, label));
       AttrMap attrs;
       for (const auto& a : np.attribute()) {
-        TESSERA_CHECK(std::find(def->attributes.begin(), def->attributes.end(), a.name()) != def->attributes.end(),
-                      label, ": attribute '", a.name(), "' is not supported",
+        TESSERA_CHECK(def->attr_spec(a.name()), label, ": attribute '", a.name(), "' is not supported",
                       def->attributes.empty() ? " (the op takes no attributes)" : "");
         attrs[a.name()] = attr_from_proto(a, label, *g);
       }
+      // Kinds and required attributes, once: readers then trust the schema.
+      check_attributes(*def, attrs, g->opset, label);
       std::vector<std::string> outs(np.output().begin(), np.output().end());
       TESSERA_CHECK(std::any_of(outs.begin(), outs.end(), [](const std::string& o) { return !o.empty(); }), label,
                     ": op '", np.op_type(), "' has no outputs (every ONNX operator has at least one)");

@@ -44,54 +44,6 @@ const Attribute* Node::attr(const std::string& key) const {
   return it == attrs.end() ? nullptr : &it->second;
 }
 
-int64_t Node::attr_int(const std::string& key, int64_t def) const {
-  const Attribute* a = attr(key);
-  if (!a) return def;
-  TESSERA_CHECK(a->kind == Attribute::Kind::Int, describe(), ": attribute '", key, "' must be an int");
-  return a->i;
-}
-
-float Node::attr_float(const std::string& key, float def) const {
-  const Attribute* a = attr(key);
-  if (!a) return def;
-  if (a->kind == Attribute::Kind::Int) return static_cast<float>(a->i);
-  TESSERA_CHECK(a->kind == Attribute::Kind::Float, describe(), ": attribute '", key, "' must be a float");
-  return a->f;
-}
-
-std::string Node::attr_string(const std::string& key, const std::string& def) const {
-  const Attribute* a = attr(key);
-  if (!a) return def;
-  TESSERA_CHECK(a->kind == Attribute::Kind::String, describe(), ": attribute '", key, "' must be a string");
-  return a->s;
-}
-
-std::vector<int64_t> Node::attr_ints(const std::string& key, std::vector<int64_t> def) const {
-  const Attribute* a = attr(key);
-  if (!a) return def;
-  if (a->kind == Attribute::Kind::Int) return {a->i};
-  TESSERA_CHECK(a->kind == Attribute::Kind::Ints, describe(), ": attribute '", key, "' must be a list of ints");
-  return a->ints;
-}
-
-std::vector<float> Node::attr_floats(const std::string& key, std::vector<float> def) const {
-  const Attribute* a = attr(key);
-  if (!a) return def;
-  if (a->kind == Attribute::Kind::Float) return {a->f};
-  TESSERA_CHECK(a->kind == Attribute::Kind::Floats, describe(), ": attribute '", key, "' must be a list of floats");
-  return a->floats;
-}
-
-int64_t Node::req_int(const std::string& key) const {
-  TESSERA_CHECK(has_attr(key), describe(), ": required attribute '", key, "' is missing");
-  return attr_int(key, 0);
-}
-
-std::vector<int64_t> Node::req_ints(const std::string& key) const {
-  TESSERA_CHECK(has_attr(key), describe(), ": required attribute '", key, "' is missing");
-  return attr_ints(key);
-}
-
 std::string Node::describe() const {
   std::string d = domain.empty() ? op_type : domain + "." + op_type;
   return d + " node '" + name + "'";

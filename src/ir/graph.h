@@ -85,15 +85,10 @@ class Node {
   bool has_attr(const std::string& key) const { return attrs.count(key) != 0; }
   // True when an attribute holds a graph (If/Loop/Scan bodies).
   bool has_subgraph() const;
+  // The raw attribute or null, for code that handles attributes generically
+  // (printing, export, cloning); ops read theirs through OpAttrs
+  // (src/ops/op_attrs.h), which knows each op's defaults.
   const Attribute* attr(const std::string& key) const;
-  int64_t attr_int(const std::string& key, int64_t def) const;
-  float attr_float(const std::string& key, float def) const;
-  std::string attr_string(const std::string& key, const std::string& def) const;
-  std::vector<int64_t> attr_ints(const std::string& key, std::vector<int64_t> def = {}) const;
-  std::vector<float> attr_floats(const std::string& key, std::vector<float> def = {}) const;
-  // Required attributes throw an Error naming the node when missing.
-  int64_t req_int(const std::string& key) const;
-  std::vector<int64_t> req_ints(const std::string& key) const;
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs[static_cast<size_t>(i)]; }

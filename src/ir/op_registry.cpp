@@ -34,6 +34,114 @@ const Tensor& KernelContext::in(int i) const {
   return *inputs[static_cast<size_t>(i)];
 }
 
+// ---------------------------------------------------------------- attribute specs
+
+const AttrSpec::Rule& AttrSpec::at(int64_t opset) const {
+  const Rule* r = &rules.front();
+  for (const Rule& x : rules)
+    if (x.since_opset <= opset) r = &x;
+  return *r;
+}
+
+AttrSpec AttrSpec::required_from(int64_t opset) const {
+  AttrSpec s = *this;
+  if (opset <= 1) s.rules.clear();
+  s.rules.push_back({std::max<int64_t>(opset, 1), Presence::Required, {}});
+  return s;
+}
+
+AttrSpec AttrSpec::default_from(int64_t opset, Attribute value) const {
+  AttrSpec s = *this;
+  s.rules.push_back({opset, Presence::Defaulted, std::move(value)});
+  return s;
+}
+
+AttrSpec AttrSpec::or_kind(Attribute::Kind k) const {
+  AttrSpec s = *this;
+  s.other_kinds.push_back(k);
+  return s;
+}
+
+bool AttrSpec::accepts(Attribute::Kind found) const {
+  return attr_kind_accepts(kind, found) ||
+         std::find(other_kinds.begin(), other_kinds.end(), found) != other_kinds.end();
+}
+
+namespace {
+AttrSpec optional_spec(std::string name, Attribute::Kind kind) {
+  return {std::move(name), kind, {{1, AttrSpec::Presence::Optional, {}}}, {}};
+}
+AttrSpec defaulted_spec(std::string name, Attribute value) {
+  Attribute::Kind kind = value.kind;
+  return {std::move(name), kind, {{1, AttrSpec::Presence::Defaulted, std::move(value)}}, {}};
+}
+}  // namespace
+
+using AK = Attribute::Kind;
+AttrSpec int_attr(std::string name) { return optional_spec(std::move(name), AK::Int); }
+AttrSpec int_attr(std::string name, int64_t def) { return defaulted_spec(std::move(name), Attribute::of_int(def)); }
+AttrSpec float_attr(std::string name) { return optional_spec(std::move(name), AK::Float); }
+AttrSpec float_attr(std::string name, float def) { return defaulted_spec(std::move(name), Attribute::of_float(def)); }
+AttrSpec string_attr(std::string name) { return optional_spec(std::move(name), AK::String); }
+AttrSpec string_attr(std::string name, std::string def) {
+  return defaulted_spec(std::move(name), Attribute::of_string(std::move(def)));
+}
+AttrSpec ints_attr(std::string name) { return optional_spec(std::move(name), AK::Ints); }
+AttrSpec ints_attr(std::string name, std::vector<int64_t> def) {
+  return defaulted_spec(std::move(name), Attribute::of_ints(std::move(def)));
+}
+AttrSpec floats_attr(std::string name) { return optional_spec(std::move(name), AK::Floats); }
+AttrSpec floats_attr(std::string name, std::vector<float> def) {
+  return defaulted_spec(std::move(name), Attribute::of_floats(std::move(def)));
+}
+AttrSpec strings_attr(std::string name) { return optional_spec(std::move(name), AK::Strings); }
+AttrSpec strings_attr(std::string name, std::vector<std::string> def) {
+  return defaulted_spec(std::move(name), Attribute::of_strings(std::move(def)));
+}
+AttrSpec tensor_attr(std::string name) { return optional_spec(std::move(name), AK::Tensor); }
+AttrSpec graph_attr(std::string name) { return optional_spec(std::move(name), AK::Graph); }
+
+std::string_view attr_kind_name(Attribute::Kind k) {
+  switch (k) {
+    case AK::Float: return "a float";
+    case AK::Int: return "an int";
+    case AK::String: return "a string";
+    case AK::Tensor: return "a tensor";
+    case AK::Graph: return "a graph";
+    case AK::Floats: return "a list of floats";
+    case AK::Ints: return "a list of ints";
+    case AK::Strings: return "a list of strings";
+    case AK::Tensors: return "a list of tensors";
+    case AK::Graphs: return "a list of graphs";
+  }
+  return "?";
+}
+
+bool attr_kind_accepts(Attribute::Kind declared, Attribute::Kind found) {
+  if (declared == found) return true;
+  return (declared == AK::Float && found == AK::Int) || (declared == AK::Ints && found == AK::Int) ||
+         (declared == AK::Floats && found == AK::Float);
+}
+
+void check_attributes(const OpDef& def, const AttrMap& attrs, int64_t opset, const std::string& label) {
+  for (const auto& [name, a] : attrs) {
+    const AttrSpec* spec = def.attr_spec(name);
+    TESSERA_CHECK(spec, label, ": attribute '", name, "' is not supported",
+                  def.attributes.empty() ? " (the op takes no attributes)" : "");
+    TESSERA_CHECK(spec->accepts(a.kind), label, ": attribute '", name, "' of ", def.name,
+                  " must be ", attr_kind_name(spec->kind), ", found ", attr_kind_name(a.kind));
+  }
+  for (const AttrSpec& spec : def.attributes)
+    TESSERA_CHECK(spec.at(opset).presence != AttrSpec::Presence::Required || attrs.count(spec.name), label,
+                  ": required attribute '", spec.name, "' of ", def.name, " is missing");
+}
+
+const AttrSpec* OpDef::attr_spec(std::string_view name) const {
+  for (const AttrSpec& s : attributes)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
 // ---------------------------------------------------------------- registry
 
 void OpRegistry::add(OpDef def) {

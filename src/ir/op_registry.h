@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,69 @@ using FlopsFn = std::function<double(const Node&, const std::vector<const Tensor
 // needs none (the fusion planner relies on this).
 using ValueCheckFn = std::function<void(const Node&, const std::vector<const Tensor*>& inputs)>;
 
+// One attribute an op understands: its name, kind and what a node without it
+// means — a default value, "required", or "optional" (absence is meaningful,
+// e.g. Conv's kernel_shape is taken from the weight). The default or the
+// requirement may change at an opset where ONNX changed it (Softmax's axis
+// defaults to 1 before opset 13 and to -1 from it); `rules` holds one entry per
+// change, in ascending opset order, the first from opset 1.
+struct AttrSpec {
+  enum class Presence { Optional, Defaulted, Required };
+  struct Rule {
+    int64_t since_opset = 1;
+    Presence presence = Presence::Optional;
+    Attribute value;  // the default when presence is Defaulted
+  };
+  std::string name;
+  Attribute::Kind kind = Attribute::Kind::Int;
+  std::vector<Rule> rules;
+  // Further kinds a node may carry (the op's reader tells them apart), e.g.
+  // Cast's `to` is a type name before opset 6.
+  std::vector<Attribute::Kind> other_kinds;
+
+  // The rule in force at `opset`.
+  const Rule& at(int64_t opset) const;
+  // The attribute is required from `opset` on (before: as declared).
+  AttrSpec required_from(int64_t opset) const;
+  // From `opset` on the default is `value` (of the declared kind).
+  AttrSpec default_from(int64_t opset, Attribute value) const;
+  // Required at every opset.
+  AttrSpec required() const { return required_from(1); }
+  // A node may also carry the attribute as `kind`.
+  AttrSpec or_kind(Attribute::Kind kind) const;
+  // True when a node's attribute of kind `found` is accepted.
+  bool accepts(Attribute::Kind found) const;
+};
+
+// Declaration helpers for op tables: with a value the attribute has that
+// default; without, it is optional (see `.required()` for required ones).
+AttrSpec int_attr(std::string name);
+AttrSpec int_attr(std::string name, int64_t def);
+AttrSpec float_attr(std::string name);
+AttrSpec float_attr(std::string name, float def);
+AttrSpec string_attr(std::string name);
+AttrSpec string_attr(std::string name, std::string def);
+AttrSpec ints_attr(std::string name);
+AttrSpec ints_attr(std::string name, std::vector<int64_t> def);
+AttrSpec floats_attr(std::string name);
+AttrSpec floats_attr(std::string name, std::vector<float> def);
+AttrSpec strings_attr(std::string name);
+AttrSpec strings_attr(std::string name, std::vector<std::string> def);
+AttrSpec tensor_attr(std::string name);
+AttrSpec graph_attr(std::string name);
+
+std::string_view attr_kind_name(Attribute::Kind k);  // "int", "list of floats", ...
+// True when an attribute of kind `found` is accepted where `declared` is
+// expected: the same kind, or the widenings ONNX exporters rely on (an int
+// where a float is declared, one int or float where a list of them is).
+bool attr_kind_accepts(Attribute::Kind declared, Attribute::Kind found);
+
+struct OpDef;
+// Checks a node's attributes against its op's schema at `opset`: every
+// attribute is declared and of an accepted kind, every required one present.
+// Throws an Error starting with `label` (the node's description).
+void check_attributes(const OpDef& def, const AttrMap& attrs, int64_t opset, const std::string& label);
+
 struct OpDef {
   std::string name;
   std::string domain;               // "" = default ONNX domain
@@ -71,9 +135,12 @@ struct OpDef {
   InferFn infer;
   KernelFn reference;
   FlopsFn flops;                    // null: one FLOP per output element
-  std::vector<std::string> attributes;  // every attribute the op understands; any other is an error
+  std::vector<AttrSpec> attributes;  // every attribute the op understands; any other is an error
   bool deterministic = true;        // false for random ops: never folded, outputs not reproducible
   ValueCheckFn value_check;         // null: the kernel is correct for any input values
+
+  // The spec of attribute `name`, or null when the op declares none.
+  const AttrSpec* attr_spec(std::string_view name) const;
 };
 
 class OpRegistry {

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "opexpr/expr_reduce.h"
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -47,7 +48,7 @@ std::vector<te::Tensor> attention_expr(ExprContext& c) {
   if (!three) {
     Hq = Q.dim(1), Sq = Q.dim(2), D = Q.dim(3), Hkv = K.dim(1), Skv = K.dim(2), Dv = V.dim(3);
   } else {
-    Hq = n.attr_int("q_num_heads", 0), Hkv = n.attr_int("kv_num_heads", 0);
+    Hq = op_attrs(c).i("q_num_heads"), Hkv = op_attrs(c).i("kv_num_heads");
     TESSERA_CHECK(Hq > 0 && Hkv > 0 && Q.dim(2) % Hq == 0 && K.dim(2) % Hkv == 0 && V.dim(2) % Hkv == 0, n.describe(),
                   ": hidden sizes are not divisible by the numbers of heads");
     Sq = Q.dim(1), Skv = K.dim(1), D = Q.dim(2) / Hq, Dv = V.dim(2) / Hkv;
@@ -55,10 +56,10 @@ std::vector<te::Tensor> attention_expr(ExprContext& c) {
   TESSERA_CHECK(Hq > 0 && Hkv > 0 && Hq % Hkv == 0, n.describe(), ": ", Hq, " query heads cannot be grouped over ", Hkv,
                 " key/value heads");
   const int64_t P = past_k ? past_k->dim(2) : 0, T = P + Skv, group = Hq / Hkv;
-  const bool causal = n.attr_int("is_causal", 0) != 0;
-  const double scale = n.has_attr("scale") ? n.attr_float("scale", 1.0f) : 1.0 / std::sqrt(static_cast<double>(D));
-  const double softcap = n.attr_float("softcap", 0.0f);
-  const int64_t mode = n.attr_int("qk_matmul_output_mode", 0);
+  const bool causal = op_attrs(c).i("is_causal") != 0;
+  const double scale = n.has_attr("scale") ? op_attrs(c).f("scale") : 1.0 / std::sqrt(static_cast<double>(D));
+  const double softcap = op_attrs(c).f("softcap");
+  const int64_t mode = op_attrs(c).i("qk_matmul_output_mode");
   TESSERA_CHECK(mode >= 0 && mode <= 3, n.describe(), ": qk_matmul_output_mode must be 0..3, got ", mode);
 
   // Element (b, h, s, d) of a Q/K/V input in either layout.
@@ -161,16 +162,16 @@ std::vector<te::Tensor> rotary_expr(ExprContext& c) {
   if (four) {
     H = X.dim(1), Sq = X.dim(2), D = X.dim(3);
   } else {
-    H = n.attr_int("num_heads", 0);
+    H = op_attrs(c).i("num_heads");
     TESSERA_CHECK(H > 0 && X.dim(2) % H == 0, n.describe(), ": 3-D input needs a num_heads dividing the hidden size");
     Sq = X.dim(1), D = X.dim(2) / H;
   }
-  int64_t rot = n.attr_int("rotary_embedding_dim", 0);
+  int64_t rot = op_attrs(c).i("rotary_embedding_dim");
   if (rot == 0) rot = D;
   TESSERA_CHECK(rot > 0 && rot <= D && rot % 2 == 0, n.describe(), ": rotary_embedding_dim ", rot,
                 " must be even and at most the head size ", D);
   const int64_t half = rot / 2;
-  const bool inter = n.attr_int("interleaved", 0) != 0;
+  const bool inter = op_attrs(c).i("interleaved") != 0;
   if (pos)
     TESSERA_CHECK(Cc.rank() == 2 && Cc.dim(1) >= half && pos->shape() == Dims({B, Sq}), n.describe(),
                   ": with position_ids the caches must be [max_position, >= ", half, "]");
@@ -210,11 +211,11 @@ std::vector<te::Tensor> rotary_expr(ExprContext& c) {
 // state in a double buffer, step for step as linear_attention.cpp.
 std::vector<te::Tensor> linear_attention_expr(ExprContext& c) {
   const Node& n = c.node;
-  const std::string rs = n.attr_string("update_rule", "gated_delta");
+  const std::string rs = op_attrs(c).s("update_rule");
   TESSERA_CHECK(rs == "linear" || rs == "gated" || rs == "delta" || rs == "gated_delta", n.describe(),
                 ": update_rule must be 'linear', 'gated', 'delta' or 'gated_delta', got '", rs, "'");
   const bool decay = rs == "gated" || rs == "gated_delta", use_beta = rs == "delta" || rs == "gated_delta";
-  const int64_t Hq = n.req_int("q_num_heads"), Hkv = n.req_int("kv_num_heads");
+  const int64_t Hq = op_attrs(c).i("q_num_heads"), Hkv = op_attrs(c).i("kv_num_heads");
   TESSERA_CHECK(Hq > 0 && Hkv > 0 && Hq % Hkv == 0, n.describe(), ": q_num_heads must be a positive multiple of kv_num_heads");
   const te::Tensor &Q = c.in(0), &K = c.in(1), &V = c.in(2);
   const DType dt = Q.dtype();
@@ -233,7 +234,7 @@ std::vector<te::Tensor> linear_attention_expr(ExprContext& c) {
   const int64_t gw = decay ? c.in(4).dim(2) : 0, bw = use_beta ? c.in(5).dim(2) : 0;
   if (decay) TESSERA_CHECK(c.in(4).rank() == 3 && (gw == Hkv * dk || gw == Hkv), n.describe(), ": bad decay shape");
   if (use_beta) TESSERA_CHECK(c.in(5).rank() == 3 && (bw == Hkv || bw == 1), n.describe(), ": bad beta shape");
-  const float sa = n.attr_float("scale", 0.0f);
+  const float sa = n.has_attr("scale") ? op_attrs(c).f("scale") : 0.0f;  // 0: 1/sqrt(head size)
   const double scale = sa != 0.0f ? static_cast<double>(sa) : 1.0 / std::sqrt(static_cast<double>(dk));
   std::vector<te::Tensor> ins{Q, K, V};
   int ip = past ? static_cast<int>(ins.size()) : -1;
@@ -315,7 +316,7 @@ std::vector<te::Tensor> flex_attention_expr(ExprContext& c) {
   TESSERA_CHECK(K.dim(3) == E && V.dim(1) == Hkv && V.dim(2) == S && Hkv > 0 && Hq % Hkv == 0, n.describe(),
                 ": Q, K and V shapes do not agree");
   const int64_t G = Hq / Hkv;
-  const float sa = n.attr_float("scale", 0.0f);
+  const float sa = n.has_attr("scale") ? op_attrs(c).f("scale") : 0.0f;  // 0: 1/sqrt(head size)
   const double scale = n.has_attr("scale") && sa != 0.0f ? static_cast<double>(sa) : 1.0 / std::sqrt(static_cast<double>(E));
   const Dims sd{B, Hq, L, S};
   auto kh = [&](const Expr& h) { return G == 1 ? h : h / G; };
@@ -346,7 +347,7 @@ std::vector<te::Tensor> flex_attention_expr(ExprContext& c) {
 
 std::vector<te::Tensor> causal_conv_expr(ExprContext& c) {
   const Node& n = c.node;
-  const std::string act = n.attr_string("activation", "none");
+  const std::string act = op_attrs(c).s("activation");
   TESSERA_CHECK(act == "none" || act == "silu" || act == "swish", n.describe(), ": bad activation '", act, "'");
   const bool silu = act != "none";
   const te::Tensor &X = c.in(0), &W = c.in(1);

@@ -56,7 +56,7 @@ Expr reduce_var(std::vector<loop::ReduceAxis>& axes, int64_t extent, const std::
 std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const te::Tensor& w = c.in(1);
-  const BlockedConvGeom g = blocked_conv_geom(c.node, x.shape(), w.shape());
+  const BlockedConvGeom g = blocked_conv_geom(op_attrs(c), x.shape(), w.shape());
   const te::Tensor* bias = c.has_input(2) ? &c.in(2) : nullptr;
   te::Tensor pad = zero_padded(c, x, g.ph, g.pw, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1,
                                (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "opexpr/expr_reduce.h"
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -38,7 +39,7 @@ std::vector<int> parse_labels(const Node& n, const std::string& t) {
 std::vector<te::Tensor> einsum_expr(ExprContext& c) {
   const Node& n = c.node;
   std::string eq;
-  for (char ch : n.attr_string("equation", ""))
+  for (char ch : op_attrs(c).s("equation"))
     if (!std::isspace(static_cast<unsigned char>(ch))) eq += ch;
   TESSERA_CHECK(!eq.empty(), n.describe(), ": attribute 'equation' is required");
   const size_t arrow = eq.find("->");

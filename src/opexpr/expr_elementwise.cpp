@@ -39,7 +39,7 @@ Expr read_reshaped(const te::Tensor& t, const Dims& as, const std::vector<Expr>&
 
 Expr read_legacy_b(ExprContext& c, const std::vector<Expr>& idx) {
   const te::Tensor& b = c.in(1);
-  Dims as = ew::legacy_broadcast_b_dims(c.node, c.in(0).shape(), b.shape());
+  Dims as = ew::legacy_broadcast_b_dims(op_attrs(c), c.in(0).shape(), b.shape());
   return read_reshaped(b, as, idx);
 }
 

@@ -4,6 +4,7 @@
 // reference; integer Div and Mod(fmod=1) truncate toward zero. Ops that had
 // legacy broadcasting before opset 7 read B through read_legacy_b there.
 #include "opexpr/expr_elementwise.h"
+#include "ops/op_attrs.h"
 
 namespace tessera::ops::ewx {
 
@@ -102,13 +103,13 @@ void register_binary_exprs(ExprRegistry& r) {
     return a[0].type().is_float() ? up(a[0]) / up(a[1]) : trunc_div(a[0], a[1]);
   }, legacy));
   r.set_expr("Mod", "", [](ExprContext& c) {
-    int64_t fmod = c.node.attr_int("fmod", 0);
+    int64_t fmod = op_attrs(c).i("fmod");
     TESSERA_CHECK(fmod == 0 || fmod == 1, c.node.describe(), ": fmod must be 0 or 1, got ", fmod);
     return std::vector<te::Tensor>{ew(c, [&](const Args& a) { return mod_expr(a[0], a[1], fmod == 1); })};
   });
   r.set_expr("Pow", "", ew_fn([](const Args& a) { return pow_expr(a[0], a[1]); }, legacy));
   r.set_expr("BitShift", "", [](ExprContext& c) {
-    std::string dir = c.node.attr_string("direction", "");
+    std::string dir = op_attrs(c).s("direction");
     TESSERA_CHECK(dir == "LEFT" || dir == "RIGHT", c.node.describe(), ": direction must be LEFT or RIGHT, got '",
                   dir, "'");
     bool left = dir == "LEFT";

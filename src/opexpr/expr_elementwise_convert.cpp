@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "opexpr/expr_elementwise.h"
+#include "ops/op_attrs.h"
 
 namespace tessera::ops::ewx {
 
@@ -124,13 +125,13 @@ Expr bitcast_expr(const Expr& x, DType to) {
 // per tensor, per axis, or blocked along axis.
 Expr read_quant_param(ExprContext& c, const te::Tensor& p, const te::Tensor& scale, const std::vector<Expr>& idx) {
   const Dims& s = scale.shape();
-  int64_t block = c.node.attr_int("block_size", 0);
+  int64_t block = op_attrs(c).i("block_size");
   if (numel_of(p.shape()) == 1 && (block == 0 || numel_of(s) == 1))
     return p(std::vector<Expr>(static_cast<size_t>(p.rank()), loop::int_imm(0)));
   TESSERA_CHECK(p.shape() == s, c.node.describe(), ": zero point [", dims_to_string(p.shape()),
                 "] differs from scale [", dims_to_string(s), "]");
   int64_t rank = static_cast<int64_t>(idx.size());
-  auto axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 1), rank));
+  auto axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), rank));
   if (block == 0) {
     TESSERA_CHECK(s.size() == 1, c.node.describe(), ": per-axis scale must be 1-D");
     return p(idx[axis]);
@@ -144,7 +145,7 @@ ExprFn quantize_fn() {
   return [](ExprContext& c) {
     const te::Tensor& x = c.in(0);
     const te::Tensor& s = c.in(1);
-    int64_t pa = c.node.attr_int("precision", 0);
+    int64_t pa = op_attrs(c).i("precision");
     DType prec = pa ? static_cast<DType>(pa) : (x.dtype() == DType::I32 ? DType::F64 : x.dtype());
     TESSERA_CHECK(is_float(prec), c.node.describe(), ": precision ", pa, " is not a supported float type");
     DType wd = x.dtype() == DType::I32 || x.dtype() == DType::F64 || prec == DType::F64 ? DType::F64 : DType::F32;
@@ -190,8 +191,8 @@ std::vector<te::Tensor> dropout(ExprContext& c) {
     ratio_known = !c.has_input(1) || c.has_value(1);
     if (c.has_input(1) && (training || ratio_known)) ratio = c.value(1).get_double(0);
   } else {
-    ratio = c.node.attr_float("ratio", 0.5f);
-    if (c.opset < 7) training = c.node.attr_int("is_test", 0) == 0;
+    ratio = op_attrs(c).f("ratio");
+    if (c.opset < 7) training = op_attrs(c).i("is_test") == 0;
   }
   if (ratio_known)
     TESSERA_CHECK(ratio >= 0 && ratio < 1, c.node.describe(), ": ratio must be in [0, 1), got ", ratio);
@@ -230,7 +231,7 @@ void register_convert_exprs(ExprRegistry& r) {
   r.set_expr("QuantizeLinear", "", quantize_fn());
   r.set_expr("DequantizeLinear", "", dequantize_fn());
   r.set_expr("SwiGLU", "", [](ExprContext& c) {
-    double alpha = c.node.attr_float("alpha", 1.0f);
+    double alpha = op_attrs(c).f("alpha");
     return std::vector<te::Tensor>{ew(c, [alpha](const Args& a) {
       Expr x = up(a[0]), v = up(a[1]);
       return x / (loop::call("exp", {x * -alpha}) + 1.0) * v;

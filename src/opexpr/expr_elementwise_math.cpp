@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "opexpr/expr_elementwise.h"
+#include "ops/op_attrs.h"
 
 namespace tessera::ops::ewx {
 
@@ -22,9 +23,10 @@ Expr softplus(const Expr& v) {
 }
 
 // A float activation whose formula depends on the node: make(node, x).
-ExprFn act(std::function<Expr(const Node&, const Expr&)> make) {
+ExprFn act(std::function<Expr(const OpAttrs&, const Expr&)> make) {
   return [make = std::move(make)](ExprContext& c) {
-    return std::vector<te::Tensor>{ew(c, [&](const Args& a) { return make(c.node, up(a[0])); })};
+    const OpAttrs attrs = op_attrs(c);
+    return std::vector<te::Tensor>{ew(c, [&](const Args& a) { return make(attrs, up(a[0])); })};
   };
 }
 
@@ -60,7 +62,7 @@ void register_unary(ExprRegistry& r) {
   r.set_expr("BitwiseNot", "", ew_fn([](const Args& a) { return -1 - a[0]; }));  // ~x == -1 - x, wrapping
   r.set_expr("IsNaN", "", ew_fn([](const Args& a) { return ne(a[0], a[0]); }));
   r.set_expr("IsInf", "", [](ExprContext& c) {
-    bool neg = c.node.attr_int("detect_negative", 1) != 0, pos = c.node.attr_int("detect_positive", 1) != 0;
+    bool neg = op_attrs(c).i("detect_negative") != 0, pos = op_attrs(c).i("detect_positive") != 0;
     return std::vector<te::Tensor>{ew(c, [&](const Args& a) {
       const double inf = std::numeric_limits<double>::infinity();
       Expr x = a[0], r = loop::bool_imm(false);
@@ -73,54 +75,54 @@ void register_unary(ExprRegistry& r) {
 
 void register_activations(ExprRegistry& r) {
   r.set_expr("Relu", "", ew_fn([](const Args& a) { return loop::max(a[0], loop::make_zero(a[0].type())); }));
-  r.set_expr("LeakyRelu", "", act([](const Node& n, const Expr& x) {
-    return select(x >= 0, x, x * static_cast<double>(n.attr_float("alpha", 0.01f)));
+  r.set_expr("LeakyRelu", "", act([](const OpAttrs& at, const Expr& x) {
+    return select(x >= 0, x, x * static_cast<double>(at.f("alpha")));
   }));
-  r.set_expr("Elu", "", act([](const Node& n, const Expr& x) {
-    return select(x >= 0, x, call("expm1", {x}) * static_cast<double>(n.attr_float("alpha", 1.0f)));
+  r.set_expr("Elu", "", act([](const OpAttrs& at, const Expr& x) {
+    return select(x >= 0, x, call("expm1", {x}) * static_cast<double>(at.f("alpha")));
   }));
-  r.set_expr("Selu", "", act([](const Node& n, const Expr& x) {
-    double al = n.attr_float("alpha", 1.67326319217681884765625f);
-    double g = n.attr_float("gamma", 1.05070102214813232421875f);
+  r.set_expr("Selu", "", act([](const OpAttrs& at, const Expr& x) {
+    double al = at.f("alpha");
+    double g = at.f("gamma");
     return select(x > 0, x * g, (call("exp", {x}) * al - al) * g);
   }));
-  r.set_expr("Celu", "", act([](const Node& n, const Expr& x) {
-    double al = n.attr_float("alpha", 1.0f);
-    TESSERA_CHECK(al != 0, n.describe(), ": alpha must be non-zero");
+  r.set_expr("Celu", "", act([](const OpAttrs& at, const Expr& x) {
+    double al = at.f("alpha");
+    TESSERA_CHECK(al != 0, at.node().describe(), ": alpha must be non-zero");
     // std::max(0, v) / std::min(0, w) map NaN to 0: loop max(v, 0) is v > 0 ? v : 0.
     return loop::max(x, k(x, 0)) + loop::min(call("expm1", {x / al}) * al, k(x, 0));
   }));
-  r.set_expr("ThresholdedRelu", "", act([](const Node& n, const Expr& x) {
-    return select(x > static_cast<double>(n.attr_float("alpha", 1.0f)), x, k(x, 0));
+  r.set_expr("ThresholdedRelu", "", act([](const OpAttrs& at, const Expr& x) {
+    return select(x > static_cast<double>(at.f("alpha")), x, k(x, 0));
   }));
-  r.set_expr("HardSigmoid", "", act([](const Node& n, const Expr& x) {
-    double al = n.attr_float("alpha", 0.2f), b = n.attr_float("beta", 0.5f);
+  r.set_expr("HardSigmoid", "", act([](const OpAttrs& at, const Expr& x) {
+    double al = at.f("alpha"), b = at.f("beta");
     return loop::max(loop::min(x * al + b, k(x, 1)), k(x, 0));  // NaN -> 1 as the reference
   }));
-  r.set_expr("HardSwish", "", act([](const Node&, const Expr& x) {
+  r.set_expr("HardSwish", "", act([](const OpAttrs&, const Expr& x) {
     return x * loop::max(loop::min(x / 6.0 + 0.5, k(x, 1)), k(x, 0));
   }));
-  r.set_expr("Softplus", "", act([](const Node&, const Expr& x) { return softplus(x); }));
-  r.set_expr("Softsign", "", act([](const Node&, const Expr& x) { return x / (call("abs", {x}) + 1.0); }));
-  r.set_expr("Mish", "", act([](const Node&, const Expr& x) { return x * call("tanh", {softplus(x)}); }));
-  r.set_expr("Gelu", "", act([](const Node& n, const Expr& x) {
-    std::string ap = n.attr_string("approximate", "none");
-    TESSERA_CHECK(ap == "none" || ap == "tanh", n.describe(), ": approximate must be 'none' or 'tanh', got '", ap,
-                  "'");
+  r.set_expr("Softplus", "", act([](const OpAttrs&, const Expr& x) { return softplus(x); }));
+  r.set_expr("Softsign", "", act([](const OpAttrs&, const Expr& x) { return x / (call("abs", {x}) + 1.0); }));
+  r.set_expr("Mish", "", act([](const OpAttrs&, const Expr& x) { return x * call("tanh", {softplus(x)}); }));
+  r.set_expr("Gelu", "", act([](const OpAttrs& at, const Expr& x) {
+    std::string ap = at.s("approximate");
+    TESSERA_CHECK(ap == "none" || ap == "tanh", at.node().describe(), ": approximate must be 'none' or 'tanh', got '",
+                  ap, "'");
     if (ap == "tanh")
       return x * 0.5 * (call("tanh", {(x + x * x * x * 0.044715) * std::sqrt(2.0 / kPi)}) + 1.0);
     return x * 0.5 * (call("erf", {x * (1.0 / std::sqrt(2.0))}) + 1.0);
   }));
   // Integer inputs run in double and are truncated and saturated, as the reference.
   r.set_expr("Shrink", "", [](ExprContext& c) {
-    double bias = c.node.attr_float("bias", 0.0f), lambd = c.node.attr_float("lambd", 0.5f);
+    double bias = op_attrs(c).f("bias"), lambd = op_attrs(c).f("lambd");
     return std::vector<te::Tensor>{ew(c, [&](const Args& a) {
       Expr x = a[0].type().is_float() ? up(a[0]) : cast_to(a[0], DType::F64);
       return select(x < -lambd, x + bias, select(x > lambd, x - bias, k(x, 0)));
     })};
   });
-  r.set_expr("Swish", "", act([](const Node& n, const Expr& x) {
-    double al = n.attr_float("alpha", 1.0f);
+  r.set_expr("Swish", "", act([](const OpAttrs& at, const Expr& x) {
+    double al = at.f("alpha");
     return x / (call("exp", {x * -al}) + 1.0);
   }));
 
@@ -167,8 +169,8 @@ void register_activations(ExprRegistry& r) {
     return std::vector<te::Tensor>{ew(c, [&](const Args& a) {
       Expr v = up(a[0]), lo, hi;
       if (c.opset < 11) {
-        if (c.node.has_attr("min")) lo = k(v, c.node.attr_float("min", 0));
-        if (c.node.has_attr("max")) hi = k(v, c.node.attr_float("max", 0));
+        if (c.node.has_attr("min")) lo = k(v, op_attrs(c).f("min"));
+        if (c.node.has_attr("max")) hi = k(v, op_attrs(c).f("max"));
       } else {
         if (c.has_input(1)) lo = up(scalar(1));
         if (c.has_input(2)) hi = up(scalar(2));

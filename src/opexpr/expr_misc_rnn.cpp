@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "opexpr/expr_misc.h"
+#include "ops/op_attrs.h"
 #include "ops/rnn_common.h"
 #include "support/error.h"
 
@@ -64,8 +65,8 @@ ExprFn rnn_expr(Cell cell) {
     const te::Tensor& Rt = c.in(2);
     TESSERA_CHECK(X.rank() == 3 && Wt.rank() == 3 && Rt.rank() == 3, n.describe(), ": X, W and R must be 3-D");
     const DType dt = X.dtype();
-    const int64_t layout = c.opset >= 14 ? n.attr_int("layout", 0) : 0;
-    const std::string dir = n.attr_string("direction", "forward");
+    const int64_t layout = c.opset >= 14 ? op_attrs(c).i("layout") : 0;
+    const std::string dir = op_attrs(c).s("direction");
     TESSERA_CHECK(dir == "forward" || dir == "reverse" || dir == "bidirectional", n.describe(),
                   ": unsupported direction '", dir, "'");
     const int64_t D = dir == "bidirectional" ? 2 : 1;
@@ -74,7 +75,7 @@ ExprFn rnn_expr(Cell cell) {
     const int64_t S = layout ? X.dim(1) : X.dim(0);
     const int64_t Bt = layout ? X.dim(0) : X.dim(1);
     const int64_t I = X.dim(2);
-    const int64_t H = n.has_attr("hidden_size") ? n.attr_int("hidden_size", 0) : Rt.dim(2);
+    const int64_t H = n.has_attr("hidden_size") ? op_attrs(c).i("hidden_size") : Rt.dim(2);
     TESSERA_CHECK(H > 0, n.describe(), ": hidden_size must be positive");
     TESSERA_CHECK(Wt.shape() == Dims({D, G * H, I}) && Rt.shape() == Dims({D, G * H, H}), n.describe(),
                   ": W and R must be [", D, ", ", G * H, ", ", I, "] and [", D, ", ", G * H, ", ", H, "]");
@@ -88,12 +89,12 @@ ExprFn rnn_expr(Cell cell) {
     if (has_h0) TESSERA_CHECK(c.in(5).shape() == state_dims, n.describe(), ": initial_h must be ", dims_to_string(state_dims));
     if (has_c0) TESSERA_CHECK(c.in(6).shape() == state_dims, n.describe(), ": initial_c must be ", dims_to_string(state_dims));
     if (has_p) TESSERA_CHECK(c.in(7).shape() == Dims({D, 3 * H}), n.describe(), ": P must be [", D, ", ", 3 * H, "]");
-    const std::vector<Activation> acts = read_rnn_activations(n, cell, D);
+    const std::vector<Activation> acts = read_rnn_activations(op_attrs(c), cell, D);
     const bool has_clip = n.has_attr("clip");
-    const double clip = n.attr_float("clip", 0.0f);
+    const double clip = has_clip ? op_attrs(c).f("clip") : 0.0;
     TESSERA_CHECK(!has_clip || clip > 0, n.describe(), ": clip must be positive");
-    const bool lbr = cell == Cell::GRU && n.attr_int("linear_before_reset", 0) != 0;
-    const bool input_forget = cell == Cell::LSTM && n.attr_int("input_forget", 0) != 0;
+    const bool lbr = cell == Cell::GRU && op_attrs(c).i("linear_before_reset") != 0;
+    const bool input_forget = cell == Cell::LSTM && op_attrs(c).i("input_forget") != 0;
     const int nout = c.num_outputs();
 
     // Extern inputs: X, W, R, then the present optional ones (positions recorded).

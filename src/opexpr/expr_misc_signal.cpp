@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "opexpr/expr_misc.h"
+#include "ops/op_attrs.h"
 #include "ops/signal.h"
 #include "support/error.h"
 
@@ -30,7 +31,7 @@ ExprFn window_expr(Window w) {
   return [w](ExprContext& c) {
     const TensorType& out = c.out(0);
     const int64_t size = out.dims.at(0);
-    const bool periodic = c.node.attr_int("periodic", 1) != 0;
+    const bool periodic = op_attrs(c).i("periodic") != 0;
     const double N = static_cast<double>(periodic ? size : size - 1);
     return std::vector<te::Tensor>{te::compute(out.dims, [&](const Indices& i) {
       Expr a = (f64(2.0 * std::numbers::pi) * to_f64(i[0])) / f64(N);
@@ -60,12 +61,12 @@ int64_t dft_axis(ExprContext& c, int64_t axis, int64_t rank) {
 std::vector<te::Tensor> dft_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const int64_t rank = x.rank();
-  const bool inverse = c.node.attr_int("inverse", 0) != 0;
-  const bool onesided = c.node.attr_int("onesided", 0) != 0;
+  const bool inverse = op_attrs(c).i("inverse") != 0;
+  const bool onesided = op_attrs(c).i("onesided") != 0;
   const bool irfft = inverse && onesided;
   int64_t axis;
   if (c.opset >= 20) axis = dft_axis(c, c.has_input(2) ? scalar_value(c, 2, "axis") : -2, rank);
-  else axis = dft_axis(c, c.node.attr_int("axis", 1), rank);
+  else axis = dft_axis(c, op_attrs(c).i("axis"), rank);
   const size_t ax = static_cast<size_t>(axis);
   const int64_t L = x.dim(static_cast<int>(axis));
   int64_t n = irfft ? 2 * (L - 1) : L;

@@ -3,6 +3,7 @@
 // and the ai.onnx.ml ops Binarizer and ArrayFeatureExtractor.
 #include "opexpr/expr_misc.h"
 
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -31,8 +32,8 @@ std::vector<te::Tensor> topk_expr(ExprContext& c) {
   TESSERA_CHECK(x.dtype() != DType::Bool && x.dtype() != DType::String, c.node.describe(),
                 ": unsupported element type ", dtype_name(x.dtype()));
   const int64_t rank = x.rank();
-  const int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", -1), rank);
-  const bool largest = c.node.attr_int("largest", 1) != 0;
+  const int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), rank);
+  const bool largest = op_attrs(c).i("largest") != 0;
   const int64_t k = c.out(0).dims[static_cast<size_t>(axis)];
   int64_t outer = 1, inner = 1;
   const int64_t n = x.dim(static_cast<int>(axis));
@@ -97,11 +98,11 @@ std::vector<te::Tensor> loss_expr(ExprContext& c, bool sce) {
   const te::Tensor& tgt = c.in(1);
   const bool has_w = c.has_input(2);
   const DType dt = x.dtype();
-  std::string red = c.node.attr_string("reduction", "mean");
+  std::string red = op_attrs(c).s("reduction");
   TESSERA_CHECK(red == "none" || red == "sum" || red == "mean", c.node.describe(), ": unsupported reduction '", red,
                 "'");
   const bool has_ii = c.node.has_attr("ignore_index");
-  const int64_t ii = c.node.attr_int("ignore_index", 0);
+  const int64_t ii = has_ii ? op_attrs(c).i("ignore_index") : 0;
   const int64_t C = x.dim(1);
   const Dims xdims = x.shape();
   const Dims tdims = tgt.shape();
@@ -221,7 +222,7 @@ std::vector<te::Tensor> dynamic_quantize_expr(ExprContext& c) {
 std::vector<te::Tensor> binarizer_expr(ExprContext& c) {
   const DType d = c.in(0).dtype();
   TESSERA_CHECK(is_float(d) || is_integer(d), c.node.describe(), ": input must be numeric, got ", dtype_name(d));
-  const double threshold = c.node.attr_float("threshold", 0.0f);
+  const double threshold = op_attrs(c).f("threshold");
   return {elementwise(c, [&](const std::vector<Expr>& a) {
     Expr v = to_f64(is_float(d) && d != DType::F64 ? cast_to(a[0], DType::F32) : a[0]);
     return cast_to(loop::select(v > f64(threshold), f64(1.0), f64(0.0)), d);

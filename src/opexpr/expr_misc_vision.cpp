@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "opexpr/expr_misc.h"
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -79,7 +80,7 @@ std::vector<te::Tensor> grid_sample_expr(ExprContext& c) {
   const int64_t R = X.rank() - 2;
   TESSERA_CHECK(R >= 1 && G.rank() == X.rank() && G.dim(G.rank() - 1) == R && G.dim(0) == X.dim(0), n.describe(),
                 ": grid shape ", dims_to_string(G.shape()), " does not fit X shape ", dims_to_string(X.shape()));
-  std::string ms = n.attr_string("mode", "linear"), ps = n.attr_string("padding_mode", "zeros");
+  std::string ms = op_attrs(c).s("mode"), ps = op_attrs(c).s("padding_mode");
   Mode mode;
   if (ms == "nearest") mode = Mode::Nearest;
   else if (ms == "linear" || ms == "bilinear") mode = Mode::Linear;
@@ -90,7 +91,7 @@ std::vector<te::Tensor> grid_sample_expr(ExprContext& c) {
   else if (ps == "border") pad = Pad::Border;
   else if (ps == "reflection") pad = Pad::Reflection;
   else TESSERA_FAIL(n.describe(), ": unsupported padding_mode '", ps, "'");
-  const bool align = n.attr_int("align_corners", 0) != 0;
+  const bool align = op_attrs(c).i("align_corners") != 0;
   const TensorType& out = c.out(0);
   return {te::compute(out.dims, [&](const Indices& idx) {
     Lets lets;
@@ -189,7 +190,7 @@ std::vector<te::Tensor> affine_grid_expr(ExprContext& c) {
   TESSERA_CHECK(r == 2 || r == 3, c.node.describe(), ": size must have 4 or 5 values");
   TESSERA_CHECK(th.shape() == Dims({out.dims[0], r, r + 1}), c.node.describe(), ": theta must be [", out.dims[0], ", ",
                 r, ", ", r + 1, "], got ", dims_to_string(th.shape()));
-  const bool align = c.node.attr_int("align_corners", 0) != 0;
+  const bool align = op_attrs(c).i("align_corners") != 0;
   return {te::compute(out.dims, [&](const Indices& idx) {
     Expr b = idx[0], k = idx.back();
     // coord = (x, y[, z], 1): x is the innermost spatial axis.
@@ -219,16 +220,16 @@ std::vector<te::Tensor> roi_align_expr(ExprContext& c) {
   TESSERA_CHECK(X.rank() == 4, n.describe(), ": X must be 4-D");
   TESSERA_CHECK(Rt.rank() == 2 && Rt.dim(1) == 4, n.describe(), ": rois must be [num_rois, 4]");
   TESSERA_CHECK(Bt.rank() == 1 && Bt.dim(0) == Rt.dim(0), n.describe(), ": batch_indices must have one entry per roi");
-  const std::string mode = n.attr_string("mode", "avg");
+  const std::string mode = op_attrs(c).s("mode");
   TESSERA_CHECK(mode == "avg" || mode == "max", n.describe(), ": unsupported mode '", mode, "'");
   const bool avg = mode == "avg";
   const std::string ctm =
-      c.opset >= 16 ? n.attr_string("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
+      c.opset >= 16 ? op_attrs(c).s("coordinate_transformation_mode") : "output_half_pixel";
   TESSERA_CHECK(ctm == "half_pixel" || ctm == "output_half_pixel", n.describe(),
                 ": unsupported coordinate_transformation_mode '", ctm, "'");
-  const int64_t OH = n.attr_int("output_height", 1), OW = n.attr_int("output_width", 1);
-  const int64_t sr = n.attr_int("sampling_ratio", 0);
-  const double ss = n.attr_float("spatial_scale", 1.0f);
+  const int64_t OH = op_attrs(c).i("output_height"), OW = op_attrs(c).i("output_width");
+  const int64_t sr = op_attrs(c).i("sampling_ratio");
+  const double ss = op_attrs(c).f("spatial_scale");
   TESSERA_CHECK(OH > 0 && OW > 0 && sr >= 0, n.describe(), ": output sizes must be positive and sampling_ratio >= 0");
   const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3), R = Rt.dim(0);
   const double off = ctm == "half_pixel" ? 0.5 : 0.0;

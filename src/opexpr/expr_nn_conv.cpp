@@ -117,7 +117,7 @@ te::Tensor cast_stage(ExprContext& c, const te::Tensor& t, DType out, const std:
 std::vector<te::Tensor> conv_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const te::Tensor& w = c.in(1);
-  ConvShape cs = conv_shape(c.node, x.shape(), w.shape());
+  ConvShape cs = conv_shape(op_attrs(c), x.shape(), w.shape());
   Window g = conv_window(cs, x.shape());
   const DType out = c.out(0).dtype, acc = float_acc(out);
   TESSERA_CHECK(w.dtype() == x.dtype(), c.node.describe(), ": X and W have different element types");
@@ -147,7 +147,7 @@ te::Tensor int_conv(ExprContext& c, int xi, int xzi, int wi, int wzi, int bi, Co
   const te::Tensor& w = c.in(wi);
   check_q8(c.node, x.dtype(), "x");
   check_q8(c.node, w.dtype(), "w");
-  cs = conv_shape(c.node, x.shape(), w.shape());
+  cs = conv_shape(op_attrs(c), x.shape(), w.shape());
   Window g = conv_window(cs, x.shape());
   check_param_count(c, xzi, 1, "x_zero_point");
   check_param_count(c, wzi, cs.M, "w_zero_point");
@@ -203,8 +203,8 @@ struct ConvTGeom {
   Dims in, out, k, s, d, pb;
 };
 
-ConvTGeom convt_geom(const Node& n, const Dims& x, const Dims& w) {
-  ConvTShape sh = convt_shape(n, x, w);
+ConvTGeom convt_geom(const OpAttrs& attrs, const Dims& x, const Dims& w) {
+  ConvTShape sh = convt_shape(attrs, x, w);
   ConvTGeom g;
   g.N = sh.N;
   g.C = sh.C;
@@ -227,7 +227,7 @@ std::vector<te::Tensor> conv_transpose_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const te::Tensor& w = c.in(1);
   TESSERA_CHECK(w.dtype() == x.dtype(), c.node.describe(), ": X and W have different element types");
-  ConvTGeom g = convt_geom(c.node, x.shape(), w.shape());
+  ConvTGeom g = convt_geom(op_attrs(c), x.shape(), w.shape());
   const DType out = c.out(0).dtype, acc = float_acc(out);
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group;
   const te::Tensor* b = c.has_input(2) ? &c.in(2) : nullptr;

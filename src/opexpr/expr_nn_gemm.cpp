@@ -84,8 +84,9 @@ std::vector<te::Tensor> gemm_expr(ExprContext& c) {
   TESSERA_CHECK(a.dtype() == b.dtype() && (!ct || ct->dtype() == a.dtype()), c.node.describe(),
                 ": inputs have different element types");
   TESSERA_CHECK(a.rank() == 2 && b.rank() == 2, c.node.describe(), ": Gemm needs 2-D A and B");
-  const bool ta = c.node.attr_int("transA", 0) != 0, tb = c.node.attr_int("transB", 0) != 0;
-  const double alpha = c.node.attr_float("alpha", 1.0f), beta = c.node.attr_float("beta", 1.0f);
+  const GemmAttrs g = gemm_attrs(op_attrs(c));
+  const bool ta = g.trans_a, tb = g.trans_b;
+  const double alpha = g.alpha, beta = g.beta;
   const DType out = check_numeric(c.node, a.dtype()), acc = float_acc(out);
   const int64_t M = ta ? a.dim(1) : a.dim(0), K = ta ? a.dim(0) : a.dim(1), N = tb ? b.dim(0) : b.dim(1);
   TESSERA_CHECK((tb ? b.dim(1) : b.dim(0)) == K, c.node.describe(), ": inner dims differ");

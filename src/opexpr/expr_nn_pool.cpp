@@ -14,6 +14,7 @@
 
 #include "opexpr/expr_nn.h"
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -29,11 +30,12 @@ struct PoolGeom {
   Dims out_dims;  // [N, C, out...]
 };
 
-PoolGeom pool_geom(const Node& n, const Dims& x) {
+PoolGeom pool_geom(const OpAttrs& attrs, const Dims& x) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(x.size() >= 3, n.describe(), ": input X must have rank >= 3 (N, C, spatial...), got rank ", x.size());
   PoolGeom g;
   g.nsp = static_cast<int64_t>(x.size()) - 2;
-  WindowAttrs a = read_window_attrs(n, g.nsp, {}, true);
+  WindowAttrs a = read_window_attrs(attrs, g.nsp, {}, true);
   std::vector<int64_t> pads;
   g.in = spatial_dims(x);
   g.out = window_output_dims(n, a, g.in, &pads);
@@ -119,9 +121,9 @@ std::vector<te::Tensor> max_pool_expr(ExprContext& c) {
   const DType dt = x.dtype();
   TESSERA_CHECK(is_float(dt) || dt == DType::I8 || dt == DType::U8, c.node.describe(), ": unsupported element type ",
                 dtype_name(dt));
-  const int64_t order = c.node.attr_int("storage_order", 0);
+  const int64_t order = op_attrs(c).i("storage_order");
   TESSERA_CHECK(order == 0 || order == 1, c.node.describe(), ": storage_order must be 0 or 1");
-  PoolGeom g = pool_geom(c.node, x.shape());
+  PoolGeom g = pool_geom(op_attrs(c), x.shape());
   const bool fl = is_float(dt);
   const DType A = fl ? float_acc(dt) : dt;
   const std::vector<std::string> names = pool_names(g.nsp);
@@ -200,14 +202,6 @@ std::vector<te::Tensor> max_pool_expr(ExprContext& c) {
 
 // ---------------------------------------------------------------- AveragePool, LpPool
 
-// Lp's p: an int since opset 2 (a float before); 2 when absent.
-double lp_order(const Node& n) {
-  const Attribute* a = n.attr("p");
-  double p = !a ? 2.0 : a->kind == Attribute::Kind::Float ? a->f : static_cast<double>(a->i);
-  TESSERA_CHECK(p > 0, n.describe(), ": p must be positive, got ", p);
-  return p;
-}
-
 Expr f64c(double v) { return loop::make_const({DType::F64, 1}, v); }
 
 // |v|^p (v*v for p = 2), as the reference accumulates.
@@ -224,10 +218,10 @@ std::vector<te::Tensor> float_pool_expr(ExprContext& c, PoolKind kind) {
   const te::Tensor& x = c.in(0);
   const DType dt = x.dtype();
   TESSERA_CHECK(is_float(dt), c.node.describe(), ": needs a float input, got ", dtype_name(dt));
-  PoolGeom g = pool_geom(c.node, x.shape());
-  const int64_t cip = c.node.attr_int("count_include_pad", 0);
+  PoolGeom g = pool_geom(op_attrs(c), x.shape());
+  const int64_t cip = kind == PoolKind::Avg ? op_attrs(c).i("count_include_pad") : 0;  // LpPool has none
   if (kind == PoolKind::Avg) TESSERA_CHECK(cip == 0 || cip == 1, c.node.describe(), ": count_include_pad must be 0 or 1");
-  const double p = kind == PoolKind::Lp ? lp_order(c.node) : 1.0;
+  const double p = kind == PoolKind::Lp ? lp_order(op_attrs(c)) : 1.0;
   const std::vector<std::string> names = pool_names(g.nsp);
   const DType F64 = DType::F64;
   te::Tensor acc = te::compute(g.out_dims, [&](const Indices& i) {
@@ -265,12 +259,7 @@ std::vector<te::Tensor> global_pool_expr(ExprContext& c, GlobalKind kind) {
   const Dims sp = spatial_dims(x.shape());
   Dims od = x.shape();
   for (size_t i = 2; i < od.size(); ++i) od[i] = 1;
-  double p = 2.0;
-  if (kind == GlobalKind::Lp) {
-    const Attribute* a = c.node.attr("p");
-    if (a) p = a->kind == Attribute::Kind::Float ? a->f : static_cast<double>(a->i);
-    TESSERA_CHECK(p > 0, c.node.describe(), ": p must be positive");
-  }
+  const double p = kind == GlobalKind::Lp ? lp_order(op_attrs(c)) : 2.0;
   std::vector<std::string> names{"n", "c"};
   for (const auto& s : spatial_axis_names(nsp)) names.push_back(s);
   // Reduce axes over the whole plane (one of extent 1 when there is no spatial dim).
@@ -330,7 +319,7 @@ std::vector<te::Tensor> max_unpool_expr(ExprContext& c) {
                 ": indices I must be int64 with X's shape ", dims_to_string(x.shape()));
   TESSERA_CHECK(x.rank() >= 3, n.describe(), ": input X must have rank >= 3");
   const size_t ns = static_cast<size_t>(x.rank() - 2);
-  WindowAttrs a = read_window_attrs(n, static_cast<int64_t>(ns), {}, false);
+  WindowAttrs a = read_window_attrs(op_attrs(c), static_cast<int64_t>(ns), {}, false);
   TESSERA_CHECK(a.auto_pad == "NOTSET", n.describe(), ": MaxUnpool has no auto_pad");
   Dims d{x.dim(0), x.dim(1)};
   for (size_t i = 0; i < ns; ++i)

@@ -1,6 +1,7 @@
 // Tensor expressions of the convolution-shaped vision ops: Col2Im (N-D) and
 // DeformConv (2-D). Both compute in f64 like their references.
 #include "opexpr/expr_nn.h"
+#include "ops/op_attrs.h"
 #include "ops/vision_conv.h"
 #include "support/error.h"
 
@@ -10,8 +11,9 @@ using namespace nn_expr;
 
 namespace {
 
-std::vector<int64_t> axis_attr(const Node& n, const char* name, size_t count, int64_t def) {
-  std::vector<int64_t> v = n.attr_ints(name);
+std::vector<int64_t> axis_attr(const OpAttrs& attrs, const char* name, size_t count, int64_t def) {
+  const Node& n = attrs.node();
+  std::vector<int64_t> v = attrs.ints(name);
   if (v.empty()) v.assign(count, def);
   TESSERA_CHECK(v.size() == count, n.describe(), ": ", name, " has ", v.size(), " values, expected ", count);
   return v;
@@ -31,8 +33,8 @@ std::vector<te::Tensor> col2im_expr(ExprContext& c) {
   TESSERA_CHECK(!image.empty() && image.size() == block.size(), n.describe(),
                 ": image_shape and block_shape must have the same non-zero length");
   const size_t r = image.size();
-  std::vector<int64_t> dil = axis_attr(n, "dilations", r, 1), str = axis_attr(n, "strides", r, 1),
-                       pads = axis_attr(n, "pads", 2 * r, 0);
+  std::vector<int64_t> dil = axis_attr(op_attrs(c), "dilations", r, 1), str = axis_attr(op_attrs(c), "strides", r, 1),
+                       pads = axis_attr(op_attrs(c), "pads", 2 * r, 0);
   for (int64_t p : pads) TESSERA_CHECK(p >= 0, n.describe(), ": pads must be non-negative");
   int64_t bp = 1;
   for (int64_t b : block) {
@@ -95,7 +97,7 @@ std::vector<te::Tensor> deform_conv_expr(ExprContext& c) {
   const te::Tensor& O = c.in(2);
   const te::Tensor* B = c.has_input(3) ? &c.in(3) : nullptr;
   const te::Tensor* Mk = c.has_input(4) ? &c.in(4) : nullptr;
-  const DeformConvShape g = deform_conv_shape(n, X.shape(), W.shape(), O.shape(), Mk ? &Mk->shape() : nullptr,
+  const DeformConvShape g = deform_conv_shape(op_attrs(c), X.shape(), W.shape(), O.shape(), Mk ? &Mk->shape() : nullptr,
                                               B ? &B->shape() : nullptr);
   const int64_t kh = g.kh, kw = g.kw, oh = g.oh, ow = g.ow, H = g.H, Wd = g.W, N = g.N, C = g.C, OC = g.OC;
   const int64_t group = g.group, og = g.offset_group;

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "opexpr/expr_reduce.h"
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -41,12 +42,12 @@ AxisPlan soft_plan(ExprContext& c) {
   AxisPlan p{x.shape(), {}, true};
   if (rank == 0) return p;
   if (c.opset < 13) {
-    int64_t axis = c.node.attr_int("axis", 1);
+    int64_t axis = op_attrs(c).i("axis");
     TESSERA_CHECK(axis >= -rank && axis <= rank, c.node.describe(), ": axis ", axis, " is out of range for rank ", rank);
     if (axis < 0) axis += rank;
     for (int64_t a = axis; a < rank; ++a) p.axes.push_back(a);
   } else {
-    p.axes.push_back(red::norm_axis(c.node, c.node.attr_int("axis", -1), rank));
+    p.axes.push_back(red::norm_axis(c.node, op_attrs(c).i("axis"), rank));
   }
   return p;
 }
@@ -120,8 +121,8 @@ std::vector<te::Tensor> layer_norm_expr(ExprContext& c, bool layer) {
   check_float(c, T);
   const DType C = red::compute_dtype(T);
   const int64_t rank = x.rank();
-  const int64_t axis = red::norm_axis(c.node, c.node.attr_int("axis", -1), rank);
-  const double eps = c.node.attr_float("epsilon", 1e-5f);
+  const int64_t axis = red::norm_axis(c.node, op_attrs(c).i("axis"), rank);
+  const double eps = op_attrs(c).f("epsilon");
   AxisPlan p{x.shape(), {}, true};
   for (int64_t a = axis; a < rank; ++a) p.axes.push_back(a);
   const Dims sd = p.out_dims();
@@ -165,8 +166,8 @@ std::vector<te::Tensor> layer_norm_expr(ExprContext& c, bool layer) {
 // ---------------------------------------------------------------- Batch normalization
 
 bool bn_training(const Node& n, int64_t opset, int num_outputs) {
-  if (opset >= 14) return n.attr_int("training_mode", 0) != 0;
-  if (opset <= 6 && n.has_attr("is_test")) return n.attr_int("is_test", 0) == 0 && num_outputs > 1;
+  if (opset >= 14) return OpAttrs(n, opset).i("training_mode") != 0;
+  if (opset <= 6 && n.has_attr("is_test")) return OpAttrs(n, opset).i("is_test") == 0 && num_outputs > 1;
   return num_outputs > 1;
 }
 
@@ -182,8 +183,8 @@ std::vector<te::Tensor> batch_norm_expr(ExprContext& c) {
   int64_t plane = 1;
   for (int64_t d = 2; d < rank; ++d) plane *= x.dim(static_cast<int>(d));
   const DType CT = red::compute_dtype(T);
-  const double eps = c.node.attr_float("epsilon", 1e-5f);
-  const double momentum = c.node.attr_float("momentum", 0.9f);
+  const double eps = op_attrs(c).f("epsilon");
+  const double momentum = op_attrs(c).f("momentum");
   const te::Tensor &scale = c.in(1), &bias = c.in(2), &mean = c.in(3), &var = c.in(4);
   const int64_t per = numel_of(scale.shape());
   TESSERA_CHECK(per == C || per == C * plane, c.node.describe(), ": scale has ", per, " values, expected ", C);
@@ -256,7 +257,7 @@ std::vector<te::Tensor> group_norm_core(ExprContext& c, int64_t groups, bool per
   int64_t plane = 1;
   for (int64_t d = 2; d < rank; ++d) plane *= x.dim(static_cast<int>(d));
   const double len = static_cast<double>(cpg * plane);
-  const double eps = c.node.attr_float("epsilon", 1e-5f);
+  const double eps = op_attrs(c).f("epsilon");
   const te::Tensor &scale = c.in(1), &bias = c.in(2);
   // x at sample n, group g, in-group channel rc and spatial reduce vars.
   auto group_sum = [&](const std::function<Expr(const Idx& in, const Idx& stat)>& f, const std::string& nm) {
@@ -303,7 +304,7 @@ std::vector<te::Tensor> group_norm_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   check_float(c, x.dtype());
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": X must have rank >= 2");
-  const int64_t C = x.dim(1), G = c.node.req_int("num_groups");
+  const int64_t C = x.dim(1), G = op_attrs(c).i("num_groups");
   TESSERA_CHECK(G > 0 && C % G == 0, c.node.describe(), ": ", C, " channels are not divisible into ", G, " groups");
   const int64_t ns = numel_of(c.in(1).shape());
   TESSERA_CHECK((ns == C || ns == G) && numel_of(c.in(2).shape()) == ns, c.node.describe(),
@@ -318,7 +319,7 @@ std::vector<te::Tensor> mvn_expr(ExprContext& c) {
   const DType T = x.dtype(), CT = red::compute_dtype(T);
   check_float(c, T);
   AxisPlan p{x.shape(), {}, true};
-  for (int64_t a : c.node.attr_ints("axes", {0, 2, 3})) {
+  for (int64_t a : op_attrs(c).ints("axes")) {
     int64_t na = red::norm_axis(c.node, a, x.rank());
     if (!p.reduced(na)) p.axes.push_back(na);
   }
@@ -347,10 +348,10 @@ std::vector<te::Tensor> lp_norm_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const DType T = x.dtype(), CT = red::compute_dtype(T);
   check_float(c, T);
-  const int64_t pw = c.node.attr_int("p", 2);
+  const int64_t pw = op_attrs(c).i("p");
   TESSERA_CHECK(pw == 1 || pw == 2, c.node.describe(), ": p must be 1 or 2, got ", pw);
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": scalar inputs are not supported");
-  AxisPlan p{x.shape(), {red::norm_axis(c.node, c.node.attr_int("axis", -1), x.rank())}, true};
+  AxisPlan p{x.shape(), {red::norm_axis(c.node, op_attrs(c).i("axis"), x.rank())}, true};
   te::Tensor s = red::reduce_stage(p, ReduceOp::Sum, [&](const Idx& i) {
     Expr v = f64(x(i));
     return pw == 1 ? loop::call("abs", {v}) : v * v;
@@ -371,10 +372,10 @@ std::vector<te::Tensor> lrn_expr(ExprContext& c) {
   const DType T = x.dtype(), CT = red::compute_dtype(T);
   check_float(c, T);
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": X must be a float tensor of rank >= 2");
-  const int64_t size = c.node.req_int("size");
+  const int64_t size = op_attrs(c).i("size");
   TESSERA_CHECK(size > 0, c.node.describe(), ": size must be positive");
-  const double alpha = c.node.attr_float("alpha", 1e-4f), beta = c.node.attr_float("beta", 0.75f),
-               bias = c.node.attr_float("bias", 1.0f);
+  const double alpha = op_attrs(c).f("alpha"), beta = op_attrs(c).f("beta"),
+               bias = op_attrs(c).f("bias");
   const int64_t C = x.dim(1), before = (size - 1) / 2;
   te::Tensor sq = te::compute(x.shape(), [&](const Indices& ii) {
     Idx i = as_exprs(ii);

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/op_attrs.h"
+#include "ops/reduce_ops.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -127,30 +129,16 @@ enum class RK { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare 
 AxisPlan reduce_plan(ExprContext& c) {
   const Node& n = c.node;
   const te::Tensor& x = c.in(0);
-  std::vector<int64_t> axes;
+  const ReduceAttrs ra = reduce_attrs(op_attrs(c));
+  std::vector<int64_t> axes = ra.axes;
   if (c.has_input(1)) {
     TESSERA_CHECK(c.has_value(1), n.describe(), ": the axes input must be known when compiling");
     axes = c.value(1).to_int_vector();
-  } else {
-    axes = n.attr_ints("axes", {});
   }
-  int64_t rank = x.rank();
   AxisPlan p;
   p.in = x.shape();
-  p.keep = n.attr_int("keepdims", 1) != 0;
-  if (axes.empty()) {
-    if (n.attr_int("noop_with_empty_axes", 0) == 0)
-      for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-  } else {
-    for (int64_t& a : axes) {
-      TESSERA_CHECK(a >= -rank && a < rank, n.describe(), ": axis ", a, " is out of range for rank ", rank);
-      if (a < 0) a += rank;
-    }
-    std::sort(axes.begin(), axes.end());
-    TESSERA_CHECK(std::adjacent_find(axes.begin(), axes.end()) == axes.end(), n.describe(),
-                  ": axes contain a repeated axis");
-  }
-  p.axes = axes;
+  p.keep = ra.keepdims;
+  p.axes = resolve_reduce_axes(n, ra, std::move(axes), x.rank());
   return p;
 }
 

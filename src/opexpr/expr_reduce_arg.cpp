@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "opexpr/expr_reduce.h"
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera::ops {
@@ -31,9 +32,9 @@ std::vector<te::Tensor> arg_expr(ExprContext& c, bool largest) {
   const DType T = x.dtype();
   TESSERA_CHECK(T != DType::Bool && T != DType::String, c.node.describe(), ": unsupported element type ", dtype_name(T));
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1");
-  const int64_t axis = red::norm_axis(c.node, c.node.attr_int("axis", 0), x.rank());
-  const bool last = c.node.attr_int("select_last_index", 0) != 0;
-  AxisPlan p{x.shape(), {axis}, c.node.attr_int("keepdims", 1) != 0};
+  const int64_t axis = red::norm_axis(c.node, op_attrs(c).i("axis"), x.rank());
+  const bool last = op_attrs(c).i("select_last_index") != 0;
+  AxisPlan p{x.shape(), {axis}, op_attrs(c).i("keepdims") != 0};
   const int64_t n = x.dim(static_cast<int>(axis));
   TESSERA_CHECK(n > 0, c.node.describe(), ": cannot take the arg", largest ? "max" : "min", " of an empty axis");
   const bool fl = is_float(T);
@@ -70,8 +71,8 @@ std::vector<te::Tensor> cum_expr(ExprContext& c, bool prod) {
   TESSERA_CHECK(av.numel() == 1 && av.rank() <= 1, c.node.describe(), ": axis must be a scalar");
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1");
   const int64_t axis = red::norm_axis(c.node, av.get_int(0), x.rank());
-  const bool exclusive = c.node.attr_int("exclusive", 0) != 0;
-  const bool reverse = c.node.attr_int("reverse", 0) != 0;
+  const bool exclusive = op_attrs(c).i("exclusive") != 0;
+  const bool reverse = op_attrs(c).i("reverse") != 0;
   int64_t outer = 1, n = x.dim(static_cast<int>(axis)), inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= x.dim(static_cast<int>(i));
   for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.dim(static_cast<int>(i));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/op_attrs.h"
 #include "ops/registry.h"
 #include "te/tensor_expr.h"
 
@@ -43,6 +44,9 @@ struct ExprContext {
   // A stage name unique to this node: "<node name or op>.<suffix>".
   std::string stage_name(const std::string& suffix) const;
 };
+
+// The schema-aware attribute reader for the expression's node (ops/op_attrs.h).
+inline OpAttrs op_attrs(const ExprContext& c) { return OpAttrs(c.node, c.opset); }
 
 // The op's outputs as tensor expressions of its inputs (for code generation).
 using ExprFn = std::function<std::vector<te::Tensor>(ExprContext&)>;

@@ -8,6 +8,7 @@
 // wrap negative indices like the references and then clamp into the axis, so
 // no read leaves the tensor; scatters skip writes whose index is out of range.
 #include "opexpr/expr_tensor.h"
+#include "ops/op_attrs.h"
 #include "ops/tensor_common.h"
 #include "support/error.h"
 
@@ -44,7 +45,7 @@ Out gather(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const te::Tensor& ind = c.in(1);
   check_indices(c, 1);
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   size_t q = static_cast<size_t>(ind.rank());
   int64_t dim = x.dim(static_cast<int>(axis));
   check_gather_axis(c, dim, "Gather");
@@ -63,7 +64,7 @@ Out gather_elements(ExprContext& c) {
   check_indices(c, 1);
   TESSERA_CHECK(ind.rank() == x.rank() && x.rank() >= 1, c.node.describe(),
                 ": data and indices must have the same rank >= 1");
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   for (int k = 0; k < x.rank(); ++k)
     TESSERA_CHECK(static_cast<size_t>(k) == axis || ind.dim(k) <= x.dim(k), c.node.describe(), ": indices shape ",
                   dims_to_string(ind.shape()), " exceeds data shape ", dims_to_string(x.shape()), " outside the axis");
@@ -80,7 +81,7 @@ Out gather_nd(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const te::Tensor& ind = c.in(1);
   check_indices(c, 1);
-  size_t b = static_cast<size_t>(c.node.attr_int("batch_dims", 0));
+  size_t b = static_cast<size_t>(op_attrs(c).i("batch_dims"));
   size_t q = static_cast<size_t>(ind.rank());
   int64_t last = ind.dim(ind.rank() - 1);
   TESSERA_CHECK(last >= 1 && static_cast<int64_t>(b) + last <= x.rank(), c.node.describe(),
@@ -107,7 +108,7 @@ Out compress(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const Tensor& cond = c.value(1);
   bool has_axis = c.node.has_attr("axis");
-  size_t axis = has_axis ? static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank())) : 0;
+  size_t axis = has_axis ? static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank())) : 0;
   int64_t dim = has_axis ? x.dim(static_cast<int>(axis)) : numel_of(x.shape());
   std::vector<int64_t> keep;
   for (int64_t i = 0; i < cond.numel(); ++i) {
@@ -171,10 +172,10 @@ Out scatter_elements(ExprContext& c) {
   const te::Tensor& ind = c.in(1);
   const te::Tensor& upd = c.in(2);
   check_indices(c, 1);
-  Reduction red = c.node.op_type == "Scatter" ? Reduction::None : reduction_of(c.node);
+  Reduction red = c.node.op_type == "Scatter" ? Reduction::None : reduction_of(op_attrs(c));
   TESSERA_CHECK(x.rank() >= 1 && ind.rank() == x.rank() && upd.shape() == ind.shape() && upd.dtype() == x.dtype(),
                 c.node.describe(), ": data, indices and updates must have the same rank, indices and updates the same shape");
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   for (int k = 0; k < x.rank(); ++k)
     TESSERA_CHECK(static_cast<size_t>(k) == axis || ind.dim(k) <= x.dim(k), c.node.describe(), ": indices shape ",
                   dims_to_string(ind.shape()), " exceeds data shape ", dims_to_string(x.shape()), " outside the axis");
@@ -202,7 +203,7 @@ Out scatter_nd(ExprContext& c) {
   const te::Tensor& ind = c.in(1);
   const te::Tensor& upd = c.in(2);
   check_indices(c, 1);
-  Reduction red = reduction_of(c.node);
+  Reduction red = reduction_of(op_attrs(c));
   Dims xd = x.shape(), id = ind.shape(), xs = strides_of(xd);
   TESSERA_CHECK(!xd.empty() && !id.empty() && id.back() <= static_cast<int64_t>(xd.size()), c.node.describe(),
                 ": the last indices dim must be at most the data rank");
@@ -247,11 +248,11 @@ Out scatter_nd(ExprContext& c) {
 Out tensor_scatter(ExprContext& c) {
   const te::Tensor& past = c.in(0);
   const te::Tensor& upd = c.in(1);
-  std::string mode = c.node.attr_string("mode", "linear");
+  std::string mode = op_attrs(c).s("mode");
   TESSERA_CHECK(mode == "linear" || mode == "circular", c.node.describe(), ": unsupported mode '", mode, "'");
   TESSERA_CHECK(past.rank() >= 2 && upd.rank() == past.rank() && upd.dtype() == past.dtype(), c.node.describe(),
                 ": update must have the rank and type of past_cache");
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", -2), past.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), past.rank()));
   TESSERA_CHECK(axis != 0, c.node.describe(), ": axis must not be the batch axis 0");
   int64_t max_seq = past.dim(static_cast<int>(axis)), seq = upd.dim(static_cast<int>(axis));
   TESSERA_CHECK(seq <= max_seq, c.node.describe(), ": the update is longer than the cache");

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "opexpr/expr_tensor.h"
+#include "ops/op_attrs.h"
 #include "ops/tensor_common.h"
 #include "support/error.h"
 
@@ -32,7 +33,7 @@ Expr linear_of(const Idx& o, const Dims& dims) {
 constexpr int64_t kMaxConstantRuns = 4096;
 
 Out constant(ExprContext& c) {
-  Tensor t = constant_value(c.node);
+  Tensor t = constant_value(op_attrs(c));
   TESSERA_CHECK(t.dtype() != DType::String, c.node.describe(), ": string constants cannot be compiled");
   const Dims& dims = t.dims();
   size_t width = dtype_size(t.dtype());
@@ -86,7 +87,7 @@ Out range(ExprContext& c) {
 // ---------------------------------------------------------------- EyeLike
 
 Out eye_like(ExprContext& c) {
-  int64_t k = c.node.attr_int("k", 0);
+  int64_t k = op_attrs(c).i("k");
   DType d = c.out(0).dtype;
   return {make(c, c.out(0).dims, [&](const Idx& o) {
     return loop::select(loop::eq(o[1] - o[0], loop::int_imm(k)), te::constant(d, 1), te::constant(d, 0));
@@ -102,7 +103,7 @@ Out onehot(ExprContext& c) {
                 ": values must be a 2-element tensor [off, on]");
   TESSERA_CHECK(ind.dtype() != DType::Bool, c.node.describe(), ": indices must be numeric");
   c.value(1);  // the depth: already in the output type
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", -1), ind.rank() + 1));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), ind.rank() + 1));
   int64_t depth = c.out(0).dims[axis];
   return {make(c, c.out(0).dims, [&](const Idx& o) {
     Idx at(o.begin(), o.begin() + static_cast<long>(axis));

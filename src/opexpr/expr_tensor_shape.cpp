@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "opexpr/expr_tensor.h"
+#include "ops/op_attrs.h"
+#include "ops/tensor_common.h"
 #include "support/error.h"
 
 namespace tessera::ops::tensor_expr {
@@ -42,12 +44,7 @@ Out squeeze_like(ExprContext& c) {
 
 Out shape(ExprContext& c) {
   const Dims& d = c.in(0).shape();
-  int64_t r = static_cast<int64_t>(d.size());
-  int64_t start = c.node.attr_int("start", 0), end = c.node.attr_int("end", r);
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::max(start, std::clamp<int64_t>(end, 0, r));
+  auto [start, end] = shape_range(op_attrs(c), static_cast<int64_t>(d.size()));
   std::vector<int64_t> v(d.begin() + start, d.begin() + end);
   return {make(c, {end - start}, [&](const Idx& o) {
     return v.empty() ? loop::int_imm(0) : int_table(v, o[0]);
@@ -64,7 +61,7 @@ Out size(ExprContext& c) {
 Out transpose(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   int64_t rank = x.rank();
-  std::vector<int64_t> perm = c.node.attr_ints("perm");
+  std::vector<int64_t> perm = op_attrs(c).ints("perm");
   if (!c.node.has_attr("perm"))
     for (int64_t i = 0; i < rank; ++i) perm.push_back(rank - 1 - i);
   TESSERA_CHECK(static_cast<int64_t>(perm.size()) == rank, c.node.describe(), ": perm has ", perm.size(),
@@ -78,16 +75,17 @@ Out transpose(ExprContext& c) {
 
 // ---------------------------------------------------------------- DepthToSpace / SpaceToDepth
 
-int64_t block_size(const Node& n) {
-  int64_t bs = n.req_int("blocksize");
+int64_t block_size(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  int64_t bs = attrs.i("blocksize");
   TESSERA_CHECK(bs > 0, n.describe(), ": invalid blocksize ", bs);
   return bs;
 }
 
 Out depth_to_space(ExprContext& c) {
   const te::Tensor& x = c.in(0);
-  int64_t bs = block_size(c.node);
-  std::string mode = c.node.attr_string("mode", "DCR");
+  int64_t bs = block_size(op_attrs(c));
+  std::string mode = op_attrs(c).s("mode");
   TESSERA_CHECK(mode == "DCR" || mode == "CRD", c.node.describe(), ": unsupported mode '", mode, "'");
   bool crd = mode == "CRD";
   int64_t co = c.out(0).dims[1];
@@ -100,7 +98,7 @@ Out depth_to_space(ExprContext& c) {
 
 Out space_to_depth(ExprContext& c) {
   const te::Tensor& x = c.in(0);
-  int64_t bs = block_size(c.node);
+  int64_t bs = block_size(op_attrs(c));
   int64_t ch = x.dim(1);
   return {make(c, c.out(0).dims, [&](const Idx& o) {
     // Output channel = (bh * bs + bw) * C + c.
@@ -114,7 +112,7 @@ Out space_to_depth(ExprContext& c) {
 Out trilu(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": input must have rank >= 2");
-  bool upper = c.node.attr_int("upper", 1) != 0;
+  bool upper = op_attrs(c).i("upper") != 0;
   Expr k;  // read as data: one kernel serves every k
   if (c.has_input(1)) {
     TESSERA_CHECK(numel_of(c.in(1).shape()) == 1 && is_integer(c.in(1).dtype()), c.node.describe(),
@@ -134,7 +132,7 @@ Out trilu(ExprContext& c) {
 Out reverse_sequence(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const te::Tensor& lens = c.in(1);
-  int64_t ta = c.node.attr_int("time_axis", 0), ba = c.node.attr_int("batch_axis", 1);
+  int64_t ta = op_attrs(c).i("time_axis"), ba = op_attrs(c).i("batch_axis");
   TESSERA_CHECK((ta == 0 && ba == 1) || (ta == 1 && ba == 0), c.node.describe(),
                 ": time_axis and batch_axis must be 0 and 1 in some order");
   TESSERA_CHECK(x.rank() >= 2 && lens.rank() == 1 && lens.dim(0) == x.dim(ba), c.node.describe(),

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "opexpr/expr_tensor.h"
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera::ops::tensor_expr {
@@ -27,7 +28,7 @@ Out concat(ExprContext& c) {
   int n = c.num_inputs();
   TESSERA_CHECK(n >= 1, c.node.describe(), ": needs at least one input");
   const te::Tensor& first = c.in(0);
-  int64_t a = c.opset < 4 ? c.node.attr_int("axis", 1) : c.node.req_int("axis");
+  int64_t a = op_attrs(c).i("axis");  // default 1 before opset 4, then required
   size_t axis = static_cast<size_t>(normalize_axis(c.node, a, first.rank()));
   std::vector<int64_t> offset;  // start of each input along the axis
   int64_t total = 0;
@@ -57,7 +58,7 @@ Out concat(ExprContext& c) {
 
 Out split(ExprContext& c) {
   const te::Tensor& x = c.in(0);
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   if ((c.opset >= 13 || c.opset < 2) && !(c.opset < 13 && c.node.has_attr("split"))) note_value(c, 1);
   Out outs;
   int64_t start = 0;
@@ -82,9 +83,9 @@ Out slice(ExprContext& c) {
   int64_t rank = x.rank();
   std::vector<int64_t> starts, ends, axes, steps;
   if (c.opset < 10) {
-    starts = c.node.req_ints("starts");
-    ends = c.node.req_ints("ends");
-    axes = c.node.attr_ints("axes");
+    starts = op_attrs(c).ints("starts");
+    ends = op_attrs(c).ints("ends");
+    axes = op_attrs(c).ints("axes");
     if (!c.node.has_attr("axes"))
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   } else {
@@ -146,7 +147,7 @@ enum class PadMode { Constant, Reflect, Edge, Wrap };
 Out pad(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   int64_t rank = x.rank();
-  std::string m = c.node.attr_string("mode", "constant");
+  std::string m = op_attrs(c).s("mode");
   PadMode mode = m == "constant"                    ? PadMode::Constant
                  : m == "reflect"                   ? PadMode::Reflect
                  : m == "edge"                      ? PadMode::Edge
@@ -155,8 +156,8 @@ Out pad(ExprContext& c) {
   std::vector<int64_t> pads, axes;
   Expr fill = te::constant(x.dtype(), 0);
   if (c.opset < 11) {
-    pads = c.node.req_ints(c.opset < 2 ? "paddings" : "pads");
-    fill = element_const(Tensor::scalar<float>(c.node.attr_float("value", 0.f)).cast(x.dtype()), 0);
+    pads = op_attrs(c).ints(c.opset < 2 ? "paddings" : "pads");
+    fill = element_const(Tensor::scalar<float>(op_attrs(c).f("value")).cast(x.dtype()), 0);
   } else {
     pads = value_ints(c, 1);
     if (c.opset >= 18 && c.has_input(3)) axes = value_ints(c, 3);

@@ -33,7 +33,7 @@ Expr select_chain(const Expr& index, int count, Arm arm) {
 
 std::vector<te::Tensor> input_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
-  const WinogradGeom g = winograd_input_geom(c.node, x.shape());
+  const WinogradGeom g = winograd_input_geom(op_attrs(c), x.shape());
   te::Tensor pad = zero_padded(c, x, g.ph, g.pw, kWinoTile * g.TH + 2, kWinoTile * g.TW + 2);
   return {te::compute({kWinoPoints, g.Cb, g.T, g.b}, [&](const Indices& i) {
     Expr p = i[0], cb = i[1], t = i[2], l = i[3];
@@ -53,7 +53,7 @@ std::vector<te::Tensor> input_expr(ExprContext& c) {
 std::vector<te::Tensor> gemm_expr(ExprContext& c) {
   const te::Tensor& v = c.in(0);
   const te::Tensor& u = c.in(1);
-  const WinogradGeom g = winograd_gemm_geom(c.node, v.shape(), u.shape());
+  const WinogradGeom g = winograd_gemm_geom(op_attrs(c), v.shape(), u.shape());
   return {te::compute({kWinoPoints, g.Mb, g.T, g.b}, [&](const Indices& i) {
     Expr p = i[0], kb = i[1], t = i[2], kc = i[3];
     std::vector<loop::ReduceAxis> axes;
@@ -67,7 +67,7 @@ std::vector<te::Tensor> gemm_expr(ExprContext& c) {
 
 std::vector<te::Tensor> output_expr(ExprContext& c) {
   const te::Tensor& m = c.in(0);
-  const WinogradGeom g = winograd_output_geom(c.node, m.shape());
+  const WinogradGeom g = winograd_output_geom(op_attrs(c), m.shape());
   const te::Tensor* bias = c.has_input(1) ? &c.in(1) : nullptr;
   return {te::compute({g.N, g.Mb, g.OH, g.OW, g.b}, [&](const Indices& i) {
     Expr n = i[0], kb = i[1], oh = i[2], ow = i[3], kc = i[4];

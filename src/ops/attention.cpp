@@ -11,6 +11,7 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 namespace {
@@ -31,7 +32,8 @@ int64_t div_heads(const Node& n, int64_t hidden, int64_t heads, const char* what
   return hidden / heads;
 }
 
-AttnDims attn_dims(const Node& n, const Dims& q, const Dims& k, const Dims& v, const Dims* past_key) {
+AttnDims attn_dims(const OpAttrs& attrs, const Dims& q, const Dims& k, const Dims& v, const Dims* past_key) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(q.size() == k.size() && q.size() == v.size() && (q.size() == 3 || q.size() == 4), n.describe(),
                 ": Q, K and V must all be 3-D or all be 4-D");
   AttnDims a;
@@ -51,8 +53,8 @@ AttnDims attn_dims(const Node& n, const Dims& q, const Dims& k, const Dims& v, c
     a.three_d = true;
     TESSERA_CHECK(n.has_attr("q_num_heads") && n.has_attr("kv_num_heads"), n.describe(),
                   ": 3-D inputs need the q_num_heads and kv_num_heads attributes");
-    a.Hq = n.attr_int("q_num_heads", 0);
-    a.Hkv = n.attr_int("kv_num_heads", 0);
+    a.Hq = attrs.i("q_num_heads");
+    a.Hkv = attrs.i("kv_num_heads");
     a.Sq = q[1];
     a.Skv = k[1];
     a.D = div_heads(n, q[2], a.Hq, "Q");
@@ -78,7 +80,7 @@ void infer_attention(InferContext& c) {
   const TensorType& q = c.in(0);
   TESSERA_CHECK(is_float(q.dtype), n.describe(), ": Q must be a float tensor, got ", dtype_name(q.dtype));
   check_same_dtype(n, {&q, &c.in(1), &c.in(2)});
-  AttnDims a = attn_dims(n, q.dims, c.in(1).dims, c.in(2).dims, c.has_input(4) ? &c.in(4).dims : nullptr);
+  AttnDims a = attn_dims(op_attrs(c), q.dims, c.in(1).dims, c.in(2).dims, c.has_input(4) ? &c.in(4).dims : nullptr);
   if (c.has_input(3))
     TESSERA_CHECK(c.in(3).dtype == DType::Bool || c.in(3).dtype == q.dtype, n.describe(),
                   ": attn_mask must be bool or ", dtype_name(q.dtype));
@@ -112,7 +114,7 @@ std::vector<Tensor> run_attention(const KernelContext& c) {
   const Tensor* nonpad = c.has_input(6) ? c.inputs[6] : nullptr;
   TESSERA_CHECK((past_k == nullptr) == (past_v == nullptr), n.describe(),
                 ": past_key and past_value must be given together");
-  AttnDims a = attn_dims(n, Q.dims(), K.dims(), V.dims(), past_k ? &past_k->dims() : nullptr);
+  AttnDims a = attn_dims(op_attrs(c), Q.dims(), K.dims(), V.dims(), past_k ? &past_k->dims() : nullptr);
   const int64_t T = a.total();
   if (past_k) {
     const Dims& pk = past_k->dims();
@@ -174,10 +176,10 @@ std::vector<Tensor> run_attention(const KernelContext& c) {
     TESSERA_CHECK(static_cast<int64_t>(nonpad_len.size()) == a.B, n.describe(), ": nonpad_kv_seqlen has ",
                   nonpad_len.size(), " values for batch ", a.B);
   }
-  const bool causal = n.attr_int("is_causal", 0) != 0;
-  const double scale = n.has_attr("scale") ? n.attr_float("scale", 1.0f) : 1.0 / std::sqrt(static_cast<double>(a.D));
-  const double softcap = n.attr_float("softcap", 0.0f);
-  const int64_t mode = n.attr_int("qk_matmul_output_mode", 0);
+  const bool causal = op_attrs(c).i("is_causal") != 0;
+  const double scale = n.has_attr("scale") ? op_attrs(c).f("scale") : 1.0 / std::sqrt(static_cast<double>(a.D));
+  const double softcap = op_attrs(c).f("softcap");
+  const int64_t mode = op_attrs(c).i("qk_matmul_output_mode");
   TESSERA_CHECK(mode >= 0 && mode <= 3, n.describe(), ": qk_matmul_output_mode must be 0..3, got ", mode);
   TESSERA_CHECK(a.Hq > 0 && a.Hkv > 0 && a.Hq % a.Hkv == 0, n.describe(), ": ", a.Hq,
                 " query heads cannot be grouped over ", a.Hkv, " key/value heads");
@@ -281,18 +283,18 @@ std::vector<Tensor> run_rotary(const KernelContext& c) {
     Sq = X.dim(2);
     D = X.dim(3);
   } else {
-    H = n.attr_int("num_heads", 0);
+    H = op_attrs(c).i("num_heads");
     TESSERA_CHECK(H > 0, n.describe(), ": 3-D input needs the num_heads attribute");
     Sq = X.dim(1);
     TESSERA_CHECK(X.dim(2) % H == 0, n.describe(), ": hidden size ", X.dim(2), " is not divisible by num_heads ", H);
     D = X.dim(2) / H;
   }
-  int64_t rot = n.attr_int("rotary_embedding_dim", 0);
+  int64_t rot = op_attrs(c).i("rotary_embedding_dim");
   if (rot == 0) rot = D;
   TESSERA_CHECK(rot > 0 && rot <= D && rot % 2 == 0, n.describe(), ": rotary_embedding_dim ", rot,
                 " must be even and at most the head size ", D);
   const int64_t half = rot / 2;
-  const bool interleaved = n.attr_int("interleaved", 0) != 0;
+  const bool interleaved = op_attrs(c).i("interleaved") != 0;
   std::vector<int64_t> ids;
   if (pos) {
     TESSERA_CHECK(pos->dims() == Dims({B, Sq}), n.describe(), ": position_ids must be [", B, ", ", Sq, "], got ",
@@ -333,14 +335,15 @@ std::vector<Tensor> run_rotary(const KernelContext& c) {
 void register_attention_ops(OpRegistry& r) {
   r.add({.name = "Attention", .min_opset = 23, .mapping = MappingType::ManyToMany, .linear_inputs = {2},
          .infer = infer_attention, .reference = run_attention, .flops = attention_flops,
-         .attributes = {"is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode", "scale", "softcap",
-                        "softmax_precision"}});
+         .attributes = {int_attr("is_causal", 0), int_attr("kv_num_heads", 0), int_attr("q_num_heads", 0),
+                        int_attr("qk_matmul_output_mode", 0), float_attr("scale"), float_attr("softcap", 0.0f),
+                        int_attr("softmax_precision")}});
   r.add({.name = "RotaryEmbedding", .min_opset = 23, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
          .infer = infer_rotary, .reference = run_rotary,
          .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>& outs) {
            return outs.empty() ? 0.0 : 3.0 * static_cast<double>(numel_of(outs[0].dims));
          },
-         .attributes = {"interleaved", "num_heads", "rotary_embedding_dim"}});
+         .attributes = {int_attr("interleaved", 0), int_attr("num_heads", 0), int_attr("rotary_embedding_dim", 0)}});
 }
 
 }  // namespace tessera

@@ -5,13 +5,15 @@
 #include <cstring>
 
 #include "ops/op_helpers.h"
+#include "ops/op_attrs.h"
 #include "ops/recent_ops.h"
 
 namespace tessera {
 namespace {
 
-DType bitcast_target(const Node& n) {
-  int64_t to = n.req_int("to");
+DType bitcast_target(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  int64_t to = attrs.i("to");
   TESSERA_CHECK(to >= 0 && to <= 0x7fffffff && dtype_supported(static_cast<int32_t>(to)), n.describe(),
                 ": target type ", onnx_type_name(static_cast<int32_t>(to)), " (", to,
                 ") is not supported by Tessera");
@@ -29,7 +31,7 @@ void check_widths(const Node& n, DType from, DType to) {
 }
 
 void infer_bitcast(InferContext& c) {
-  DType to = bitcast_target(c.node);
+  DType to = bitcast_target(op_attrs(c));
   const TensorType& x = c.in(0);
   check_widths(c.node, x.dtype, to);
   TensorType t = x;
@@ -38,7 +40,7 @@ void infer_bitcast(InferContext& c) {
 }
 
 std::vector<Tensor> run_bitcast(const KernelContext& c) {
-  DType to = bitcast_target(c.node);
+  DType to = bitcast_target(op_attrs(c));
   const Tensor& x = c.in(0);
   check_widths(c.node, x.dtype(), to);
   Tensor y(to, x.dims());
@@ -64,7 +66,7 @@ void register_bitcast_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
            return 0.0;
          },
-         .attributes = {"to"}});
+         .attributes = {int_attr("to").required()}});
 }
 
 }  // namespace tessera

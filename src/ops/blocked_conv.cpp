@@ -7,11 +7,13 @@
 #include <cstring>
 
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
-BlockGroups BlockGroups::read(const Node& n) {
-  BlockGroups g{n.attr_int("group_div", 1), n.attr_int("group_mul", 0)};
+BlockGroups BlockGroups::read(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  BlockGroups g{attrs.i("group_div"), attrs.i("group_mul")};
   TESSERA_CHECK(g.div > 0 && g.mul >= 0, n.describe(), ": group_div must be positive, group_mul >= 0");
   return g;
 }
@@ -22,7 +24,8 @@ void BlockGroups::write(AttrMap& attrs) const {
   attrs["group_mul"] = Attribute::of_int(mul);
 }
 
-BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
+BlockedConvGeom blocked_conv_geom(const OpAttrs& attrs, const Dims& x, const Dims& w) {
+  const Node& n = attrs.node();
   BlockedConvGeom g;
   g.depthwise = n.op_type == "DepthwiseConvBlocked";
   g.plain_input = !g.depthwise && x.size() == 4;
@@ -39,14 +42,14 @@ BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
   } else {
     g.Mb = w[0], g.R = w[1];
     g.kh = w[2], g.kw = w[3];
-    g.groups = BlockGroups::read(n);
+    g.groups = BlockGroups::read(attrs);
     TESSERA_CHECK(g.plain_input || w[4] == g.b, n.describe(), ": W's input block (", w[4], ") differs from X's (",
                   g.b, ")");
     TESSERA_CHECK(!g.plain_input || g.groups.mul == 0, n.describe(), ": an NCHW input cannot be grouped");
     TESSERA_CHECK(g.first_block(g.Mb - 1) + g.R <= g.in_c, n.describe(), ": output block ", g.Mb - 1,
                   " reads input blocks up to ", g.first_block(g.Mb - 1) + g.R, " but X has ", g.in_c);
     g.rin = g.plain_input ? g.R : g.R * g.b;
-    if (const int64_t ic = n.attr_int("in_channels", 0); ic != 0) {
+    if (const int64_t ic = attrs.i("in_channels"); ic != 0) {
       TESSERA_CHECK(!g.plain_input && g.groups.mul == 0, n.describe(),
                     ": in_channels applies to a dense convolution of a blocked input");
       TESSERA_CHECK(ic > (g.R - 1) * g.b && ic <= g.rin, n.describe(), ": in_channels ", ic, " must lie in (",
@@ -55,7 +58,7 @@ BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w) {
     }
   }
   // Strides, dilations and pads (begin h, w, end h, w) as a Conv's.
-  WindowAttrs a = read_window_attrs(n, 2, {g.kh, g.kw}, false);
+  WindowAttrs a = read_window_attrs(attrs, 2, {g.kh, g.kw}, false);
   Dims out = window_output_dims(n, a, {g.ih, g.iw});
   g.oh = out[0], g.ow = out[1];
   g.sh = a.strides[0], g.sw = a.strides[1], g.dh = a.dilations[0], g.dw = a.dilations[1];
@@ -71,7 +74,7 @@ void infer_blocked_conv(InferContext& c) {
   TESSERA_CHECK(x.dtype == DType::F32 && w.dtype == DType::F32, c.node.describe(), ": X and W must be float32");
   TESSERA_CHECK(x.rank_known && w.fully_known() && x.fully_known(), c.node.describe(),
                 ": blocked convolutions need static shapes");
-  BlockedConvGeom g = blocked_conv_geom(c.node, x.dims, w.dims);
+  BlockedConvGeom g = blocked_conv_geom(op_attrs(c), x.dims, w.dims);
   if (c.has_input(2)) {
     const TensorType& b = c.in(2);
     TESSERA_CHECK(b.dtype == DType::F32 && b.dims == Dims({g.Mb, g.b}), c.node.describe(),
@@ -84,7 +87,7 @@ std::vector<Tensor> run_blocked_conv(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
   TESSERA_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32, c.node.describe(), ": X and W must be float32");
-  const BlockedConvGeom g = blocked_conv_geom(c.node, x.dims(), w.dims());
+  const BlockedConvGeom g = blocked_conv_geom(op_attrs(c), x.dims(), w.dims());
   const float* px = x.data<float>();
   const float* pw = w.data<float>();
   const float* pb = c.has_input(2) ? c.in(2).data<float>() : nullptr;
@@ -132,22 +135,23 @@ std::vector<Tensor> run_blocked_conv(const KernelContext& c) {
 
 double blocked_conv_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (ins.size() < 2 || !ins[0] || !ins[1] || !ins[0]->fully_known() || !ins[1]->fully_known()) return 0;
-  BlockedConvGeom g = blocked_conv_geom(n, ins[0]->dims, ins[1]->dims);
+  BlockedConvGeom g = blocked_conv_geom(OpAttrs(n, kAnyOpset), ins[0]->dims, ins[1]->dims);
   double taps = static_cast<double>(g.kh * g.kw * g.rin);
   return 2.0 * taps * static_cast<double>(g.N * g.Mb * g.oh * g.ow * g.b);
 }
 
 // ---------------------------------------------------------------- reorders
 
-int64_t block_attr(const Node& n) {
-  int64_t b = n.req_int("block");
+int64_t block_attr(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  int64_t b = attrs.i("block");
   TESSERA_CHECK(b > 0, n.describe(), ": block must be positive, got ", b);
   return b;
 }
 
 void infer_to_blocked(InferContext& c) {
   const TensorType& x = c.in(0);
-  const int64_t b = block_attr(c.node);
+  const int64_t b = block_attr(op_attrs(c));
   TESSERA_CHECK(x.rank_known && x.rank() >= 3, c.node.describe(), ": X must be [N, C, spatial...], got ",
                 x.to_string());
   TensorType t = x;
@@ -158,7 +162,7 @@ void infer_to_blocked(InferContext& c) {
 
 void infer_from_blocked(InferContext& c) {
   const TensorType& x = c.in(0);
-  const int64_t ch = c.node.req_int("channels");
+  const int64_t ch = op_attrs(c).i("channels");
   TESSERA_CHECK(x.rank_known && x.rank() >= 4, c.node.describe(), ": X must be [N, Cb, spatial..., b], got ",
                 x.to_string());
   const int64_t b = x.dims.back();
@@ -189,7 +193,7 @@ void reorder_copy(const Tensor& src, Tensor& dst, int64_t N, int64_t C, int64_t 
 std::vector<Tensor> run_to_blocked(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(x.rank() >= 3 && x.dtype() != DType::String, c.node.describe(), ": X must be a numeric [N, C, ...]");
-  const int64_t b = block_attr(c.node);
+  const int64_t b = block_attr(op_attrs(c));
   Dims d = x.dims();
   d[1] = channel_blocks(x.dim(1), b);
   d.push_back(b);
@@ -201,7 +205,7 @@ std::vector<Tensor> run_to_blocked(const KernelContext& c) {
 std::vector<Tensor> run_from_blocked(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(x.rank() >= 4 && x.dtype() != DType::String, c.node.describe(), ": X must be a numeric [N, Cb, ..., b]");
-  const int64_t ch = c.node.req_int("channels"), b = x.dims().back();
+  const int64_t ch = op_attrs(c).i("channels"), b = x.dims().back();
   TESSERA_CHECK(ch > (x.dim(1) - 1) * b && ch <= x.dim(1) * b, c.node.describe(), ": ", ch,
                 " channels do not fill ", x.dim(1), " blocks of ", b);
   Dims d = x.dims();
@@ -215,11 +219,14 @@ std::vector<Tensor> run_from_blocked(const KernelContext& c) {
 }  // namespace
 
 void register_blocked_conv_ops(OpRegistry& r) {
-  const std::vector<std::string> window = {"strides", "pads", "dilations"};
-  std::vector<std::string> grouped = window;
-  grouped.push_back("group_div");
-  grouped.push_back("group_mul");
-  grouped.push_back("in_channels");
+  // kernel_shape and auto_pad are never set (the weight gives the window and
+  // pads are explicit) but the shared window reader asks for them.
+  const std::vector<AttrSpec> window = {ints_attr("strides", {}), ints_attr("pads", {}), ints_attr("dilations", {}),
+                                        ints_attr("kernel_shape"), string_attr("auto_pad", "NOTSET")};
+  std::vector<AttrSpec> grouped = window;
+  grouped.push_back(int_attr("group_div", 1));
+  grouped.push_back(int_attr("group_mul", 0));
+  grouped.push_back(int_attr("in_channels", 0));
   r.add({.name = "ConvBlocked", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany, .linear_inputs = {0, 1},
          .infer = infer_blocked_conv, .reference = run_blocked_conv, .flops = blocked_conv_flops,
          .attributes = grouped});
@@ -230,10 +237,10 @@ void register_blocked_conv_ops(OpRegistry& r) {
   auto no_flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) { return 0.0; };
   r.add({.name = "ReorderToBlocked", .domain = kBlockedDomain, .mapping = MappingType::Shuffle,
          .linear_inputs = {0}, .infer = infer_to_blocked, .reference = run_to_blocked, .flops = no_flops,
-         .attributes = {"block"}});
+         .attributes = {int_attr("block").required()}});
   r.add({.name = "ReorderFromBlocked", .domain = kBlockedDomain, .mapping = MappingType::Shuffle,
          .linear_inputs = {0}, .infer = infer_from_blocked, .reference = run_from_blocked, .flops = no_flops,
-         .attributes = {"channels"}});
+         .attributes = {int_attr("channels").required()}});
 }
 
 }  // namespace tessera

@@ -29,6 +29,7 @@
 // channel of the same input pixels.
 #pragma once
 
+#include "ops/op_attrs.h"
 #include "ops/registry.h"
 
 namespace tessera {
@@ -46,7 +47,7 @@ struct BlockGroups {
   int64_t div = 1, mul = 0;
   int64_t first_block(int64_t kb) const { return mul == 0 ? 0 : kb / div * mul; }
   // Reads and checks the node's attributes, throwing naming the node.
-  static BlockGroups read(const Node& n);
+  static BlockGroups read(const OpAttrs& attrs);
   // Adds the attributes to `attrs` when grouped.
   void write(AttrMap& attrs) const;
 };
@@ -68,7 +69,7 @@ struct BlockedConvGeom {
   Dims out_dims() const { return {N, Mb, oh, ow, b}; }
   int64_t first_block(int64_t kb) const { return groups.first_block(kb); }
 };
-BlockedConvGeom blocked_conv_geom(const Node& n, const Dims& x, const Dims& w);
+BlockedConvGeom blocked_conv_geom(const OpAttrs& attrs, const Dims& x, const Dims& w);
 
 void register_blocked_conv_ops(OpRegistry& r);
 

@@ -17,7 +17,7 @@ int64_t legacy_type_code(const Node& n, const std::string& name) {
 }
 
 DType cast_target(const Node& n, int64_t opset) {
-  const Attribute* a = n.attr("to");
+  const Attribute* a = OpAttrs(n, opset).raw("to");  // an int, or a type name before opset 6
   TESSERA_CHECK(a, n.describe(), ": missing required attribute 'to'");
   TESSERA_CHECK(a->kind == Attribute::Kind::Int || (opset < 6 && a->kind == Attribute::Kind::String), n.describe(),
                 ": attribute 'to' must be an int", opset < 6 ? " or a type name" : "");
@@ -56,7 +56,8 @@ void register_cast_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
            return 0.0;
          },
-         .attributes = {"to", "saturate", "round_mode"}});
+         .attributes = {int_attr("to").required().or_kind(Attribute::Kind::String), int_attr("saturate", 1),
+                        string_attr("round_mode", "up")}});
   r.add({.name = "CastLike", .min_opset = 15, .mapping = MappingType::OneToOne,
          .infer = [](InferContext& c) {
            check_source(c.node, c.in(0).dtype);
@@ -67,7 +68,7 @@ void register_cast_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
            return 0.0;
          },
-         .attributes = {"saturate", "round_mode"}});
+         .attributes = {int_attr("saturate", 1), string_attr("round_mode", "up")}});
 }
 
 }  // namespace tessera

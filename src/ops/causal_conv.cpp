@@ -7,13 +7,15 @@
 #include <cmath>
 
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 #include "ops/recent_ops.h"
 
 namespace tessera {
 namespace {
 
-bool use_silu(const Node& n) {
-  std::string a = n.attr_string("activation", "none");
+bool use_silu(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string a = attrs.s("activation");
   TESSERA_CHECK(a == "none" || a == "silu" || a == "swish", n.describe(),
                 ": activation must be 'none', 'silu' or 'swish', got '", a, "'");
   return a != "none";
@@ -28,7 +30,7 @@ void unify(const Node& n, int64_t& d, int64_t v, const char* what) {
 
 void infer_causal_conv(InferContext& c) {
   const Node& n = c.node;
-  use_silu(n);
+  use_silu(op_attrs(c));
   const TensorType& x = c.in(0);
   const TensorType& w = c.in(1);
   TESSERA_CHECK(x.dtype == DType::Undefined || is_float(x.dtype), n.describe(), ": input must be a float tensor, got ",
@@ -70,7 +72,7 @@ void infer_causal_conv(InferContext& c) {
 
 std::vector<Tensor> run_causal_conv(const KernelContext& c) {
   const Node& n = c.node;
-  const bool silu = use_silu(n);
+  const bool silu = use_silu(op_attrs(c));
   const Tensor& X = c.in(0);
   const Tensor& W = c.in(1);
   TESSERA_CHECK(X.rank() == 3, n.describe(), ": input must be 3-D (batch, channels, length), got [",
@@ -125,7 +127,7 @@ void register_causal_conv_ops(OpRegistry& r) {
            if (outs.empty() || ins.size() < 2 || !ins[1]) return 0.0;
            return 2.0 * static_cast<double>(numel_of(outs[0].dims)) * static_cast<double>(ins[1]->dims[2]);
          },
-         .attributes = {"activation"}});
+         .attributes = {string_attr("activation", "none")}});
 }
 
 }  // namespace tessera

@@ -8,6 +8,7 @@
 
 #include "interp/interpreter.h"
 #include "ops/misc_ops.h"
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
@@ -268,16 +269,17 @@ struct ScanShape {
   std::vector<int64_t> in_axes, in_dirs, out_axes, out_dirs;
 };
 
-ScanShape scan_shape(const Node& node, const Graph& body, int num_inputs) {
+ScanShape scan_shape(const OpAttrs& attrs, const Graph& body, int num_inputs) {
+  const Node& node = attrs.node();
   ScanShape s;
-  int64_t m = node.req_int("num_scan_inputs");
+  int64_t m = attrs.i("num_scan_inputs");
   TESSERA_CHECK(m >= 1 && m <= num_inputs, node.describe(), ": num_scan_inputs = ", m, " but the node has ",
                 num_inputs, " inputs");
   s.n_in = static_cast<size_t>(m);
   s.n_state = static_cast<size_t>(num_inputs) - s.n_in;
   s.n_out = check_scan_body(node, body, s.n_state, s.n_in);
   auto list = [&](const char* key, size_t count) {
-    std::vector<int64_t> v = node.attr_ints(key, std::vector<int64_t>(count, 0));
+    std::vector<int64_t> v = attrs.has(key) ? attrs.ints(key) : std::vector<int64_t>(count, 0);
     TESSERA_CHECK(v.size() == count, node.describe(), ": attribute '", key, "' has ", v.size(),
                   " entries but there are ", count);
     return v;
@@ -295,7 +297,7 @@ ScanShape scan_shape(const Node& node, const Graph& body, int num_inputs) {
 
 void infer_scan(InferContext& c) {
   const Graph& body = body_attr(c.node, "body");
-  ScanShape s = scan_shape(c.node, body, c.num_inputs());
+  ScanShape s = scan_shape(op_attrs(c), body, c.num_inputs());
   for (size_t i = 0; i < s.n_state; ++i) {
     std::string what = "state value " + std::to_string(i);
     TensorType t = merge_types(c.node, c.in(static_cast<int>(i)), body_output_type(body, i), what);
@@ -325,7 +327,7 @@ void infer_scan(InferContext& c) {
 
 std::vector<Tensor> scan_kernel(const KernelContext& c) {
   const Graph& body = body_attr(c.node, "body");
-  ScanShape s = scan_shape(c.node, body, c.num_inputs());
+  ScanShape s = scan_shape(op_attrs(c), body, c.num_inputs());
   std::vector<Tensor> state;
   for (size_t i = 0; i < s.n_state; ++i) state.push_back(c.in(static_cast<int>(i)));
   std::vector<int64_t> axes(s.n_in);
@@ -382,15 +384,16 @@ struct Scan8Shape {
   std::vector<int64_t> dirs;
 };
 
-Scan8Shape scan8_shape(const Node& node, const Graph& body, int num_inputs) {
+Scan8Shape scan8_shape(const OpAttrs& attrs, const Graph& body, int num_inputs) {
+  const Node& node = attrs.node();
   Scan8Shape s;
-  int64_t m = node.req_int("num_scan_inputs");
+  int64_t m = attrs.i("num_scan_inputs");
   TESSERA_CHECK(m >= 1 && m <= num_inputs - 1, node.describe(), ": num_scan_inputs = ", m, " but the node has ",
                 num_inputs - 1, " state and scan inputs");
   s.n_in = static_cast<size_t>(m);
   s.n_state = static_cast<size_t>(num_inputs - 1) - s.n_in;
   s.n_out = check_scan_body(node, body, s.n_state, s.n_in);
-  s.dirs = node.attr_ints("directions", std::vector<int64_t>(s.n_in, 0));
+  s.dirs = attrs.has("directions") ? attrs.ints("directions") : std::vector<int64_t>(s.n_in, 0);
   TESSERA_CHECK(s.dirs.size() == s.n_in, node.describe(), ": attribute 'directions' has ", s.dirs.size(),
                 " entries but there are ", s.n_in, " scan inputs");
   for (int64_t d : s.dirs) TESSERA_CHECK(d == 0 || d == 1, node.describe(), ": directions must be 0 or 1, got ", d);
@@ -399,7 +402,7 @@ Scan8Shape scan8_shape(const Node& node, const Graph& body, int num_inputs) {
 
 void infer_scan8(InferContext& c) {
   const Graph& body = body_attr(c.node, "body");
-  Scan8Shape s = scan8_shape(c.node, body, c.num_inputs());
+  Scan8Shape s = scan8_shape(op_attrs(c), body, c.num_inputs());
   int64_t batch = -1, seq = -1;
   for (size_t j = 0; j < s.n_in; ++j) {
     const TensorType& x = c.in(static_cast<int>(1 + s.n_state + j));
@@ -423,7 +426,7 @@ void infer_scan8(InferContext& c) {
 
 std::vector<Tensor> scan8_kernel(const KernelContext& c) {
   const Graph& body = body_attr(c.node, "body");
-  Scan8Shape s = scan8_shape(c.node, body, c.num_inputs());
+  Scan8Shape s = scan8_shape(op_attrs(c), body, c.num_inputs());
   const Tensor& x0 = c.in(static_cast<int>(1 + s.n_state));
   TESSERA_CHECK(x0.rank() >= 2, c.node.describe(), ": scan input 0 must have rank >= 2 (batch, sequence)");
   int64_t batch = x0.dim(0), seq = x0.dim(1);
@@ -495,7 +498,7 @@ void register_control_flow_ops(OpRegistry& r) {
          .flops = [](const Node& n, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
            return std::max(body_flops(body_attr(n, "then_branch")), body_flops(body_attr(n, "else_branch")));
          },
-         .attributes = {"then_branch", "else_branch"}});
+         .attributes = {graph_attr("then_branch").required(), graph_attr("else_branch").required()}});
   r.add({.name = "Loop",
          .min_opset = 1,
          .mapping = MappingType::ManyToMany,
@@ -506,7 +509,7 @@ void register_control_flow_ops(OpRegistry& r) {
          .flops = [](const Node& n, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
            return body_flops(body_attr(n, "body"));
          },
-         .attributes = {"body"}});
+         .attributes = {graph_attr("body").required()}});
   r.add({.name = "Scan",
          .min_opset = 8,
          .mapping = MappingType::ManyToMany,
@@ -515,19 +518,22 @@ void register_control_flow_ops(OpRegistry& r) {
          .reference = [](const KernelContext& c) { return c.opset < 9 ? scan8_kernel(c) : scan_kernel(c); },
          .flops = [](const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            // Body FLOPs times the sequence length (from the first scan input).
-           int64_t m = n.attr_int("num_scan_inputs", 1);
+           int64_t m = OpAttrs(n, kAnyOpset).i("num_scan_inputs");
            size_t first = ins.size() >= static_cast<size_t>(m) ? ins.size() - static_cast<size_t>(m) : 0;
            double seq = 1;
            if (first < ins.size() && ins[first] && ins[first]->rank() > 0) {
-             std::vector<int64_t> axes = n.attr_ints("scan_input_axes", {0});
+             const OpAttrs attrs(n, kAnyOpset);
+             std::vector<int64_t> axes;
+             if (attrs.has("scan_input_axes")) axes = attrs.ints("scan_input_axes");
              int64_t ax = axes.empty() ? 0 : axes[0];
              if (ax < 0) ax += ins[first]->rank();
              if (ax >= 0 && ax < ins[first]->rank()) seq = static_cast<double>(ins[first]->dims[static_cast<size_t>(ax)]);
            }
            return seq * body_flops(body_attr(n, "body"));
          },
-         .attributes = {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions", "scan_output_axes",
-                        "scan_output_directions", "directions"}});
+         .attributes = {graph_attr("body").required(), int_attr("num_scan_inputs").required(),
+                        ints_attr("scan_input_axes"), ints_attr("scan_input_directions"), ints_attr("scan_output_axes"),
+                        ints_attr("scan_output_directions"), ints_attr("directions")}});
 }
 
 }  // namespace tessera

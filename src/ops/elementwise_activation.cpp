@@ -4,6 +4,7 @@
 // took `consumed_inputs` (no effect); before opset 7 PRelu's slope is shared
 // or per channel.
 #include "ops/elementwise_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -30,9 +31,9 @@ double softplus(double v) {
 // min_opset 6: the op exists since opset 1, where it also took `consumed_inputs`
 // (Relu LeakyRelu Elu Selu HardSigmoid).
 template <unsigned Mask = kFloat, class Make>
-void add_act(OpRegistry& r, const char* name, int64_t min_opset, std::vector<std::string> attrs, Make make) {
+void add_act(OpRegistry& r, const char* name, int64_t min_opset, std::vector<AttrSpec> attrs, Make make) {
   OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .infer = infer_unary<Mask>,
-          .reference = [make](const KernelContext& c) { return map_unary<Mask>(c, make(c.node)); },
+          .reference = [make](const KernelContext& c) { return map_unary<Mask>(c, make(op_attrs(c))); },
           .attributes = std::move(attrs)};
   r.add(min_opset == 6 ? with_consumed_inputs(std::move(d)) : std::move(d));
 }
@@ -118,8 +119,8 @@ std::vector<Tensor> clip(const KernelContext& c) {
     }
     if (c.opset < 11) {
       TESSERA_CHECK((is_floatlike_v<T>), c.node.describe(), ": Clip before opset 11 needs a float input");
-      lo = static_cast<W>(c.node.attr_float("min", -std::numeric_limits<float>::infinity()));
-      hi = static_cast<W>(c.node.attr_float("max", std::numeric_limits<float>::infinity()));
+      lo = static_cast<W>(op_attrs(c).f("min"));
+      hi = static_cast<W>(op_attrs(c).f("max"));
     } else {
       for (int i = 1; i < 3; ++i) {
         if (!c.has_input(i)) continue;
@@ -146,68 +147,72 @@ std::vector<Tensor> clip(const KernelContext& c) {
 }  // namespace
 
 void register_ew_activation_ops(OpRegistry& r) {
-  add_act<kFloat | kSigned>(r, "Relu", 6, {}, [](const Node&) {
+  add_act<kFloat | kSigned>(r, "Relu", 6, {}, [](const OpAttrs&) {
     return [](auto v) { return v > 0 ? v : decltype(v)(0); };
   });
-  add_act(r, "LeakyRelu", 6, {"alpha"}, [](const Node& n) {
-    double a = n.attr_float("alpha", 0.01f);
+  add_act(r, "LeakyRelu", 6, {float_attr("alpha", 0.01f)}, [](const OpAttrs& at) {
+    double a = at.f("alpha");
     return [a](double v) { return v >= 0 ? v : a * v; };
   });
-  add_act(r, "Elu", 6, {"alpha"}, [](const Node& n) {
-    double a = n.attr_float("alpha", 1.0f);
+  add_act(r, "Elu", 6, {float_attr("alpha", 1.0f)}, [](const OpAttrs& at) {
+    double a = at.f("alpha");
     return [a](double v) { return v >= 0 ? v : a * std::expm1(v); };
   });
-  add_act(r, "Selu", 6, {"alpha", "gamma"}, [](const Node& n) {
-    double a = n.attr_float("alpha", 1.67326319217681884765625f);
-    double g = n.attr_float("gamma", 1.05070102214813232421875f);
+  const std::vector<AttrSpec> selu = {float_attr("alpha", 1.67326319217681884765625f),
+                                      float_attr("gamma", 1.05070102214813232421875f)};
+  add_act(r, "Selu", 6, selu, [](const OpAttrs& at) {
+    double a = at.f("alpha");
+    double g = at.f("gamma");
     return [a, g](double v) { return v > 0 ? g * v : g * (a * std::exp(v) - a); };
   });
-  add_act(r, "Celu", 12, {"alpha"}, [](const Node& n) {
-    double a = n.attr_float("alpha", 1.0f);
-    TESSERA_CHECK(a != 0, n.describe(), ": alpha must be non-zero");
+  add_act(r, "Celu", 12, {float_attr("alpha", 1.0f)}, [](const OpAttrs& at) {
+    double a = at.f("alpha");
+    TESSERA_CHECK(a != 0, at.node().describe(), ": alpha must be non-zero");
     return [a](double v) { return std::max(0.0, v) + std::min(0.0, a * std::expm1(v / a)); };
   });
   // Opsets 1-9 had the same op as an experimental one.
-  add_act(r, "ThresholdedRelu", 1, {"alpha"}, [](const Node& n) {
-    double a = n.attr_float("alpha", 1.0f);
+  add_act(r, "ThresholdedRelu", 1, {float_attr("alpha", 1.0f)}, [](const OpAttrs& at) {
+    double a = at.f("alpha");
     return [a](double v) { return v > a ? v : 0.0; };
   });
-  add_act(r, "HardSigmoid", 6, {"alpha", "beta"}, [](const Node& n) {
-    double a = n.attr_float("alpha", 0.2f), b = n.attr_float("beta", 0.5f);
+  add_act(r, "HardSigmoid", 6, {float_attr("alpha", 0.2f), float_attr("beta", 0.5f)}, [](const OpAttrs& at) {
+    double a = at.f("alpha"), b = at.f("beta");
     return [a, b](double v) { return std::max(0.0, std::min(1.0, a * v + b)); };
   });
-  add_act(r, "HardSwish", 14, {}, [](const Node&) {
+  add_act(r, "HardSwish", 14, {}, [](const OpAttrs&) {
     return [](double v) { return v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5)); };
   });
-  add_act(r, "Softplus", 1, {}, [](const Node&) { return [](double v) { return softplus(v); }; });
-  add_act(r, "Softsign", 1, {}, [](const Node&) { return [](double v) { return v / (1.0 + std::fabs(v)); }; });
-  add_act(r, "Mish", 18, {}, [](const Node&) { return [](double v) { return v * std::tanh(softplus(v)); }; });
-  add_act(r, "Gelu", 20, {"approximate"}, [](const Node& n) {
-    std::string ap = n.attr_string("approximate", "none");
-    TESSERA_CHECK(ap == "none" || ap == "tanh", n.describe(), ": approximate must be 'none' or 'tanh', got '", ap,
-                  "'");
+  add_act(r, "Softplus", 1, {}, [](const OpAttrs&) { return [](double v) { return softplus(v); }; });
+  add_act(r, "Softsign", 1, {}, [](const OpAttrs&) { return [](double v) { return v / (1.0 + std::fabs(v)); }; });
+  add_act(r, "Mish", 18, {}, [](const OpAttrs&) { return [](double v) { return v * std::tanh(softplus(v)); }; });
+  add_act(r, "Gelu", 20, {string_attr("approximate", "none")}, [](const OpAttrs& at) {
+    std::string ap = at.s("approximate");
+    TESSERA_CHECK(ap == "none" || ap == "tanh", at.node().describe(), ": approximate must be 'none' or 'tanh', got '",
+                  ap, "'");
     bool tanh_form = ap == "tanh";
     return [tanh_form](double v) {
       if (tanh_form) return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (v + 0.044715 * v * v * v)));
       return 0.5 * v * (1.0 + std::erf(v / kSqrt2));
     };
   });
-  add_act<kNumeric>(r, "Shrink", 9, {"bias", "lambd"}, [](const Node& n) {
-    double bias = n.attr_float("bias", 0.0f), lambd = n.attr_float("lambd", 0.5f);
+  add_act<kNumeric>(r, "Shrink", 9, {float_attr("bias", 0.0f), float_attr("lambd", 0.5f)}, [](const OpAttrs& at) {
+    double bias = at.f("bias"), lambd = at.f("lambd");
     return [bias, lambd](auto w) {
       double v = static_cast<double>(w);
       return v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0);
     };
   });
-  add_act(r, "Swish", 24, {"alpha"}, [](const Node& n) {
-    double a = n.attr_float("alpha", 1.0f);
+  add_act(r, "Swish", 24, {float_attr("alpha", 1.0f)}, [](const OpAttrs& at) {
+    double a = at.f("alpha");
     return [a](double v) { return v / (1.0 + std::exp(-a * v)); };
   });
 
   r.add({.name = "PRelu", .min_opset = 1, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_prelu,
-         .reference = prelu, .attributes = {"consumed_inputs"}});
+         .reference = prelu, .attributes = {ints_attr("consumed_inputs")}});
   r.add(with_consumed_inputs({.name = "Clip", .min_opset = 6, .mapping = MappingType::OneToOne, .infer = infer_clip,
-                              .reference = clip, .attributes = {"min", "max"}}));
+                              .reference = clip,
+                              .attributes = {float_attr("min", -std::numeric_limits<float>::infinity()),
+                                             float_attr("max", std::numeric_limits<float>::infinity())}}));
 }
 
 }  // namespace tessera

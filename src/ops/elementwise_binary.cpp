@@ -4,6 +4,7 @@
 // Div truncates toward zero (C semantics, as ONNX specifies); division by zero
 // on integers is an error.
 #include "ops/elementwise_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -21,7 +22,7 @@ bool is_negative(W v) {
 // before opset 7; min_opset >= 7 registers the op as is.
 template <class F>
 void add_binary(OpRegistry& r, const char* name, int64_t min_opset, std::vector<int> linear,
-                std::vector<std::string> attrs, F kernel, ValueCheckFn check = nullptr) {
+                std::vector<AttrSpec> attrs, F kernel, ValueCheckFn check = nullptr) {
   OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
           .linear_inputs = std::move(linear), .infer = infer_binary<kNumeric>, .reference = kernel,
           .attributes = std::move(attrs), .value_check = std::move(check)};
@@ -54,7 +55,7 @@ std::vector<Tensor> div_kernel(const KernelContext& c) {
 }
 
 std::vector<Tensor> mod_kernel(const KernelContext& c) {
-  int64_t fmod = c.node.attr_int("fmod", 0);
+  int64_t fmod = op_attrs(c).i("fmod");
   TESSERA_CHECK(fmod == 0 || fmod == 1, c.node.describe(), ": fmod must be 0 or 1, got ", fmod);
   return map_binary<kNumeric>(c, [&](auto a, auto b) {
     using W = decltype(a);
@@ -130,9 +131,7 @@ std::vector<Tensor> pow_kernel(const KernelContext& c) {
 // ---------------------------------------------------------------- BitShift
 
 std::vector<Tensor> bitshift_kernel(const KernelContext& c) {
-  const Attribute* a = c.node.attr("direction");
-  TESSERA_CHECK(a, c.node.describe(), ": missing required attribute 'direction'");
-  std::string dir = a->s;
+  const std::string& dir = op_attrs(c).s("direction");
   TESSERA_CHECK(dir == "LEFT" || dir == "RIGHT", c.node.describe(), ": direction must be LEFT or RIGHT, got '", dir,
                 "'");
   bool left = dir == "LEFT";
@@ -166,11 +165,11 @@ void register_ew_binary_ops(OpRegistry& r) {
     });
   });
   add_binary(r, "Div", 1, {0}, {}, div_kernel, nonzero_divisor("division"));
-  add_binary(r, "Mod", 10, {}, {"fmod"}, mod_kernel, nonzero_divisor("modulo"));
+  add_binary(r, "Mod", 10, {}, {int_attr("fmod", 0)}, mod_kernel, nonzero_divisor("modulo"));
   r.add(with_legacy_broadcast({.name = "Pow", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true,
                                .infer = infer_pow, .reference = pow_kernel}));
   r.add({.name = "BitShift", .min_opset = 11, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_binary<kUnsigned>,
-         .reference = bitshift_kernel, .attributes = {"direction"}});
+         .reference = bitshift_kernel, .attributes = {string_attr("direction").required()}});
 }
 
 }  // namespace tessera

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
@@ -37,7 +38,7 @@ void check_removed_attr(const Node& n, int64_t opset, const char* attr, int64_t 
 // be equal; with broadcast=1 B's dims are matched to A's starting at `axis`
 // (default: suffix matching), each equal to A's or 1. Returns B's dims padded
 // with 1s to A's rank (-1 dims are accepted for inference).
-Dims legacy_broadcast_b_dims(const Node& n, const Dims& a, const Dims& b);
+Dims legacy_broadcast_b_dims(const OpAttrs& attrs, const Dims& a, const Dims& b);
 // Binary ops (Add Sub Mul Div Pow And Or Xor Equal Greater Less): before
 // opset 7 `broadcast`/`axis` (legacy broadcasting, output = A's shape), before
 // opset 6 also `consumed_inputs`.

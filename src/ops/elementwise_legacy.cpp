@@ -5,6 +5,7 @@
 // - Max/Min/Sum/Mean before opset 8 require equal input shapes;
 // - `consumed_inputs` (opsets 1-5), an in-place hint with no effect on values.
 #include "ops/elementwise_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera::ew {
 
@@ -37,8 +38,9 @@ void check_removed_attr(const Node& n, int64_t opset, const char* attr, int64_t 
                 "' exists only before opset ", removed_in, " (the model has opset ", opset, ")");
 }
 
-Dims legacy_broadcast_b_dims(const Node& n, const Dims& a, const Dims& b) {
-  int64_t bc = n.attr_int("broadcast", 0);
+Dims legacy_broadcast_b_dims(const OpAttrs& attrs, const Dims& a, const Dims& b) {
+  const Node& n = attrs.node();
+  int64_t bc = attrs.i("broadcast");
   TESSERA_CHECK(bc == 0 || bc == 1, n.describe(), ": broadcast must be 0 or 1, got ", bc);
   const auto ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
   if (bc == 0) {
@@ -50,9 +52,9 @@ Dims legacy_broadcast_b_dims(const Node& n, const Dims& a, const Dims& b) {
                 " must not have a higher rank than A ", dims_to_string(a));
   int64_t axis = ra - rb;  // suffix matching
   if (n.has_attr("axis")) {
-    axis = n.attr_int("axis", 0);
+    axis = attrs.i("axis");
     if (axis < 0) axis += ra;
-    TESSERA_CHECK(axis >= 0 && axis + rb <= ra, n.describe(), ": axis ", n.attr_int("axis", 0), " does not fit B ",
+    TESSERA_CHECK(axis >= 0 && axis + rb <= ra, n.describe(), ": axis ", attrs.i("axis"), " does not fit B ",
                   dims_to_string(b), " into A ", dims_to_string(a));
   }
   Dims out(a.size(), 1);
@@ -67,7 +69,8 @@ Dims legacy_broadcast_b_dims(const Node& n, const Dims& a, const Dims& b) {
 
 OpDef with_legacy_broadcast(OpDef d) {
   d.min_opset = 1;
-  for (const char* a : {"broadcast", "axis", "consumed_inputs"}) d.attributes.emplace_back(a);
+  d.attributes.insert(d.attributes.end(),
+                      {int_attr("broadcast", 0), int_attr("axis", 0), ints_attr("consumed_inputs")});
   auto check_attrs = [](const Node& n, int64_t opset) {
     check_removed_attr(n, opset, "consumed_inputs", 6);
     check_removed_attr(n, opset, "broadcast", 7);
@@ -79,7 +82,7 @@ OpDef with_legacy_broadcast(OpDef d) {
     TESSERA_CHECK(c.num_inputs() == 2, c.node.describe(), ": needs 2 inputs, got ", c.num_inputs());
     const TensorType& a = c.in(0);
     TensorType b = c.in(1);
-    b.dims = legacy_broadcast_b_dims(c.node, a.dims, b.dims);
+    b.dims = legacy_broadcast_b_dims(op_attrs(c), a.dims, b.dims);
     infer_with(c, f, {&a, &b});
     // The output has exactly A's shape.
     TensorType& o = c.out(0);
@@ -91,7 +94,7 @@ OpDef with_legacy_broadcast(OpDef d) {
     if (c.opset >= 7) return f(c);
     TESSERA_CHECK(c.num_inputs() == 2, c.node.describe(), ": needs 2 inputs, got ", c.num_inputs());
     const Tensor& a = c.in(0);
-    Tensor b = c.in(1).reshaped(legacy_broadcast_b_dims(c.node, a.dims(), c.in(1).dims()));
+    Tensor b = c.in(1).reshaped(legacy_broadcast_b_dims(op_attrs(c), a.dims(), c.in(1).dims()));
     return run_with(c, f, {&a, &b});
   };
   return d;
@@ -99,7 +102,7 @@ OpDef with_legacy_broadcast(OpDef d) {
 
 OpDef with_equal_shapes_before(OpDef d, int64_t numpy_opset) {
   d.min_opset = 1;
-  d.attributes.emplace_back("consumed_inputs");
+  d.attributes.push_back(ints_attr("consumed_inputs"));
   auto check = [numpy_opset](const Node& n, int64_t opset, const std::vector<const Dims*>& dims) {
     check_removed_attr(n, opset, "consumed_inputs", 6);
     if (opset >= numpy_opset) return;
@@ -127,7 +130,7 @@ OpDef with_equal_shapes_before(OpDef d, int64_t numpy_opset) {
 
 OpDef with_consumed_inputs(OpDef d) {
   d.min_opset = 1;
-  d.attributes.emplace_back("consumed_inputs");
+  d.attributes.push_back(ints_attr("consumed_inputs"));
   d.infer = [f = d.infer](InferContext& c) {
     check_removed_attr(c.node, c.opset, "consumed_inputs", 6);
     f(c);

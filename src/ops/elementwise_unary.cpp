@@ -3,6 +3,7 @@
 // and BitwiseNot. All one-to-one; float math runs in double and is rounded
 // once to the element type.
 #include "ops/elementwise_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -89,13 +90,13 @@ void register_ew_unary_ops(OpRegistry& r) {
          }});
   r.add({.name = "IsInf", .min_opset = 10, .mapping = MappingType::OneToOne, .infer = infer_unary_bool<kFloat>,
          .reference = [](const KernelContext& c) {
-           bool neg = c.node.attr_int("detect_negative", 1) != 0;
-           bool pos = c.node.attr_int("detect_positive", 1) != 0;
+           bool neg = op_attrs(c).i("detect_negative") != 0;
+           bool pos = op_attrs(c).i("detect_positive") != 0;
            return map_unary<kFloat>(c, [&](double v) {
              return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
            }, DType::Bool);
          },
-         .attributes = {"detect_negative", "detect_positive"}});
+         .attributes = {int_attr("detect_negative", 1), int_attr("detect_positive", 1)}});
 }
 
 }  // namespace tessera

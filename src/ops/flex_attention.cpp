@@ -15,6 +15,7 @@
 
 #include "interp/interpreter.h"
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 #include "ops/recent_ops.h"
 
 namespace tessera {
@@ -93,7 +94,7 @@ std::vector<Tensor> run_flex_attention(const KernelContext& c) {
   const int64_t G = Hq / Hkv;
   const Graph* score_mod = hook(n, "score_mod");
   const Graph* prob_mod = hook(n, "prob_mod");
-  float scale_attr = n.attr_float("scale", 0.0f);
+  float scale_attr = n.has_attr("scale") ? op_attrs(c).f("scale") : 0.0f;
   const double scale =
       n.has_attr("scale") && scale_attr != 0.0f ? scale_attr : 1.0 / std::sqrt(static_cast<double>(E));
   const DType compute = Q.dtype() == DType::F64 ? DType::F64 : DType::F32;
@@ -156,7 +157,7 @@ double flex_flops(const Node& n, const std::vector<const TensorType*>& ins, cons
 void register_flex_attention_ops(OpRegistry& r) {
   r.add({.name = "FlexAttention", .domain = "ai.onnx.preview", .min_opset = 1, .mapping = MappingType::ManyToMany,
          .linear_inputs = {2}, .infer = infer_flex_attention, .reference = run_flex_attention, .flops = flex_flops,
-         .attributes = {"prob_mod", "scale", "score_mod"}});
+         .attributes = {graph_attr("prob_mod"), float_attr("scale"), graph_attr("score_mod")}});
 }
 
 }  // namespace tessera

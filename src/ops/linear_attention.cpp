@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 #include "ops/recent_ops.h"
 
 namespace tessera {
@@ -20,8 +21,9 @@ namespace {
 
 enum class Rule { Linear, Gated, Delta, GatedDelta };
 
-Rule update_rule(const Node& n) {
-  std::string r = n.attr_string("update_rule", "gated_delta");
+Rule update_rule(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string r = attrs.s("update_rule");
   if (r == "linear") return Rule::Linear;
   if (r == "gated") return Rule::Gated;
   if (r == "delta") return Rule::Delta;
@@ -35,10 +37,11 @@ struct Heads {
   int64_t hq, hkv;
 };
 
-Heads heads(const Node& n) {
+Heads heads(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(n.has_attr("q_num_heads") && n.has_attr("kv_num_heads"), n.describe(),
                 ": the q_num_heads and kv_num_heads attributes are required");
-  Heads h{n.req_int("q_num_heads"), n.req_int("kv_num_heads")};
+  Heads h{attrs.i("q_num_heads"), attrs.i("kv_num_heads")};
   TESSERA_CHECK(h.hq > 0 && h.hkv > 0 && h.hq % h.hkv == 0, n.describe(), ": q_num_heads (", h.hq,
                 ") must be a positive multiple of kv_num_heads (", h.hkv, ")");
   return h;
@@ -53,8 +56,8 @@ int64_t per_head(const Node& n, int64_t hidden, int64_t h, const char* what) {
 
 void infer_linear_attention(InferContext& c) {
   const Node& n = c.node;
-  Rule rule = update_rule(n);
-  Heads h = heads(n);
+  Rule rule = update_rule(op_attrs(c));
+  Heads h = heads(op_attrs(c));
   const TensorType& q = c.in(0);
   const TensorType& k = c.in(1);
   const TensorType& v = c.in(2);
@@ -97,8 +100,8 @@ void infer_linear_attention(InferContext& c) {
 std::vector<Tensor> run_linear_attention(const KernelContext& c) {
   const Node& n = c.node;
   const char* what = "LinearAttention";
-  Rule rule = update_rule(n);
-  Heads h = heads(n);
+  Rule rule = update_rule(op_attrs(c));
+  Heads h = heads(op_attrs(c));
   const Tensor& Q = c.in(0);
   const Tensor& K = c.in(1);
   const Tensor& V = c.in(2);
@@ -141,7 +144,7 @@ std::vector<Tensor> run_linear_attention(const KernelContext& c) {
     beta = float_values(Bt, what);
     beta_width = Bt.dim(2);
   }
-  float scale_attr = n.attr_float("scale", 0.0f);
+  float scale_attr = c.node.has_attr("scale") ? op_attrs(c).f("scale") : 0.0f;  // 0: 1/sqrt(dk)
   const double scale = scale_attr != 0.0f ? static_cast<double>(scale_attr) : 1.0 / std::sqrt(static_cast<double>(dk));
   std::vector<double> out(static_cast<size_t>(B * T * Hq * dv), 0.0), retrieved(static_cast<size_t>(dv));
   for (int64_t b = 0; b < B; ++b)
@@ -196,13 +199,14 @@ void register_linear_attention_ops(OpRegistry& r) {
            // read-back, 2 dk*dv otherwise); per query head: the 2 dk*dv read.
            if (outs.size() < 2 || ins.size() < 3 || !ins[0]) return 0.0;
            const double B = static_cast<double>(ins[0]->dims[0]), T = static_cast<double>(ins[0]->dims[1]);
-           const double Hq = static_cast<double>(n.attr_int("q_num_heads", 1));
+           const double Hq = static_cast<double>(OpAttrs(n, kAnyOpset).i("q_num_heads"));
            const double Hkv = static_cast<double>(outs[1].dims[1]), dk = static_cast<double>(outs[1].dims[2]),
                         dv = static_cast<double>(outs[1].dims[3]);
-           const double upd = uses_beta(update_rule(n)) ? 4.0 : 2.0;
+           const double upd = uses_beta(update_rule(OpAttrs(n, kAnyOpset))) ? 4.0 : 2.0;
            return B * T * (Hkv * upd * dk * dv + Hq * 2.0 * dk * dv);
          },
-         .attributes = {"kv_num_heads", "q_num_heads", "scale", "update_rule"}});
+         .attributes = {int_attr("kv_num_heads").required(), int_attr("q_num_heads").required(), float_attr("scale"),
+                        string_attr("update_rule", "gated_delta")}});
 }
 
 }  // namespace tessera

@@ -8,12 +8,14 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 namespace {
 
-std::string reduction_of(const Node& n) {
-  std::string r = n.attr_string("reduction", "mean");
+std::string reduction_of(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string r = attrs.s("reduction");
   TESSERA_CHECK(r == "none" || r == "sum" || r == "mean", n.describe(), ": unsupported reduction '", r, "'");
   return r;
 }
@@ -42,14 +44,15 @@ void infer_loss(InferContext& c, bool sce) {
   if (c.has_input(2))
     TESSERA_CHECK(c.in(2).dtype == x.dtype, n.describe(), ": weight must have the input's dtype");
   check_loss_shapes(n, x.dims, t.dims, c.has_input(2) ? &c.in(2).dims : nullptr);
-  std::string red = reduction_of(n);
+  std::string red = reduction_of(op_attrs(c));
   c.out(0) = TensorType{x.dtype, red == "none" ? t.dims : Dims{}};
   if (sce) c.out(1) = x;
 }
 
 // The loss of `lp` ([N, C, D] flattened, already log-probabilities for SCE).
-Tensor nll(const Node& n, DType dt, const Dims& xdims, const std::vector<double>& lp, const Tensor& target,
+Tensor nll(const OpAttrs& attrs, DType dt, const Dims& xdims, const std::vector<double>& lp, const Tensor& target,
            const Tensor* weight) {
+  const Node& n = attrs.node();
   const int64_t N = xdims[0], C = xdims[1];
   int64_t Dn = 1;
   for (size_t i = 2; i < xdims.size(); ++i) Dn *= xdims[i];
@@ -57,7 +60,7 @@ Tensor nll(const Node& n, DType dt, const Dims& xdims, const std::vector<double>
   std::vector<double> w;
   if (weight) w = float_values(*weight, n.op_type.c_str());
   const bool has_ii = n.has_attr("ignore_index");
-  const int64_t ii = n.attr_int("ignore_index", 0);
+  const int64_t ii = has_ii ? attrs.i("ignore_index") : 0;
   std::vector<double> loss(static_cast<size_t>(N * Dn));
   double wsum = 0, lsum = 0;
   for (int64_t b = 0; b < N; ++b)
@@ -71,7 +74,7 @@ Tensor nll(const Node& n, DType dt, const Dims& xdims, const std::vector<double>
       wsum += wt;
       lsum += loss[e];
     }
-  std::string red = reduction_of(n);
+  std::string red = reduction_of(attrs);
   if (red == "none") return float_tensor(dt, target.dims(), loss, n.op_type.c_str());
   double v = red == "sum" ? lsum : lsum / wsum;  // 0/0 (all ignored) is NaN, as in the reference
   return float_tensor(dt, {}, {v}, n.op_type.c_str());
@@ -100,7 +103,7 @@ std::vector<Tensor> run_loss(const KernelContext& c, bool sce) {
         for (int64_t k = 0; k < C; ++k) at(k) = at(k) - mx - ls;
       }
   }
-  std::vector<Tensor> out = {nll(n, x.dtype(), x.dims(), v, t, w)};
+  std::vector<Tensor> out = {nll(op_attrs(c), x.dtype(), x.dims(), v, t, w)};
   if (sce) out.push_back(float_tensor(x.dtype(), x.dims(), v, n.op_type.c_str()));
   return out;
 }
@@ -114,14 +117,14 @@ void register_loss_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            return ins[1] ? 2.0 * static_cast<double>(numel_of(ins[1]->dims)) : 0.0;
          },
-         .attributes = {"ignore_index", "reduction"}});
+         .attributes = {int_attr("ignore_index"), string_attr("reduction", "mean")}});
   r.add({.name = "SoftmaxCrossEntropyLoss", .min_opset = 12, .mapping = MappingType::ManyToMany,
          .linear_inputs = {}, .infer = [](InferContext& c) { infer_loss(c, true); },
          .reference = [](const KernelContext& c) { return run_loss(c, true); },
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            return ins[0] ? 4.0 * static_cast<double>(numel_of(ins[0]->dims)) : 0.0;
          },
-         .attributes = {"ignore_index", "reduction"}});
+         .attributes = {int_attr("ignore_index"), string_attr("reduction", "mean")}});
 }
 
 }  // namespace tessera

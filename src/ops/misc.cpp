@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/misc_ops.h"
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
@@ -50,7 +51,7 @@ void infer_nms(InferContext& c) {
                 " and ", scores.to_string());
   TESSERA_CHECK(boxes.dims[2] < 0 || boxes.dims[2] == 4, c.node.describe(), ": boxes must have 4 coordinates, got ",
                 boxes.to_string());
-  int64_t cpb = c.node.attr_int("center_point_box", 0);
+  int64_t cpb = op_attrs(c).i("center_point_box");
   TESSERA_CHECK(cpb == 0 || cpb == 1, c.node.describe(), ": center_point_box must be 0 or 1, got ", cpb);
   c.out(0) = {DType::I64, {-1, 3}, true};
 }
@@ -66,7 +67,7 @@ std::vector<Tensor> nms_kernel(const KernelContext& c) {
   int64_t nb = boxes.dim(0), n = boxes.dim(1), nc = scores.dim(1);
   TESSERA_CHECK(scores.dim(0) == nb && scores.dim(2) == n, c.node.describe(), ": scores ",
                 dims_to_string(scores.dims()), " do not match boxes ", dims_to_string(boxes.dims()));
-  int64_t cpb = c.node.attr_int("center_point_box", 0);
+  int64_t cpb = op_attrs(c).i("center_point_box");
   TESSERA_CHECK(cpb == 0 || cpb == 1, c.node.describe(), ": center_point_box must be 0 or 1, got ", cpb);
   auto scalar = [&](int i, const char* what) -> const Tensor* {
     if (!c.has_input(i)) return nullptr;
@@ -134,7 +135,7 @@ void register_misc_ops(OpRegistry& r) {
            double batch = static_cast<double>(ins[0]->dims[0]);
            return batch * classes * n * n;
          },
-         .attributes = {"center_point_box"}});
+         .attributes = {int_attr("center_point_box", 0)}});
   register_control_flow_ops(r);
   register_random_ops(r);
 }

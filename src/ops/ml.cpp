@@ -3,6 +3,7 @@
 // TreeEnsemble (ml_tree.cpp).
 #include "ops/ml_ops.h"
 
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
@@ -25,7 +26,7 @@ void infer_binarizer(InferContext& c) {
 std::vector<Tensor> run_binarizer(const KernelContext& c) {
   const Tensor& x = c.in(0);
   check_binarizer_dtype(c.node, x.dtype());
-  double threshold = c.node.attr_float("threshold", 0.0f);
+  double threshold = op_attrs(c).f("threshold");
   Tensor y(x.dtype(), x.dims());
   dispatch_dtype(x.dtype(), [&]<class T>() {
     const T* in = x.data<T>();
@@ -95,7 +96,7 @@ double no_flops(const Node&, const std::vector<const TensorType*>&, const std::v
 void register_ml_ops(OpRegistry& r) {
   // An elementwise threshold.
   r.add({.name = "Binarizer", .domain = kMl, .min_opset = 1, .mapping = MappingType::OneToOne,
-         .infer = infer_binarizer, .reference = run_binarizer, .attributes = {"threshold"}});
+         .infer = infer_binarizer, .reference = run_binarizer, .attributes = {float_attr("threshold", 0.0f)}});
   // A gather along the last axis: an input element may feed several outputs
   // (repeated indices), like Gather; linear in the data.
   r.add({.name = "ArrayFeatureExtractor", .domain = kMl, .min_opset = 1, .mapping = MappingType::OneToMany,

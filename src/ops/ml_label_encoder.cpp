@@ -8,6 +8,7 @@
 #include <map>
 
 #include "ops/ml_ops.h"
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
@@ -69,16 +70,17 @@ Tensor one_of(const Node& n, const char* what, const char* strings, const char* 
 }
 
 // The default output for values of type `vt`.
-Tensor default_of(const Node& n, DType vt) {
+Tensor default_of(const OpAttrs& attrs, DType vt) {
+  const Node& n = attrs.node();
   if (const Attribute* d = attr_of(n, "default_tensor", Attribute::Kind::Tensor)) {
     TESSERA_CHECK(d->t.dtype() == vt && d->t.numel() == 1, n.describe(),
                   ": default_tensor must hold one element of the values' type ", dtype_name(vt), ", got ",
                   dtype_name(d->t.dtype()), "[", dims_to_string(d->t.dims()), "]");
     return d->t.reshaped({1});
   }
-  if (vt == DType::String) return strings_tensor({n.attr_string("default_string", "_Unused")});
-  if (is_float(vt)) return floats_tensor({n.attr_float("default_float", -0.0f)}).cast(vt);
-  return Tensor::from<int64_t>({1}, {n.attr_int("default_int64", -1)}).cast(vt);
+  if (vt == DType::String) return strings_tensor({attrs.s("default_string")});
+  if (is_float(vt)) return floats_tensor({attrs.f("default_float")}).cast(vt);
+  return Tensor::from<int64_t>({1}, {attrs.i("default_int64")}).cast(vt);
 }
 
 void add_keys(Encoder& e, const Tensor& keys) {
@@ -100,7 +102,8 @@ void add_keys(Encoder& e, const Tensor& keys) {
 }
 
 // `input` is the input's dtype (v1 picks its direction from it).
-Encoder read_encoder(const Node& n, DType input) {
+Encoder read_encoder(const OpAttrs& attrs, DType input) {
+  const Node& n = attrs.node();
   Encoder e;
   if (const Attribute* cls = attr_of(n, "classes_strings", Attribute::Kind::Strings)) {
     // Version 1: strings map to their index, indices to their string.
@@ -118,7 +121,7 @@ Encoder read_encoder(const Node& n, DType input) {
       add_keys(e, positions);
       e.values = classes;
     }
-    e.fallback = default_of(n, e.values.dtype());
+    e.fallback = default_of(attrs, e.values.dtype());
     return e;
   }
   Tensor keys = one_of(n, "keys", "keys_strings", "keys_int64s", "keys_floats", "keys_tensor");
@@ -127,7 +130,7 @@ Encoder read_encoder(const Node& n, DType input) {
                 " values");
   e.key_type = keys.dtype();
   add_keys(e, keys);
-  e.fallback = default_of(n, e.values.dtype());
+  e.fallback = default_of(attrs, e.values.dtype());
   return e;
 }
 
@@ -138,7 +141,7 @@ void check_input(const Node& n, const Encoder& e, DType input) {
 
 void infer_label_encoder(InferContext& c) {
   const TensorType& x = c.in(0);
-  Encoder e = read_encoder(c.node, x.dtype);
+  Encoder e = read_encoder(op_attrs(c), x.dtype);
   check_input(c.node, e, x.dtype);
   c.out(0) = {e.values.dtype(), x.dims, true};
 }
@@ -166,7 +169,7 @@ int64_t find_key(const Encoder& e, const Tensor& x, int64_t i) {
 
 std::vector<Tensor> run_label_encoder(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  Encoder e = read_encoder(c.node, x.dtype());
+  Encoder e = read_encoder(op_attrs(c), x.dtype());
   check_input(c.node, e, x.dtype());
   Tensor y(e.values.dtype(), x.dims());
   size_t width = dtype_size(y.dtype());
@@ -190,9 +193,11 @@ void register_ml_label_encoder_ops(OpRegistry& r) {
   // Each output element is the image of one input element.
   r.add({.name = "LabelEncoder", .domain = "ai.onnx.ml", .min_opset = 1, .mapping = MappingType::OneToOne,
          .infer = infer_label_encoder, .reference = run_label_encoder,
-         .attributes = {"classes_strings", "default_float", "default_int64", "default_string", "default_tensor",
-                        "keys_floats", "keys_int64s", "keys_strings", "keys_tensor", "values_floats",
-                        "values_int64s", "values_strings", "values_tensor"}});
+         .attributes = {strings_attr("classes_strings"), float_attr("default_float", -0.0f),
+                        int_attr("default_int64", -1), string_attr("default_string", "_Unused"),
+                        tensor_attr("default_tensor"), floats_attr("keys_floats"), ints_attr("keys_int64s"),
+                        strings_attr("keys_strings"), tensor_attr("keys_tensor"), floats_attr("values_floats"),
+                        ints_attr("values_int64s"), strings_attr("values_strings"), tensor_attr("values_tensor")}});
 }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/ml_ops.h"
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
@@ -39,31 +40,33 @@ std::vector<double> doubles_of(const Tensor& t) {
   return v;
 }
 
-Ensemble read_ensemble(const Node& n) {
+Ensemble read_ensemble(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
   Ensemble e;
-  e.n_targets = n.req_int("n_targets");
+  e.n_targets = attrs.i("n_targets");
   TESSERA_CHECK(e.n_targets >= 1 && e.n_targets < (int64_t{1} << 24), n.describe(), ": n_targets ", e.n_targets,
                 " is out of range");
-  e.aggregate = n.attr_int("aggregate_function", kSum);
+  e.aggregate = attrs.i("aggregate_function");
   TESSERA_CHECK(e.aggregate >= kAverage && e.aggregate <= kMax, n.describe(), ": aggregate_function ", e.aggregate,
                 " is not one of 0 (AVERAGE), 1 (SUM), 2 (MIN), 3 (MAX)");
-  e.post = n.attr_int("post_transform", kNone);
+  e.post = attrs.i("post_transform");
   TESSERA_CHECK(e.post >= kNone && e.post <= kProbit, n.describe(), ": post_transform ", e.post,
                 " is not one of 0 (NONE) .. 4 (PROBIT)");
-  e.feature = n.req_ints("nodes_featureids");
-  e.true_id = n.req_ints("nodes_truenodeids");
-  e.false_id = n.req_ints("nodes_falsenodeids");
-  e.true_leaf = n.req_ints("nodes_trueleafs");
-  e.false_leaf = n.req_ints("nodes_falseleafs");
-  e.roots = n.req_ints("tree_roots");
+  e.feature = attrs.ints("nodes_featureids");
+  e.true_id = attrs.ints("nodes_truenodeids");
+  e.false_id = attrs.ints("nodes_falsenodeids");
+  e.true_leaf = attrs.ints("nodes_trueleafs");
+  e.false_leaf = attrs.ints("nodes_falseleafs");
+  e.roots = attrs.ints("tree_roots");
   e.split = doubles_of(tensor_attr(n, "nodes_splits"));
   for (int64_t v : tensor_attr(n, "nodes_modes").to_int_vector()) e.mode.push_back(v);
   size_t count = e.feature.size();
-  e.missing_true = n.attr_ints("nodes_missing_value_tracks_true", std::vector<int64_t>(count, 0));
+  e.missing_true = attrs.has("nodes_missing_value_tracks_true") ? attrs.ints("nodes_missing_value_tracks_true")
+                                                                : std::vector<int64_t>(count, 0);
   for (auto* v : {&e.true_id, &e.false_id, &e.true_leaf, &e.false_leaf, &e.mode, &e.missing_true})
     TESSERA_CHECK(v->size() == count, n.describe(), ": the nodes_* attributes must all have ", count, " entries");
   TESSERA_CHECK(e.split.size() == count, n.describe(), ": nodes_splits must have ", count, " entries");
-  e.leaf_target = n.req_ints("leaf_targetids");
+  e.leaf_target = attrs.ints("leaf_targetids");
   e.leaf_weight = doubles_of(tensor_attr(n, "leaf_weights"));
   size_t leaves = e.leaf_target.size();
   TESSERA_CHECK(e.leaf_weight.size() == leaves, n.describe(), ": leaf_weights has ", e.leaf_weight.size(),
@@ -170,14 +173,14 @@ void check_x(const Node& n, DType t, int64_t rank) {
 void infer_tree_ensemble(InferContext& c) {
   const TensorType& x = c.in(0);
   check_x(c.node, x.dtype, x.rank());
-  Ensemble e = read_ensemble(c.node);
+  Ensemble e = read_ensemble(op_attrs(c));
   c.out(0) = {x.dtype, {x.dims[0], e.n_targets}, true};
 }
 
 std::vector<Tensor> run_tree_ensemble(const KernelContext& c) {
   const Tensor& x = c.in(0);
   check_x(c.node, x.dtype(), x.rank());
-  Ensemble e = read_ensemble(c.node);
+  Ensemble e = read_ensemble(op_attrs(c));
   int64_t rows = x.dim(0), features = x.dim(1);
   for (int64_t f : e.feature)
     TESSERA_CHECK(f < features, c.node.describe(), ": feature id ", f, " is out of range for ", features,
@@ -223,7 +226,8 @@ std::vector<Tensor> run_tree_ensemble(const KernelContext& c) {
 // One comparison per tree level: estimated as the node count per row.
 double tree_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (!ins[0] || ins[0]->dims.empty()) return 0;
-  return static_cast<double>(ins[0]->dims[0]) * static_cast<double>(n.attr_ints("nodes_featureids").size());
+  const size_t nodes = OpAttrs(n, kAnyOpset).ints("nodes_featureids").size();
+  return static_cast<double>(ins[0]->dims[0]) * static_cast<double>(nodes);
 }
 
 }  // namespace
@@ -232,10 +236,14 @@ void register_ml_tree_ops(OpRegistry& r) {
   // Every output target depends on many input features.
   r.add({.name = "TreeEnsemble", .domain = "ai.onnx.ml", .min_opset = 1, .mapping = MappingType::ManyToMany,
          .infer = infer_tree_ensemble, .reference = run_tree_ensemble, .flops = tree_flops,
-         .attributes = {"aggregate_function", "leaf_targetids", "leaf_weights", "membership_values", "n_targets",
-                        "nodes_falseleafs", "nodes_falsenodeids", "nodes_featureids", "nodes_hitrates",
-                        "nodes_missing_value_tracks_true", "nodes_modes", "nodes_splits", "nodes_trueleafs",
-                        "nodes_truenodeids", "post_transform", "tree_roots"}});
+         .attributes = {int_attr("aggregate_function", 1), ints_attr("leaf_targetids").required(),
+                        tensor_attr("leaf_weights").required(), tensor_attr("membership_values"),
+                        int_attr("n_targets").required(), ints_attr("nodes_falseleafs").required(),
+                        ints_attr("nodes_falsenodeids").required(), ints_attr("nodes_featureids").required(),
+                        tensor_attr("nodes_hitrates"), ints_attr("nodes_missing_value_tracks_true"),
+                        tensor_attr("nodes_modes").required(), tensor_attr("nodes_splits").required(),
+                        ints_attr("nodes_trueleafs").required(), ints_attr("nodes_truenodeids").required(),
+                        int_attr("post_transform", 0), ints_attr("tree_roots").required()}});
 }
 
 }  // namespace tessera

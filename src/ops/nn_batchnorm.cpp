@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -17,8 +18,8 @@ void check_float(const Node& n, DType t) {
 // ---------------------------------------------------------------- BatchNormalization
 
 bool bn_training(const Node& n, int64_t opset, int num_outputs) {
-  if (opset >= 14) return n.attr_int("training_mode", 0) != 0;
-  if (opset <= 6 && n.has_attr("is_test")) return n.attr_int("is_test", 0) == 0 && num_outputs > 1;
+  if (opset >= 14) return OpAttrs(n, opset).i("training_mode") != 0;
+  if (opset <= 6 && n.has_attr("is_test")) return OpAttrs(n, opset).i("is_test") == 0 && num_outputs > 1;
   return num_outputs > 1;
 }
 
@@ -44,8 +45,8 @@ std::vector<Tensor> run_bn(const KernelContext& c) {
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": X must have rank >= 2 (N, C, ...)");
   const int64_t N = x.dim(0), C = x.dim(1);
   const int64_t plane = N * C == 0 ? 0 : x.numel() / (N * C);
-  const double eps = c.node.attr_float("epsilon", 1e-5f);
-  const double momentum = c.node.attr_float("momentum", 0.9f);
+  const double eps = op_attrs(c).f("epsilon");
+  const double momentum = op_attrs(c).f("momentum");
   std::vector<double> scale = nn_to_doubles(c.in(1)), bias = nn_to_doubles(c.in(2)), mean = nn_to_doubles(c.in(3)),
                       var = nn_to_doubles(c.in(4));
   // Per channel, or (spatial=0, opsets 7-8) per element of one sample.
@@ -145,7 +146,7 @@ std::vector<Tensor> run_instance_norm(const KernelContext& c) {
   const int64_t plane = N * C == 0 ? 0 : x.numel() / (N * C);
   TESSERA_CHECK(c.in(1).numel() == C && c.in(2).numel() == C, c.node.describe(), ": scale and B must have ", C,
                 " values");
-  std::vector<double> y = group_normalize(nn_to_doubles(x), N, C, plane, C, c.node.attr_float("epsilon", 1e-5f),
+  std::vector<double> y = group_normalize(nn_to_doubles(x), N, C, plane, C, op_attrs(c).f("epsilon"),
                                           nn_to_doubles(c.in(1)), nn_to_doubles(c.in(2)), true);
   return {nn_from_doubles(x.dtype(), x.dims(), y)};
 }
@@ -154,7 +155,7 @@ void infer_group_norm(InferContext& c) {
   const TensorType& x = c.in(0);
   check_float(c.node, x.dtype);
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": X must have rank >= 2, got ", x.to_string());
-  const int64_t g = c.node.req_int("num_groups");
+  const int64_t g = op_attrs(c).i("num_groups");
   TESSERA_CHECK(g > 0 && (x.dims[1] < 0 || x.dims[1] % g == 0), c.node.describe(), ": ", x.dims[1],
                 " channels are not divisible into ", g, " groups");
   c.out(0) = x;
@@ -165,14 +166,14 @@ std::vector<Tensor> run_group_norm(const KernelContext& c) {
   check_float(c.node, x.dtype());
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": X must have rank >= 2");
   const int64_t N = x.dim(0), C = x.dim(1);
-  const int64_t G = c.node.req_int("num_groups");
+  const int64_t G = op_attrs(c).i("num_groups");
   TESSERA_CHECK(G > 0 && C % G == 0, c.node.describe(), ": ", C, " channels are not divisible into ", G, " groups");
   const int64_t plane = N * C == 0 ? 0 : x.numel() / (N * C);
   const int64_t ns = c.in(1).numel();
   // Opset 21 has per-channel scale/bias; opset 18 had one per group.
   TESSERA_CHECK((ns == C || ns == G) && c.in(2).numel() == ns, c.node.describe(), ": scale and bias must have ", C,
                 " (or ", G, ") values");
-  std::vector<double> y = group_normalize(nn_to_doubles(x), N, C, plane, G, c.node.attr_float("epsilon", 1e-5f),
+  std::vector<double> y = group_normalize(nn_to_doubles(x), N, C, plane, G, op_attrs(c).f("epsilon"),
                                           nn_to_doubles(c.in(1)), nn_to_doubles(c.in(2)), ns != C);
   return {nn_from_doubles(x.dtype(), x.dims(), y)};
 }
@@ -185,16 +186,17 @@ void register_nn_batchnorm_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            return 2.0 * prod_dims(ins[0]->dims);  // folded to one multiply-add per element
          },
-         .attributes = {"epsilon", "momentum", "training_mode", "spatial", "is_test", "consumed_inputs"}});
+         .attributes = {float_attr("epsilon", 1e-5f), float_attr("momentum", 0.9f), int_attr("training_mode", 0),
+                        int_attr("spatial", 1), int_attr("is_test", 0), ints_attr("consumed_inputs")}});
   auto norm_flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
     return 6.0 * prod_dims(ins[0]->dims);  // mean, variance, normalize, affine
   };
   r.add({.name = "InstanceNormalization", .min_opset = 6, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_instance_norm, .reference = run_instance_norm, .flops = norm_flops,
-         .attributes = {"epsilon", "consumed_inputs"}});
+         .attributes = {float_attr("epsilon", 1e-5f), ints_attr("consumed_inputs")}});
   r.add({.name = "GroupNormalization", .min_opset = 18, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_group_norm, .reference = run_group_norm, .flops = norm_flops,
-         .attributes = {"epsilon", "num_groups", "stash_type"}});
+         .attributes = {float_attr("epsilon", 1e-5f), int_attr("num_groups").required(), int_attr("stash_type", 1)}});
 }
 
 }  // namespace tessera

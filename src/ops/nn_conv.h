@@ -17,7 +17,7 @@ struct ConvShape {
 
 // Checks X and W (ranks, channels vs group) and computes the output shape;
 // unknown dims (-1) propagate.
-ConvShape conv_shape(const Node& n, const Dims& x, const Dims& w);
+ConvShape conv_shape(const OpAttrs& attrs, const Dims& x, const Dims& w);
 
 // Shape facts of one ConvTranspose: X [N, C, in...], W [C, M/group, k...] ->
 // Y [N, M, out...], with output_padding, output_shape and auto_pad resolved
@@ -36,7 +36,7 @@ struct ConvTShape {
 };
 
 // Checks X and W and computes the ConvTranspose output shape; unknown dims propagate.
-ConvTShape convt_shape(const Node& n, const Dims& x, const Dims& w);
+ConvTShape convt_shape(const OpAttrs& attrs, const Dims& x, const Dims& w);
 
 // Direct convolution: y[n, m, o] += sum_{c, k} w[m, c, k] * x[n, g*C/G + c, o*s - p + k*d].
 // y must hold N*M*out_plane values, pre-filled (zero or bias). A is the

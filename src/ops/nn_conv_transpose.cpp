@@ -1,14 +1,16 @@
 // ConvTranspose: the gradient of Conv with respect to its input, with groups,
 // strides, dilations, pads, output_padding, output_shape and auto_pad.
 #include "ops/nn_conv.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
-ConvTShape convt_shape(const Node& n, const Dims& x, const Dims& w) {
+ConvTShape convt_shape(const OpAttrs& attrs, const Dims& x, const Dims& w) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(x.size() >= 3, n.describe(), ": input X must have rank >= 3 (N, C, spatial...), got rank ", x.size());
   TESSERA_CHECK(w.size() == x.size(), n.describe(), ": weight W has rank ", w.size(), " but X has rank ", x.size());
   ConvTShape s;
-  s.group = n.attr_int("group", 1);
+  s.group = attrs.i("group");
   TESSERA_CHECK(s.group > 0, n.describe(), ": group must be positive");
   s.N = x[0];
   s.C = x[1];
@@ -19,12 +21,12 @@ ConvTShape convt_shape(const Node& n, const Dims& x, const Dims& w) {
                   s.group);
   s.M = w[1] < 0 ? -1 : w[1] * s.group;
   const size_t ns = x.size() - 2;
-  s.attrs = read_window_attrs(n, static_cast<int64_t>(ns), spatial_dims(w), false);
-  s.out_padding = n.attr_ints("output_padding", std::vector<int64_t>(ns, 0));
-  if (s.out_padding.empty()) s.out_padding.assign(ns, 0);
+  s.attrs = read_window_attrs(attrs, static_cast<int64_t>(ns), spatial_dims(w), false);
+  s.out_padding = attrs.ints("output_padding");
+  if (s.out_padding.empty()) s.out_padding.assign(ns, 0);  // absent or empty: 0 per axis
   TESSERA_CHECK(s.out_padding.size() == ns, n.describe(), ": output_padding has ", s.out_padding.size(),
                 " values, expected ", ns);
-  std::vector<int64_t> oshape = n.attr_ints("output_shape");
+  std::vector<int64_t> oshape = attrs.ints("output_shape");
   if (oshape.size() == ns + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
   TESSERA_CHECK(oshape.empty() || oshape.size() == ns, n.describe(), ": output_shape has ", oshape.size(),
                 " values, expected ", ns);
@@ -73,7 +75,7 @@ void infer_convt(InferContext& c) {
   const TensorType& w = c.in(1);
   check_same_dtype(c.node, {&x, &w, c.has_input(2) ? &c.in(2) : nullptr});
   TESSERA_CHECK(is_float(x.dtype), c.node.describe(), ": ConvTranspose needs float inputs, got ", dtype_name(x.dtype));
-  ConvTShape s = convt_shape(c.node, x.dims, w.dims);
+  ConvTShape s = convt_shape(op_attrs(c), x.dims, w.dims);
   if (c.has_input(2)) {
     const TensorType& b = c.in(2);
     TESSERA_CHECK(b.rank() == 1 && (b.dims[0] < 0 || s.M < 0 || b.dims[0] == s.M), c.node.describe(),
@@ -128,7 +130,7 @@ std::vector<Tensor> run_convt(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
   TESSERA_CHECK(x.dtype() == w.dtype(), c.node.describe(), ": X and W have different element types");
-  ConvTShape s = convt_shape(c.node, x.dims(), w.dims());
+  ConvTShape s = convt_shape(op_attrs(c), x.dims(), w.dims());
   TESSERA_CHECK(s.attrs.nsp <= 3, c.node.describe(), ": ", s.attrs.nsp, "-D ConvTranspose is not supported");
   // Geometry in "input = X, output = Y" terms; pads may be negative here.
   Geom3 g;
@@ -164,8 +166,9 @@ void register_nn_conv_transpose_ops(OpRegistry& r) {
            return 2.0 * prod_dims(x.dims) * prod_dims(Dims(w.dims.begin() + 1, w.dims.end())) +
                   (ins.size() > 2 && ins[2] ? prod_dims(outs[0].dims) : 0);
          },
-         .attributes = {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads",
-                        "strides"}});
+         .attributes = {string_attr("auto_pad", "NOTSET"), ints_attr("dilations", {}), int_attr("group", 1),
+                        ints_attr("kernel_shape"), ints_attr("output_padding", {}), ints_attr("output_shape", {}),
+                        ints_attr("pads", {}), ints_attr("strides", {})}});
 }
 
 }  // namespace tessera

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -33,8 +34,8 @@ std::vector<Tensor> run_dropout(const KernelContext& c) {
       training = c.in(2).get_int(0) != 0;
     }
   } else {
-    ratio = c.node.attr_float("ratio", 0.5f);
-    if (c.opset < 7) training = c.node.attr_int("is_test", 0) == 0;
+    ratio = op_attrs(c).f("ratio");
+    if (c.opset < 7) training = op_attrs(c).i("is_test") == 0;
   }
   TESSERA_CHECK(ratio >= 0 && ratio < 1, c.node.describe(), ": ratio must be in [0, 1), got ", ratio);
   const DType mt = mask_dtype(c.opset, x.dtype());
@@ -47,7 +48,7 @@ std::vector<Tensor> run_dropout(const KernelContext& c) {
     return {x.clone(), mask};
   }
   TESSERA_CHECK(is_float(x.dtype()), c.node.describe(), ": training-mode dropout needs a float input");
-  std::mt19937_64 rng(static_cast<uint64_t>(c.node.attr_int("seed", 0)));
+  std::mt19937_64 rng(static_cast<uint64_t>(op_attrs(c).i("seed")));
   std::uniform_real_distribution<double> uni(0.0, 1.0);
   Tensor y(x.dtype(), x.dims());
   const double scale = 1.0 / (1.0 - ratio);
@@ -68,7 +69,8 @@ std::vector<Tensor> run_dropout(const KernelContext& c) {
 void register_nn_dropout_ops(OpRegistry& r) {
   r.add({.name = "Dropout", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {0},
          .infer = infer_dropout, .reference = run_dropout,
-         .attributes = {"ratio", "seed", "is_test", "consumed_inputs"}});
+         .attributes = {float_attr("ratio", 0.5f), int_attr("seed", 0), int_attr("is_test", 0),
+                        ints_attr("consumed_inputs")}});
 }
 
 }  // namespace tessera

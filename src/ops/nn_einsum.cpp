@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -38,9 +39,10 @@ std::vector<int> parse_term(const Node& n, const std::string& t) {
   return v;
 }
 
-EinsumPlan make_plan(const Node& n, const std::vector<Dims>& dims) {
+EinsumPlan make_plan(const OpAttrs& attrs, const std::vector<Dims>& dims) {
+  const Node& n = attrs.node();
   std::string eq;
-  for (char ch : n.attr_string("equation", "")) if (!std::isspace(static_cast<unsigned char>(ch))) eq += ch;
+  for (char ch : attrs.s("equation")) if (!std::isspace(static_cast<unsigned char>(ch))) eq += ch;
   TESSERA_CHECK(!eq.empty(), n.describe(), ": attribute 'equation' is required");
   const size_t arrow = eq.find("->");
   const std::string lhs = eq.substr(0, arrow);
@@ -133,7 +135,7 @@ void infer_einsum(InferContext& c) {
   const DType t = c.in(0).dtype;
   TESSERA_CHECK(t != DType::Bool && t != DType::String, c.node.describe(), ": unsupported element type ",
                 dtype_name(t));
-  c.out(0) = TensorType{t, out_dims(make_plan(c.node, dims))};
+  c.out(0) = TensorType{t, out_dims(make_plan(op_attrs(c), dims))};
 }
 
 template <class T>
@@ -146,7 +148,7 @@ std::vector<Tensor> run_einsum(const KernelContext& c) {
     dims.push_back(c.in(i).dims());
     TESSERA_CHECK(c.in(i).dtype() == c.in(0).dtype(), c.node.describe(), ": inputs have different element types");
   }
-  EinsumPlan p = make_plan(c.node, dims);
+  EinsumPlan p = make_plan(op_attrs(c), dims);
   // Loop order: output labels, then the summed ones.
   std::vector<int> order = p.out_labels;
   for (const auto& [l, s] : p.size)
@@ -220,12 +222,12 @@ void register_nn_einsum_ops(OpRegistry& r) {
            // One multiply per extra operand and one add per term: K per label combination.
            std::vector<Dims> dims;
            for (const TensorType* t : ins) dims.push_back(t->dims);
-           EinsumPlan p = make_plan(n, dims);
+           EinsumPlan p = make_plan(OpAttrs(n, kAnyOpset), dims);
            double terms = 1;
            for (const auto& [l, s] : p.size) terms *= static_cast<double>(s);
            return terms * static_cast<double>(std::max<size_t>(1, ins.size()));
          },
-         .attributes = {"equation"}});
+         .attributes = {string_attr("equation").required()}});
 }
 
 }  // namespace tessera

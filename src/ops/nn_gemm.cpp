@@ -69,10 +69,10 @@ struct GemmShape {
   int64_t M = -1, K = -1, N = -1;
 };
 
-GemmShape gemm_shape(const Node& n, const Dims& a, const Dims& b, const Dims* cdims) {
+GemmShape gemm_shape(const Node& n, const GemmAttrs& g, const Dims& a, const Dims& b, const Dims* cdims) {
   TESSERA_CHECK(a.size() == 2 && b.size() == 2, n.describe(), ": Gemm needs 2-D A and B, got ", dims_to_string(a),
                 " and ", dims_to_string(b));
-  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const bool ta = g.trans_a, tb = g.trans_b;
   GemmShape s;
   s.M = ta ? a[1] : a[0];
   s.K = ta ? a[0] : a[1];
@@ -97,7 +97,7 @@ GemmShape gemm_shape(const Node& n, const Dims& a, const Dims& b, const Dims* cd
 void infer_gemm(InferContext& c) {
   check_same_dtype(c.node, c.input_types);
   const Dims* cd = c.has_input(2) ? &c.in(2).dims : nullptr;
-  GemmShape s = gemm_shape(c.node, c.in(0).dims, c.in(1).dims, cd);
+  GemmShape s = gemm_shape(c.node, gemm_attrs(op_attrs(c)), c.in(0).dims, c.in(1).dims, cd);
   c.out(0) = TensorType{check_numeric(c.node, c.in(0).dtype), {s.M, s.N}};
 }
 
@@ -107,9 +107,10 @@ std::vector<Tensor> run_gemm(const KernelContext& c) {
   const Tensor* ct = c.has_input(2) ? &c.in(2) : nullptr;
   TESSERA_CHECK(a.dtype() == b.dtype() && (!ct || ct->dtype() == a.dtype()), c.node.describe(),
                 ": inputs have different element types");
-  GemmShape s = gemm_shape(c.node, a.dims(), b.dims(), ct ? &ct->dims() : nullptr);
-  const bool ta = c.node.attr_int("transA", 0) != 0, tb = c.node.attr_int("transB", 0) != 0;
-  const double alpha = c.node.attr_float("alpha", 1.0f), beta = c.node.attr_float("beta", 1.0f);
+  const GemmAttrs g = gemm_attrs(op_attrs(c));
+  GemmShape s = gemm_shape(c.node, g, a.dims(), b.dims(), ct ? &ct->dims() : nullptr);
+  const bool ta = g.trans_a, tb = g.trans_b;
+  const double alpha = g.alpha, beta = g.beta;
   const int64_t M = s.M, K = s.K, N = s.N;
   Tensor y(check_numeric(c.node, a.dtype()), {M, N});
   dispatch_dtype(a.dtype(), [&]<class T>() {
@@ -154,6 +155,10 @@ std::vector<Tensor> run_gemm(const KernelContext& c) {
 
 }  // namespace
 
+GemmAttrs gemm_attrs(const OpAttrs& a) {
+  return {a.i("transA") != 0, a.i("transB") != 0, a.f("alpha"), a.f("beta")};
+}
+
 void register_nn_gemm_ops(OpRegistry& r) {
   r.add({.name = "MatMul",
          .min_opset = 1,
@@ -174,11 +179,12 @@ void register_nn_gemm_ops(OpRegistry& r) {
          .infer = infer_gemm,
          .reference = run_gemm,
          .flops = [](const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
-           GemmShape s = gemm_shape(n, ins[0]->dims, ins[1]->dims, nullptr);
+           GemmShape s = gemm_shape(n, gemm_attrs(OpAttrs(n, kAnyOpset)), ins[0]->dims, ins[1]->dims, nullptr);
            double mn = static_cast<double>(s.M) * static_cast<double>(s.N);
            return 2.0 * mn * static_cast<double>(s.K) + (ins.size() > 2 && ins[2] ? 2.0 * mn : 0.0);
          },
-         .attributes = {"alpha", "beta", "transA", "transB", "broadcast"}});
+         .attributes = {float_attr("alpha", 1.0f), float_attr("beta", 1.0f), int_attr("transA", 0),
+                        int_attr("transB", 0), int_attr("broadcast", 0)}});
 }
 
 }  // namespace tessera

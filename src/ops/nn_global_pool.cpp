@@ -30,12 +30,7 @@ std::vector<Tensor> run_global(const KernelContext& c, GlobalKind kind) {
   Tensor y(x.dtype(), od);
   const int64_t planes = x.dims()[0] * x.dims()[1];
   const int64_t plane = planes == 0 ? 0 : x.numel() / planes;
-  double p = 2.0;
-  if (kind == GlobalKind::Lp) {
-    const Attribute* a = c.node.attr("p");
-    if (a) p = a->kind == Attribute::Kind::Float ? a->f : static_cast<double>(a->i);
-    TESSERA_CHECK(p > 0, c.node.describe(), ": p must be positive");
-  }
+  const double p = kind == GlobalKind::Lp ? lp_order(op_attrs(c)) : 2.0;
   dispatch_float(x.dtype(), [&]<class T>() {
     const T* xp = x.data<T>();
     T* yp = y.data<T>();
@@ -62,10 +57,11 @@ std::vector<Tensor> run_global(const KernelContext& c, GlobalKind kind) {
 // ---------------------------------------------------------------- MaxUnpool
 
 // The unpooled shape implied by the attributes: (in-1)*s + k - pads.
-Dims unpool_default_dims(const Node& n, const Dims& x, WindowAttrs& a) {
+Dims unpool_default_dims(const OpAttrs& attrs, const Dims& x, WindowAttrs& a) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(x.size() >= 3, n.describe(), ": input X must have rank >= 3 (N, C, spatial...), got rank ", x.size());
   const size_t ns = x.size() - 2;
-  a = read_window_attrs(n, static_cast<int64_t>(ns), {}, false);
+  a = read_window_attrs(attrs, static_cast<int64_t>(ns), {}, false);
   TESSERA_CHECK(a.auto_pad == "NOTSET", n.describe(), ": MaxUnpool has no auto_pad");
   Dims d{x[0], x[1]};
   for (size_t i = 0; i < ns; ++i) {
@@ -81,7 +77,7 @@ void infer_max_unpool(InferContext& c) {
   TESSERA_CHECK(is_float(x.dtype), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype));
   TESSERA_CHECK(c.in(1).dtype == DType::I64, c.node.describe(), ": indices I must be int64");
   WindowAttrs a;
-  Dims d = unpool_default_dims(c.node, x.dims, a);
+  Dims d = unpool_default_dims(op_attrs(c), x.dims, a);
   if (c.has_input(2)) {
     std::vector<int64_t> shape;
     if (constant_ints(c, 2, shape)) {
@@ -101,7 +97,7 @@ std::vector<Tensor> run_max_unpool(const KernelContext& c) {
   TESSERA_CHECK(ind.dtype() == DType::I64 && ind.dims() == x.dims(), c.node.describe(),
                 ": indices I must be int64 with X's shape ", dims_to_string(x.dims()));
   WindowAttrs a;
-  Dims d = unpool_default_dims(c.node, x.dims(), a);
+  Dims d = unpool_default_dims(op_attrs(c), x.dims(), a);
   Dims od = d;
   if (c.has_input(2)) {
     od = c.in(2).to_int_vector();
@@ -149,9 +145,10 @@ void register_nn_global_pool_ops(OpRegistry& r) {
          .flops = in_flops, .attributes = {}});
   r.add({.name = "GlobalLpPool", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_global, .reference = [](const KernelContext& c) { return run_global(c, GlobalKind::Lp); },
-         .flops = in_flops, .attributes = {"p"}});
+         .flops = in_flops, .attributes = {float_attr("p", 2.0f)}});
   r.add({.name = "MaxUnpool", .min_opset = 9, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
-         .infer = infer_max_unpool, .reference = run_max_unpool, .attributes = {"kernel_shape", "pads", "strides"}});
+         .infer = infer_max_unpool, .reference = run_max_unpool,
+         .attributes = {ints_attr("kernel_shape").required(), ints_attr("pads", {}), ints_attr("strides", {})}});
 }
 
 }  // namespace tessera

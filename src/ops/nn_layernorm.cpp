@@ -4,13 +4,15 @@
 #include <cmath>
 
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
 namespace {
 
-DType stash_dtype(const Node& n) {
-  const int64_t s = n.attr_int("stash_type", 1);
+DType stash_dtype(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  const int64_t s = attrs.i("stash_type");
   TESSERA_CHECK(dtype_supported(static_cast<int32_t>(s)) && is_float(static_cast<DType>(s)), n.describe(),
                 ": stash_type ", s, " is not a float type");
   return static_cast<DType>(s);
@@ -39,20 +41,20 @@ void check_param(const Node& n, const TensorType* p, const TensorType& x, const 
 void infer_norm(InferContext& c, bool layer) {
   const TensorType& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype));
-  const int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", -1), x.rank());
+  const int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   check_param(c.node, &c.in(1), x, "scale");
   if (layer && c.has_input(2)) check_param(c.node, &c.in(2), x, "bias");
   c.out(0) = x;
-  const DType st = stash_dtype(c.node);
+  const DType st = stash_dtype(op_attrs(c));
   for (int i = 1; i < c.num_outputs() && layer; ++i) c.out(i) = TensorType{st, stat_dims(x.dims, axis)};
 }
 
 std::vector<Tensor> run_norm(const KernelContext& c, bool layer) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype()), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype()));
-  const int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", -1), x.rank());
-  const double eps = c.node.attr_float("epsilon", 1e-5f);
-  const DType st = stash_dtype(c.node);
+  const int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
+  const double eps = op_attrs(c).f("epsilon");
+  const DType st = stash_dtype(op_attrs(c));
   TensorType xt{x.dtype(), x.dims()};
   TensorType st_scale{c.in(1).dtype(), c.in(1).dims()};
   check_param(c.node, &st_scale, xt, "scale");
@@ -108,11 +110,11 @@ void register_nn_layernorm_ops(OpRegistry& r) {
   r.add({.name = "LayerNormalization", .min_opset = 17, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = [](InferContext& c) { infer_norm(c, true); },
          .reference = [](const KernelContext& c) { return run_norm(c, true); }, .flops = flops(7.0),
-         .attributes = {"axis", "epsilon", "stash_type"}});
+         .attributes = {int_attr("axis", -1), float_attr("epsilon", 1e-5f), int_attr("stash_type", 1)}});
   r.add({.name = "RMSNormalization", .min_opset = 23, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = [](InferContext& c) { infer_norm(c, false); },
          .reference = [](const KernelContext& c) { return run_norm(c, false); }, .flops = flops(4.0),
-         .attributes = {"axis", "epsilon", "stash_type"}});
+         .attributes = {int_attr("axis", -1), float_attr("epsilon", 1e-5f), int_attr("stash_type", 1)}});
 }
 
 }  // namespace tessera

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -17,10 +18,10 @@ void infer_float_same(InferContext& c) {
 std::vector<Tensor> run_lrn(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype()) && x.rank() >= 2, c.node.describe(), ": X must be a float tensor of rank >= 2");
-  const int64_t size = c.node.req_int("size");
+  const int64_t size = op_attrs(c).i("size");
   TESSERA_CHECK(size > 0, c.node.describe(), ": size must be positive");
-  const double alpha = c.node.attr_float("alpha", 1e-4f), beta = c.node.attr_float("beta", 0.75f),
-               bias = c.node.attr_float("bias", 1.0f);
+  const double alpha = op_attrs(c).f("alpha"), beta = op_attrs(c).f("beta"),
+               bias = op_attrs(c).f("bias");
   const int64_t N = x.dim(0), C = x.dim(1);
   const int64_t plane = N * C == 0 ? 0 : x.numel() / (N * C);
   const int64_t before = (size - 1) / 2, after = size - 1 - before;
@@ -61,7 +62,7 @@ std::vector<int64_t> group_of(const Dims& d, const std::vector<bool>& reduced, i
 std::vector<Tensor> run_mvn(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype()), c.node.describe(), ": needs a float input");
-  std::vector<int64_t> axes = c.node.attr_ints("axes", {0, 2, 3});
+  std::vector<int64_t> axes = op_attrs(c).ints("axes");
   std::vector<bool> reduced(static_cast<size_t>(x.rank()), false);
   for (int64_t a : axes) reduced[static_cast<size_t>(normalize_axis(c.node, a, x.rank()))] = true;
   int64_t groups = 0;
@@ -88,9 +89,9 @@ std::vector<Tensor> run_mvn(const KernelContext& c) {
 std::vector<Tensor> run_lp_norm(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype()), c.node.describe(), ": needs a float input");
-  const int64_t p = c.node.attr_int("p", 2);
+  const int64_t p = op_attrs(c).i("p");
   TESSERA_CHECK(p == 1 || p == 2, c.node.describe(), ": p must be 1 or 2, got ", p);
-  const int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", -1), x.rank());
+  const int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   int64_t len = x.rank() == 0 ? 1 : x.dim(axis), inner = 1;
   for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.dim(i);
   const int64_t outer = len * inner == 0 ? 0 : x.numel() / (len * inner);
@@ -117,21 +118,22 @@ void register_nn_lrn_ops(OpRegistry& r) {
   r.add({.name = "LRN", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_float_same, .reference = run_lrn,
          .flops = [](const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
-           return prod_dims(ins[0]->dims) * (2.0 * static_cast<double>(n.attr_int("size", 1)) + 4.0);
+           return prod_dims(ins[0]->dims) * (2.0 * static_cast<double>(OpAttrs(n, kAnyOpset).i("size")) + 4.0);
          },
-         .attributes = {"alpha", "beta", "bias", "size"}});
+         .attributes = {float_attr("alpha", 1e-4f), float_attr("beta", 0.75f), float_attr("bias", 1.0f),
+                        int_attr("size").required()}});
   r.add({.name = "MeanVarianceNormalization", .min_opset = 9, .mapping = MappingType::ManyToMany,
          .linear_inputs = {}, .infer = infer_float_same, .reference = run_mvn,
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            return 6.0 * prod_dims(ins[0]->dims);
          },
-         .attributes = {"axes"}});
+         .attributes = {ints_attr("axes", {0, 2, 3})}});
   r.add({.name = "LpNormalization", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_float_same, .reference = run_lp_norm,
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            return 3.0 * prod_dims(ins[0]->dims);
          },
-         .attributes = {"axis", "p"}});
+         .attributes = {int_attr("axis", -1), int_attr("p", 2)}});
 }
 
 }  // namespace tessera

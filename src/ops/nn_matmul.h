@@ -17,6 +17,13 @@ struct MatMulShape {
 // dims (-1) propagate; known mismatches throw naming the node.
 MatMulShape matmul_shape(const Node& n, const Dims& a, const Dims& b);
 
+// Gemm's attributes, read once for inference, the reference and the expression.
+struct GemmAttrs {
+  bool trans_a = false, trans_b = false;
+  double alpha = 1, beta = 1;
+};
+GemmAttrs gemm_attrs(const OpAttrs& a);
+
 // y[batch, M, N] = sum_k a[batch_a, M, K] * b[batch_b, K, N], with y zeroed by
 // the caller; A is the accumulator type.
 template <class A>

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
@@ -36,7 +37,11 @@ struct WindowAttrs {
 // Reads kernel_shape (or takes `kernel` when non-empty and the attribute is
 // absent), strides, dilations, pads, auto_pad and (when `pool`) ceil_mode.
 // Checks sizes and values, throwing naming the node.
-WindowAttrs read_window_attrs(const Node& n, int64_t nsp, const std::vector<int64_t>& kernel, bool pool);
+WindowAttrs read_window_attrs(const OpAttrs& attrs, int64_t nsp, const std::vector<int64_t>& kernel, bool pool);
+// LpPool's and GlobalLpPool's p (an int since opset 2, a float before);
+// checks it is positive, throwing naming the node. Shared by the references
+// and the expressions.
+double lp_order(const OpAttrs& attrs);
 
 // Output spatial dims of a forward window op (Conv, pools) for input spatial
 // dims `in` (-1 = unknown, giving -1). When every dim is known and `pads` is

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -53,10 +54,11 @@ struct PoolSetup {
   int64_t planes = 0;
 };
 
-PoolSetup pool_setup(const Node& n, const Dims& x, bool need_geom) {
+PoolSetup pool_setup(const OpAttrs& attrs, const Dims& x, bool need_geom) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(x.size() >= 3, n.describe(), ": input X must have rank >= 3 (N, C, spatial...), got rank ", x.size());
   PoolSetup p;
-  p.attrs = read_window_attrs(n, static_cast<int64_t>(x.size()) - 2, {}, true);
+  p.attrs = read_window_attrs(attrs, static_cast<int64_t>(x.size()) - 2, {}, true);
   std::vector<int64_t> pads;
   Dims out = window_output_dims(n, p.attrs, spatial_dims(x), &pads);
   p.out_dims = {x[0], x[1]};
@@ -73,7 +75,7 @@ bool max_pool_type(DType t) { return is_float(t) || t == DType::I8 || t == DType
 void infer_max_pool(InferContext& c) {
   const TensorType& x = c.in(0);
   TESSERA_CHECK(max_pool_type(x.dtype), c.node.describe(), ": unsupported element type ", dtype_name(x.dtype));
-  PoolSetup p = pool_setup(c.node, x.dims, false);
+  PoolSetup p = pool_setup(op_attrs(c), x.dims, false);
   c.out(0) = TensorType{x.dtype, p.out_dims};
   if (c.num_outputs() > 1) c.out(1) = TensorType{DType::I64, p.out_dims};
 }
@@ -81,8 +83,8 @@ void infer_max_pool(InferContext& c) {
 std::vector<Tensor> run_max_pool(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(max_pool_type(x.dtype()), c.node.describe(), ": unsupported element type ", dtype_name(x.dtype()));
-  PoolSetup p = pool_setup(c.node, x.dims(), true);
-  const int64_t order = c.node.attr_int("storage_order", 0);
+  PoolSetup p = pool_setup(op_attrs(c), x.dims(), true);
+  const int64_t order = op_attrs(c).i("storage_order");
   TESSERA_CHECK(order == 0 || order == 1, c.node.describe(), ": storage_order must be 0 or 1");
   Tensor y(x.dtype(), p.out_dims);
   Tensor ind(DType::I64, p.out_dims);
@@ -122,7 +124,7 @@ std::vector<Tensor> run_max_pool(const KernelContext& c) {
 void infer_float_pool(InferContext& c) {
   const TensorType& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype));
-  c.out(0) = TensorType{x.dtype, pool_setup(c.node, x.dims, false).out_dims};
+  c.out(0) = TensorType{x.dtype, pool_setup(op_attrs(c), x.dims, false).out_dims};
 }
 
 // Average or Lp pooling: acc over the valid taps, then finish(acc, taps, padded).
@@ -130,7 +132,7 @@ template <class Acc, class Fin>
 Tensor float_pool(const KernelContext& c, Acc acc_fn, Fin fin) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype()), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype()));
-  PoolSetup p = pool_setup(c.node, x.dims(), true);
+  PoolSetup p = pool_setup(op_attrs(c), x.dims(), true);
   Tensor y(x.dtype(), p.out_dims);
   const int64_t in_plane = p.geom.in_plane(), out_plane = p.geom.out_plane();
   dispatch_float(x.dtype(), [&]<class T>() {
@@ -158,45 +160,49 @@ Tensor float_pool(const KernelContext& c, Acc acc_fn, Fin fin) {
 }
 
 std::vector<Tensor> run_average_pool(const KernelContext& c) {
-  const int64_t cip = c.node.attr_int("count_include_pad", 0);
+  const int64_t cip = op_attrs(c).i("count_include_pad");
   TESSERA_CHECK(cip == 0 || cip == 1, c.node.describe(), ": count_include_pad must be 0 or 1");
   return {float_pool(c, [](double v) { return v; }, [cip](double acc, int64_t n, int64_t padded) {
     return acc / static_cast<double>(cip ? padded : n);
   })};
 }
 
-// LpPool's p: an int since opset 2 (a float before).
-double lp_order(const Node& n) {
-  const Attribute* a = n.attr("p");
-  double p = !a ? 2.0 : a->kind == Attribute::Kind::Float ? a->f : static_cast<double>(a->i);
-  TESSERA_CHECK(p > 0, n.describe(), ": p must be positive, got ", p);
-  return p;
-}
-
 std::vector<Tensor> run_lp_pool(const KernelContext& c) {
-  const double p = lp_order(c.node);
+  const double p = lp_order(op_attrs(c));
   return {float_pool(c, [p](double v) { return p == 2.0 ? v * v : std::pow(std::fabs(v), p); },
                      [p](double acc, int64_t, int64_t) { return p == 2.0 ? std::sqrt(acc) : std::pow(acc, 1.0 / p); })};
 }
 
 }  // namespace
 
+double lp_order(const OpAttrs& attrs) {
+  const double p = attrs.f("p");  // an int p widens exactly
+  TESSERA_CHECK(p > 0, attrs.node().describe(), ": p must be positive, got ", p);
+  return p;
+}
+
 void register_nn_pool_ops(OpRegistry& r) {
   // Pools read every input element of each window once: one op per tap.
   auto pool_flops = [](const Node& n, const std::vector<const TensorType*>&, const std::vector<TensorType>& outs) {
     double k = 1;
-    for (int64_t v : n.attr_ints("kernel_shape")) k *= static_cast<double>(v);
+    for (int64_t v : OpAttrs(n, kAnyOpset).ints("kernel_shape")) k *= static_cast<double>(v);
     return prod_dims(outs[0].dims) * k;
   };
   r.add({.name = "MaxPool", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_max_pool, .reference = run_max_pool, .flops = pool_flops,
-         .attributes = {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}});
+         .attributes = {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0), ints_attr("dilations", {}),
+                        ints_attr("kernel_shape").required(), ints_attr("pads", {}), int_attr("storage_order", 0),
+                        ints_attr("strides", {})}});
   r.add({.name = "AveragePool", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
          .infer = infer_float_pool, .reference = run_average_pool, .flops = pool_flops,
-         .attributes = {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"}});
+         .attributes = {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0), int_attr("count_include_pad", 0),
+                        ints_attr("dilations", {}), ints_attr("kernel_shape").required(), ints_attr("pads", {}),
+                        ints_attr("strides", {})}});
   r.add({.name = "LpPool", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_float_pool, .reference = run_lp_pool, .flops = pool_flops,
-         .attributes = {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"}});
+         .attributes = {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0), ints_attr("dilations", {}),
+                        ints_attr("kernel_shape").required(), float_attr("p", 2.0f), ints_attr("pads", {}),
+                        ints_attr("strides", {})}});
 }
 
 }  // namespace tessera

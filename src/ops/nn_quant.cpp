@@ -60,7 +60,7 @@ std::vector<int32_t> int_conv(const KernelContext& c, int xi, int xzi, int wi, i
   const Tensor& w = c.in(wi);
   check_q8(c.node, x.dtype(), "x");
   check_q8(c.node, w.dtype(), "w");
-  s = conv_shape(c.node, x.dims(), w.dims());
+  s = conv_shape(op_attrs(c), x.dims(), w.dims());
   g = make_geom3(c.node, s.attrs, spatial_dims(x.dims()), s.out_spatial, s.pads);
   std::vector<double> xzp = per_channel(c, xzi, 1, "x_zero_point");
   std::vector<double> wzp = per_channel(c, wzi, s.M, "w_zero_point");
@@ -87,7 +87,7 @@ std::vector<int32_t> int_conv(const KernelContext& c, int xi, int xzi, int wi, i
 void infer_conv_integer(InferContext& c) {
   check_q8(c.node, c.in(0).dtype, "x");
   check_q8(c.node, c.in(1).dtype, "w");
-  c.out(0) = TensorType{DType::I32, conv_shape(c.node, c.in(0).dims, c.in(1).dims).out_dims()};
+  c.out(0) = TensorType{DType::I32, conv_shape(op_attrs(c), c.in(0).dims, c.in(1).dims).out_dims()};
 }
 
 std::vector<Tensor> run_conv_integer(const KernelContext& c) {
@@ -101,7 +101,7 @@ void infer_qlinear_conv(InferContext& c) {
   check_q8(c.node, c.in(0).dtype, "x");
   check_q8(c.node, c.in(3).dtype, "w");
   check_q8(c.node, c.in(7).dtype, "y_zero_point");
-  c.out(0) = TensorType{c.in(7).dtype, conv_shape(c.node, c.in(0).dims, c.in(3).dims).out_dims()};
+  c.out(0) = TensorType{c.in(7).dtype, conv_shape(op_attrs(c), c.in(0).dims, c.in(3).dims).out_dims()};
 }
 
 std::vector<Tensor> run_qlinear_conv(const KernelContext& c) {
@@ -192,7 +192,9 @@ void register_nn_quant_ops(OpRegistry& r) {
       return 2.0 * prod_dims(s.batch) * static_cast<double>(s.M) * static_cast<double>(s.K) * static_cast<double>(s.N);
     };
   };
-  const std::vector<std::string> conv_attrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  const std::vector<AttrSpec> conv_attrs = {string_attr("auto_pad", "NOTSET"), ints_attr("dilations", {}),
+                                            int_attr("group", 1), ints_attr("kernel_shape"), ints_attr("pads", {}),
+                                            ints_attr("strides", {})};
   r.add({.name = "ConvInteger", .min_opset = 10, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_conv_integer, .reference = run_conv_integer, .flops = conv_fl(1), .attributes = conv_attrs});
   r.add({.name = "QLinearConv", .min_opset = 10, .mapping = MappingType::ManyToMany, .linear_inputs = {},

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -20,7 +21,7 @@ struct RowLayout {
 RowLayout row_layout(const Node& n, int64_t opset, const Dims& d) {
   const int64_t rank = static_cast<int64_t>(d.size());
   const bool old = opset < 13;
-  int64_t axis = n.attr_int("axis", old ? 1 : -1);
+  int64_t axis = OpAttrs(n, opset).i("axis");
   RowLayout r;
   if (rank == 0) return r;
   if (old) {
@@ -41,7 +42,7 @@ RowLayout row_layout(const Node& n, int64_t opset, const Dims& d) {
 void infer_soft(InferContext& c) {
   const TensorType& x = c.in(0);
   TESSERA_CHECK(is_float(x.dtype), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype));
-  if (c.opset >= 13 && x.rank() > 0) normalize_axis(c.node, c.node.attr_int("axis", -1), x.rank());
+  if (c.opset >= 13 && x.rank() > 0) normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   c.out(0) = x;
 }
 
@@ -97,15 +98,18 @@ void register_nn_softmax_ops(OpRegistry& r) {
       return per * prod_dims(ins[0]->dims);
     };
   };
+  // The axis: before opset 13 the input is flattened to 2-D at `axis` (default
+  // 1); from 13 the op runs along `axis` (default -1).
+  const AttrSpec softmax_axis = int_attr("axis", 1).default_from(13, Attribute::of_int(-1));
   r.add({.name = "Softmax", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_soft, .reference = [](const KernelContext& c) { return run_soft(c, SoftKind::Softmax); },
-         .flops = fl(5.0), .attributes = {"axis"}});
+         .flops = fl(5.0), .attributes = {softmax_axis}});
   r.add({.name = "LogSoftmax", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_soft, .reference = [](const KernelContext& c) { return run_soft(c, SoftKind::LogSoftmax); },
-         .flops = fl(5.0), .attributes = {"axis"}});
+         .flops = fl(5.0), .attributes = {softmax_axis}});
   r.add({.name = "Hardmax", .min_opset = 1, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_soft, .reference = [](const KernelContext& c) { return run_soft(c, SoftKind::Hardmax); },
-         .flops = fl(1.0), .attributes = {"axis"}});
+         .flops = fl(1.0), .attributes = {softmax_axis}});
 }
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 // attribute parsing, output sizes for every auto_pad mode and ceil_mode, and
 // the 3-D padded form the kernels loop over.
 #include "ops/nn_ops.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -12,21 +13,24 @@ int64_t floor_div(int64_t a, int64_t b) {
 }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
-std::vector<int64_t> ints_or(const Node& n, const char* key, size_t size, int64_t def) {
-  std::vector<int64_t> v = n.attr_ints(key, std::vector<int64_t>(size, def));
-  if (v.empty()) v.assign(size, def);  // an explicitly empty list means the default
+std::vector<int64_t> ints_or(const OpAttrs& attrs, const char* key, size_t size, int64_t def) {
+  const Node& n = attrs.node();
+  // MaxUnpool declares no dilations: the default.
+  std::vector<int64_t> v = attrs.declares(key) ? attrs.ints(key) : std::vector<int64_t>{};
+  if (v.empty()) v.assign(size, def);  // absent or an explicitly empty list: `def` per axis
   TESSERA_CHECK(v.size() == size, n.describe(), ": attribute '", key, "' has ", v.size(), " values, expected ", size);
   return v;
 }
 }  // namespace
 
-WindowAttrs read_window_attrs(const Node& n, int64_t nsp, const std::vector<int64_t>& kernel, bool pool) {
+WindowAttrs read_window_attrs(const OpAttrs& attrs, int64_t nsp, const std::vector<int64_t>& kernel, bool pool) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(nsp >= 1, n.describe(), ": input needs at least one spatial dimension (rank >= 3)");
   WindowAttrs a;
   a.nsp = nsp;
   const size_t ns = static_cast<size_t>(nsp);
-  if (n.has_attr("kernel_shape")) {
-    a.kernel = n.attr_ints("kernel_shape");
+  if (attrs.declares("kernel_shape") && attrs.has("kernel_shape")) {
+    a.kernel = attrs.ints("kernel_shape");
     TESSERA_CHECK(a.kernel.size() == ns, n.describe(), ": kernel_shape has ", a.kernel.size(),
                   " values but the input has ", nsp, " spatial dims");
     if (!kernel.empty())
@@ -39,19 +43,19 @@ WindowAttrs read_window_attrs(const Node& n, int64_t nsp, const std::vector<int6
   }
   for (int64_t k : a.kernel)
     TESSERA_CHECK(k > 0 || (k < 0 && !kernel.empty()), n.describe(), ": kernel_shape values must be positive");
-  a.strides = ints_or(n, "strides", ns, 1);
-  a.dilations = ints_or(n, "dilations", ns, 1);
-  a.pads = ints_or(n, "pads", 2 * ns, 0);
+  a.strides = ints_or(attrs, "strides", ns, 1);
+  a.dilations = ints_or(attrs, "dilations", ns, 1);
+  a.pads = ints_or(attrs, "pads", 2 * ns, 0);
   for (int64_t s : a.strides) TESSERA_CHECK(s > 0, n.describe(), ": strides must be positive");
   for (int64_t d : a.dilations) TESSERA_CHECK(d > 0, n.describe(), ": dilations must be positive");
   for (int64_t p : a.pads) TESSERA_CHECK(p >= 0, n.describe(), ": pads must be non-negative");
-  a.auto_pad = n.attr_string("auto_pad", "NOTSET");
+  if (attrs.declares("auto_pad")) a.auto_pad = attrs.s("auto_pad");
   TESSERA_CHECK(a.auto_pad == "NOTSET" || a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER" ||
                     a.auto_pad == "VALID",
                 n.describe(), ": unsupported auto_pad '", a.auto_pad, "'");
   if (a.auto_pad == "VALID") a.pads.assign(2 * ns, 0);
   if (pool) {
-    int64_t cm = n.attr_int("ceil_mode", 0);
+    int64_t cm = attrs.i("ceil_mode");
     TESSERA_CHECK(cm == 0 || cm == 1, n.describe(), ": ceil_mode must be 0 or 1");
     a.ceil_mode = cm == 1;
   }

@@ -4,6 +4,7 @@
 //   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)
 //   DequantizeLinear: y = (x - zero_point) * scale
 #include "ops/elementwise_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -30,14 +31,15 @@ struct QuantLayout {
 
 // Validates the scale shape against x (dims may be -1 at inference time, in
 // which case the checks that need them are skipped).
-QuantLayout quant_layout(const Node& n, const Dims& x, const Dims& s) {
+QuantLayout quant_layout(const OpAttrs& attrs, const Dims& x, const Dims& s) {
+  const Node& n = attrs.node();
   QuantLayout l;
-  int64_t block = n.attr_int("block_size", 0);
+  int64_t block = attrs.i("block_size");
   TESSERA_CHECK(block >= 0, n.describe(), ": block_size must be >= 0, got ", block);
   bool s_known = std::all_of(s.begin(), s.end(), [](int64_t d) { return d >= 0; });
   if (block == 0 && s.size() <= 1 && (s.empty() || s[0] == 1)) return l;
   int64_t rank = static_cast<int64_t>(x.size());
-  int64_t axis = normalize_axis(n, n.attr_int("axis", 1), rank);
+  int64_t axis = normalize_axis(n, attrs.i("axis"), rank);
   auto ax = static_cast<size_t>(axis);
   l.dim = x[ax];
   l.inner = 1;
@@ -75,8 +77,9 @@ void check_zero_point(const Node& n, const TensorType* s, const TensorType* zp) 
 }
 
 // QuantizeLinear's output type: the zero point's, else output_dtype, else uint8.
-DType quant_out_type(const Node& n, const TensorType* zp) {
-  int64_t od = n.attr_int("output_dtype", 0);
+DType quant_out_type(const OpAttrs& attrs, const TensorType* zp) {
+  const Node& n = attrs.node();
+  int64_t od = attrs.i("output_dtype");
   DType d = DType::U8;
   if (zp && zp->dtype != DType::Undefined) {
     d = zp->dtype;
@@ -131,9 +134,9 @@ void infer_quantize(InferContext& c) {
   require_type(c.node, s.dtype, kFloat, "scale");
   const TensorType* zp = c.has_input(2) ? &c.in(2) : nullptr;
   check_zero_point(c.node, &s, zp);
-  if (x.rank_known && s.rank_known) quant_layout(c.node, x.dims, s.dims);
+  if (x.rank_known && s.rank_known) quant_layout(op_attrs(c), x.dims, s.dims);
   c.out(0) = x;
-  c.out(0).dtype = quant_out_type(c.node, zp);
+  c.out(0).dtype = quant_out_type(op_attrs(c), zp);
 }
 
 std::vector<Tensor> quantize(const KernelContext& c) {
@@ -144,14 +147,14 @@ std::vector<Tensor> quantize(const KernelContext& c) {
   require_type(c.node, s.dtype(), kFloat, "scale");
   const Tensor* zp = c.has_input(2) ? &c.in(2) : nullptr;
   TensorType zpt = zp ? TensorType{zp->dtype(), zp->dims(), true} : TensorType{};
-  DType out = quant_out_type(c.node, zp ? &zpt : nullptr);
-  QuantLayout l = quant_layout(c.node, x.dims(), s.dims());
+  DType out = quant_out_type(op_attrs(c), zp ? &zpt : nullptr);
+  QuantLayout l = quant_layout(op_attrs(c), x.dims(), s.dims());
   if (zp)
     TESSERA_CHECK(zp->dims() == s.dims() || (zp->numel() == 1 && s.numel() == 1), c.node.describe(),
                   ": zero point shape ", dims_to_string(zp->dims()), " differs from scale shape ",
                   dims_to_string(s.dims()));
   // x / scale is computed in x's float type (numpy semantics); int32 x in double.
-  int64_t prec_attr = c.node.attr_int("precision", 0);
+  int64_t prec_attr = op_attrs(c).i("precision");
   DType prec = prec_attr ? static_cast<DType>(prec_attr) : (x.dtype() == DType::I32 ? DType::F64 : x.dtype());
   TESSERA_CHECK(is_float(prec), c.node.describe(), ": precision ", prec_attr, " is not a supported float type");
   std::vector<double> xs = as_doubles(c.node, x), ss = as_doubles(c.node, s);
@@ -167,8 +170,9 @@ std::vector<Tensor> quantize(const KernelContext& c) {
 
 // ---------------------------------------------------------------- DequantizeLinear
 
-DType dequant_out_type(const Node& n, DType scale) {
-  int64_t od = n.attr_int("output_dtype", 0);
+DType dequant_out_type(const OpAttrs& attrs, DType scale) {
+  const Node& n = attrs.node();
+  int64_t od = attrs.i("output_dtype");
   if (od == 0) return scale;
   TESSERA_CHECK(od > 0 && od <= 0x7fffffff && dtype_supported(static_cast<int32_t>(od)) &&
                     is_float(static_cast<DType>(od)),
@@ -185,9 +189,9 @@ void infer_dequantize(InferContext& c) {
   const TensorType* zp = c.has_input(2) ? &c.in(2) : nullptr;
   if (zp) check_same_dtype(c.node, {&x, zp});
   check_zero_point(c.node, &s, zp);
-  if (x.rank_known && s.rank_known) quant_layout(c.node, x.dims, s.dims);
+  if (x.rank_known && s.rank_known) quant_layout(op_attrs(c), x.dims, s.dims);
   c.out(0) = x;
-  c.out(0).dtype = dequant_out_type(c.node, s.dtype);
+  c.out(0).dtype = dequant_out_type(op_attrs(c), s.dtype);
 }
 
 std::vector<Tensor> dequantize(const KernelContext& c) {
@@ -197,7 +201,7 @@ std::vector<Tensor> dequantize(const KernelContext& c) {
                 " is not supported");
   require_type(c.node, s.dtype(), kFloat, "scale");
   const Tensor* zp = c.has_input(2) ? &c.in(2) : nullptr;
-  QuantLayout l = quant_layout(c.node, x.dims(), s.dims());
+  QuantLayout l = quant_layout(op_attrs(c), x.dims(), s.dims());
   if (zp) {
     TESSERA_CHECK(zp->dtype() == x.dtype(), c.node.describe(), ": zero point type ", dtype_name(zp->dtype()),
                   " differs from the input's ", dtype_name(x.dtype()));
@@ -207,7 +211,7 @@ std::vector<Tensor> dequantize(const KernelContext& c) {
   }
   std::vector<double> xs = as_doubles(c.node, x), ss = as_doubles(c.node, s);
   std::vector<double> zs = zp ? as_doubles(c.node, *zp) : std::vector<double>(ss.size(), 0.0);
-  Tensor y(dequant_out_type(c.node, s.dtype()), x.dims());
+  Tensor y(dequant_out_type(op_attrs(c), s.dtype()), x.dims());
   dispatch_mask<kFloat>(c.node, y.dtype(), [&]<class T>() {
     T* o = y.data<T>();
     for (int64_t i = 0; i < x.numel(); ++i) {
@@ -262,9 +266,11 @@ double quant_flops(const Node&, const std::vector<const TensorType*>& ins, const
 void register_quantize_ops(OpRegistry& r) {
   r.add({.name = "QuantizeLinear", .min_opset = 10, .mapping = MappingType::OneToOne, .infer = infer_quantize,
          .reference = quantize, .flops = quant_flops,
-         .attributes = {"axis", "block_size", "output_dtype", "saturate", "precision"}});
+         .attributes = {int_attr("axis", 1), int_attr("block_size", 0), int_attr("output_dtype", 0),
+                        int_attr("saturate", 1), int_attr("precision", 0)}});
   r.add({.name = "DequantizeLinear", .min_opset = 10, .mapping = MappingType::OneToOne, .infer = infer_dequantize,
-         .reference = dequantize, .flops = quant_flops, .attributes = {"axis", "block_size", "output_dtype"}});
+         .reference = dequantize, .flops = quant_flops,
+         .attributes = {int_attr("axis", 1), int_attr("block_size", 0), int_attr("output_dtype", 0)}});
   r.add({.name = "DynamicQuantizeLinear", .min_opset = 11, .mapping = MappingType::ManyToMany,
          .infer = infer_dynamic_quantize, .reference = dynamic_quantize,
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {

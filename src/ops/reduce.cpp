@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ops/op_helpers.h"
+#include "ops/op_attrs.h"
 #include "ops/reduce_ops.h"
 
 namespace tessera {
@@ -16,33 +17,13 @@ enum class RK { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare 
 // The axes list as written: from the input when present (ReduceSum from opset
 // 13, the others from 18), else the attribute (earlier opsets).
 // nullopt when the input is present but not known (inference only).
-std::optional<std::vector<int64_t>> written_axes(const Node& n, const Tensor* axes_value, bool axes_input_present) {
+std::optional<std::vector<int64_t>> written_axes(const ReduceAttrs& a, const Tensor* axes_value,
+                                                 bool axes_input_present) {
   if (axes_input_present) {
     if (!axes_value) return std::nullopt;
     return axes_value->to_int_vector();
   }
-  return n.attr_ints("axes", {});
-}
-
-// Normalised, sorted reduced axes; an empty written list means every axis
-// unless noop_with_empty_axes is set (then none: each element is reduced on
-// its own, so Sum/Mean/Max/Min/Prod/LogSumExp return x, SumSquare x^2,
-// L1/L2 |x| and LogSum log x — the reduction of a one-element set).
-std::vector<int64_t> resolve_axes(const Node& n, std::vector<int64_t> axes, int64_t rank) {
-  bool noop = n.attr_int("noop_with_empty_axes", 0) != 0;
-  if (axes.empty()) {
-    if (noop) return {};
-    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-    return axes;
-  }
-  for (int64_t& a : axes) {
-    TESSERA_CHECK(a >= -rank && a < rank, n.describe(), ": axis ", a, " is out of range for rank ", rank);
-    if (a < 0) a += rank;
-  }
-  std::sort(axes.begin(), axes.end());
-  TESSERA_CHECK(std::adjacent_find(axes.begin(), axes.end()) == axes.end(), n.describe(),
-                ": axes contain a repeated axis");
-  return axes;
+  return a.axes;
 }
 
 Dims reduced_dims(const Dims& in, const std::vector<int64_t>& axes, bool keep) {
@@ -67,13 +48,14 @@ void infer_reduce(InferContext& c, RK k) {
   check_reduce_dtype(c.node, k, x.dtype);
   TensorType& out = c.out(0);
   out.dtype = x.dtype;
-  bool keep = c.node.attr_int("keepdims", 1) != 0;
+  const ReduceAttrs ra = reduce_attrs(op_attrs(c));
+  const bool keep = ra.keepdims;
   bool axes_in = c.has_input(1);
-  auto written = written_axes(c.node, c.value(1), axes_in);
+  auto written = written_axes(ra, c.value(1), axes_in);
   if (!written && axes_in && c.in(1).rank_known && c.in(1).rank() == 1 && c.in(1).dims[0] == 0)
     written = std::vector<int64_t>{};  // an empty axes input of static shape [0]
   if (written) {
-    out.dims = reduced_dims(x.dims, resolve_axes(c.node, *written, x.rank()), keep);
+    out.dims = reduced_dims(x.dims, resolve_reduce_axes(c.node, ra, *written, x.rank()), keep);
     out.rank_known = true;
     return;
   }
@@ -213,9 +195,10 @@ std::vector<Tensor> reduce_kernel(const KernelContext& c, RK k) {
   const Tensor& x = c.in(0);
   check_reduce_dtype(c.node, k, x.dtype());
   bool axes_in = c.has_input(1);
-  auto written = written_axes(c.node, axes_in ? &c.in(1) : nullptr, axes_in);
-  std::vector<int64_t> axes = resolve_axes(c.node, *written, x.rank());
-  bool keep = c.node.attr_int("keepdims", 1) != 0;
+  const ReduceAttrs ra = reduce_attrs(op_attrs(c));
+  auto written = written_axes(ra, axes_in ? &c.in(1) : nullptr, axes_in);
+  std::vector<int64_t> axes = resolve_reduce_axes(c.node, ra, *written, x.rank());
+  const bool keep = ra.keepdims;
   return dispatch_dtype(x.dtype(), [&]<class T>() { return reduce_typed<T>(c, k, x, axes, keep); });
 }
 
@@ -237,10 +220,30 @@ void add_reduce(OpRegistry& r, const std::string& name, RK k) {
          .reference = [k](const KernelContext& c) { return reduce_kernel(c, k); },
          .flops = [k](const Node&, const std::vector<const TensorType*>& ins,
                       const std::vector<TensorType>&) { return reduce_flops(k, ins); },
-         .attributes = {"axes", "keepdims", "noop_with_empty_axes"}});
+         .attributes = {ints_attr("axes", {}), int_attr("keepdims", 1), int_attr("noop_with_empty_axes", 0)}});
 }
 
 }  // namespace
+
+ReduceAttrs reduce_attrs(const OpAttrs& a) {
+  return {a.ints("axes"), a.i("keepdims") != 0, a.i("noop_with_empty_axes") != 0};
+}
+
+std::vector<int64_t> resolve_reduce_axes(const Node& n, const ReduceAttrs& a, std::vector<int64_t> axes, int64_t rank) {
+  if (axes.empty()) {
+    if (a.noop_with_empty_axes) return {};
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+    return axes;
+  }
+  for (int64_t& x : axes) {
+    TESSERA_CHECK(x >= -rank && x < rank, n.describe(), ": axis ", x, " is out of range for rank ", rank);
+    if (x < 0) x += rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  TESSERA_CHECK(std::adjacent_find(axes.begin(), axes.end()) == axes.end(), n.describe(),
+                ": axes contain a repeated axis");
+  return axes;
+}
 
 void register_reduce_ops(OpRegistry& r) {
   add_reduce(r, "ReduceSum", RK::Sum);

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "ops/op_helpers.h"
+#include "ops/op_attrs.h"
 #include "ops/reduce_ops.h"
 
 namespace tessera {
@@ -49,8 +50,8 @@ void infer_arg(InferContext& c) {
   const TensorType& x = c.in(0);
   check_not_bool(c.node, x.dtype);
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1");
-  int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank());
-  bool keep = c.node.attr_int("keepdims", 1) != 0;
+  int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
+  bool keep = op_attrs(c).i("keepdims") != 0;
   TensorType& out = c.out(0);
   out.dtype = DType::I64;
   out.dims.clear();
@@ -64,9 +65,9 @@ std::vector<Tensor> arg_kernel(const KernelContext& c, bool largest) {
   const Tensor& x = c.in(0);
   check_not_bool(c.node, x.dtype());
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1");
-  int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank());
-  bool keep = c.node.attr_int("keepdims", 1) != 0;
-  bool last = c.node.attr_int("select_last_index", 0) != 0;
+  int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
+  bool keep = op_attrs(c).i("keepdims") != 0;
+  bool last = op_attrs(c).i("select_last_index") != 0;
   AxisView v(x.dims(), axis);
   TESSERA_CHECK(v.n > 0, c.node.describe(), ": cannot take the arg", largest ? "max" : "min",
                 " of an empty axis (", dims_to_string(x.dims()), ", axis ", axis, ")");
@@ -113,7 +114,7 @@ bool topk_k(const Node& n, int64_t opset, const Tensor* kval, bool has_k_input, 
   } else {
     TESSERA_CHECK(opset < 10 || n.has_attr("k"), n.describe(), ": input K is required from opset 10");
     TESSERA_CHECK(n.has_attr("k"), n.describe(), ": attribute 'k' is required");
-    k = n.attr_int("k", 0);
+    k = OpAttrs(n, opset).i("k");
   }
   TESSERA_CHECK(k >= 0, n.describe(), ": k must be non-negative, got ", k);
   return true;
@@ -123,7 +124,7 @@ void infer_topk(InferContext& c) {
   const TensorType& x = c.in(0);
   check_not_bool(c.node, x.dtype);
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1");
-  int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", -1), x.rank());
+  int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   int64_t k = -1;
   if (topk_k(c.node, c.opset, c.value(1), c.has_input(1), k)) {
     int64_t d = x.dims[static_cast<size_t>(axis)];
@@ -140,10 +141,10 @@ std::vector<Tensor> topk_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   check_not_bool(c.node, x.dtype());
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1");
-  int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", -1), x.rank());
+  int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   int64_t k = 0;
   topk_k(c.node, c.opset, c.has_input(1) ? &c.in(1) : nullptr, c.has_input(1), k);
-  bool largest = c.node.attr_int("largest", 1) != 0;
+  bool largest = op_attrs(c).i("largest") != 0;
   AxisView v(x.dims(), axis);
   TESSERA_CHECK(k <= v.n, c.node.describe(), ": k = ", k, " is larger than the axis size ", v.n);
   Dims od = x.dims();
@@ -186,7 +187,7 @@ void register_reduce_arg_ops(OpRegistry& r) {
            .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
              return static_cast<double>(numel_of(ins[0]->dims));
            },
-           .attributes = {"axis", "keepdims", "select_last_index"}});
+           .attributes = {int_attr("axis", 0), int_attr("keepdims", 1), int_attr("select_last_index", 0)}});
   }
   r.add({.name = "TopK",
          .min_opset = 1,
@@ -197,12 +198,12 @@ void register_reduce_arg_ops(OpRegistry& r) {
          .flops = [](const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            // A comparison sort per slice: ~len log2 len comparisons each.
            const Dims& d = ins[0]->dims;
-           int64_t axis = n.attr_int("axis", -1);
+           int64_t axis = OpAttrs(n, kAnyOpset).i("axis");
            if (axis < 0) axis += static_cast<int64_t>(d.size());
            double len = axis >= 0 && axis < static_cast<int64_t>(d.size()) ? static_cast<double>(d[static_cast<size_t>(axis)]) : 1.0;
            return static_cast<double>(numel_of(d)) * std::max(1.0, std::log2(std::max(2.0, len)));
          },
-         .attributes = {"axis", "largest", "sorted", "k"}});
+         .attributes = {int_attr("axis", -1), int_attr("largest", 1), int_attr("sorted", 1), int_attr("k")}});
 }
 
 }  // namespace tessera

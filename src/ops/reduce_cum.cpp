@@ -2,6 +2,7 @@
 // accepted at any opset Tessera imports), with the exclusive and reverse
 // attributes. Integers wrap like the storage type; floats accumulate in double.
 #include "ops/op_helpers.h"
+#include "ops/op_attrs.h"
 #include "ops/reduce_ops.h"
 
 namespace tessera {
@@ -36,8 +37,8 @@ std::vector<Tensor> cum_kernel(const KernelContext& c, bool prod) {
   const Tensor& x = c.in(0);
   check_cum_dtype(c.node, x.dtype());
   int64_t axis = cum_axis(c.node, c.in(1), x.rank());
-  bool exclusive = c.node.attr_int("exclusive", 0) != 0;
-  bool reverse = c.node.attr_int("reverse", 0) != 0;
+  bool exclusive = op_attrs(c).i("exclusive") != 0;
+  bool reverse = op_attrs(c).i("reverse") != 0;
   int64_t outer = 1, n = x.dim(axis), inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= x.dim(i);
   for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.dim(i);
@@ -83,7 +84,7 @@ void register_reduce_cum_ops(OpRegistry& r) {
            .linear_inputs = prod ? std::vector<int>{} : std::vector<int>{0},
            .infer = infer_cum,
            .reference = [prod](const KernelContext& c) { return cum_kernel(c, prod); },
-           .attributes = {"exclusive", "reverse"}});
+           .attributes = {int_attr("exclusive", 0), int_attr("reverse", 0)}});
   }
 }
 

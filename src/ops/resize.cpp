@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ops/nn_extra.h"
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 #include "ops/resize.h"
 
@@ -21,7 +22,7 @@ bool is_upsample(const Node& n) { return n.op_type == "Upsample"; }
 // Mode, coordinate transform, nearest rounding, cubic / antialias options and the resized axes, all checked.
 ResizeAttrs read_resize_attrs(const Node& n, int64_t opset, int64_t rank) {
   ResizeAttrs a;
-  std::string mode = n.attr_string("mode", "nearest");
+  std::string mode = OpAttrs(n, opset).s("mode");
   if (mode == "nearest") {
     a.mode = ResizeMode::Nearest;
   } else if (mode == "linear" || (is_upsample(n) && mode == "bilinear")) {
@@ -35,26 +36,26 @@ ResizeAttrs read_resize_attrs(const Node& n, int64_t opset, int64_t rank) {
   if (a.legacy) {
     a.coord = "asymmetric";
   } else {
-    a.coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
+    a.coord = OpAttrs(n, opset).s("coordinate_transformation_mode");
     static const std::vector<std::string> coords = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
                                                     "align_corners", "asymmetric", "tf_half_pixel_for_nn",
                                                     "tf_crop_and_resize"};
     TESSERA_CHECK(std::find(coords.begin(), coords.end(), a.coord) != coords.end(), n.describe(),
                   ": unsupported coordinate_transformation_mode '", a.coord, "'");
-    a.nearest = n.attr_string("nearest_mode", "round_prefer_floor");
+    a.nearest = OpAttrs(n, opset).s("nearest_mode");
     TESSERA_CHECK(a.nearest == "round_prefer_floor" || a.nearest == "round_prefer_ceil" || a.nearest == "floor" ||
                       a.nearest == "ceil",
                   n.describe(), ": unsupported nearest_mode '", a.nearest, "'");
-    a.cubic_a = n.attr_float("cubic_coeff_a", -0.75f);
-    a.exclude_outside = n.attr_int("exclude_outside", 0) != 0;
-    a.extrapolation = n.attr_float("extrapolation_value", 0.0f);
-    a.antialias = n.attr_int("antialias", 0) != 0;
-    a.keep_aspect = n.attr_string("keep_aspect_ratio_policy", "stretch");
+    a.cubic_a = OpAttrs(n, opset).f("cubic_coeff_a");
+    a.exclude_outside = OpAttrs(n, opset).i("exclude_outside") != 0;
+    a.extrapolation = OpAttrs(n, opset).f("extrapolation_value");
+    a.antialias = OpAttrs(n, opset).i("antialias") != 0;
+    a.keep_aspect = OpAttrs(n, opset).s("keep_aspect_ratio_policy");
     TESSERA_CHECK(a.keep_aspect == "stretch" || a.keep_aspect == "not_larger" || a.keep_aspect == "not_smaller",
                   n.describe(), ": unsupported keep_aspect_ratio_policy '", a.keep_aspect, "'");
   }
   if (!a.legacy && n.has_attr("axes")) {
-    for (int64_t ax : n.attr_ints("axes")) {
+    for (int64_t ax : OpAttrs(n, opset).ints("axes")) {
       int64_t d = normalize_axis(n, ax, rank);
       TESSERA_CHECK(std::find(a.axes.begin(), a.axes.end(), d) == a.axes.end(), n.describe(),
                     ": axes has a repeated axis ", ax);
@@ -149,10 +150,11 @@ std::vector<double> to_doubles(const Tensor& t) {
 }
 
 // Upsample-7 carries its scales as an attribute.
-std::vector<double> attr_scales(const Node& n) {
+std::vector<double> attr_scales(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(n.has_attr("scales"), n.describe(), ": missing required attribute 'scales'");
   std::vector<double> v;
-  for (float f : n.attr_floats("scales")) v.push_back(f);
+  for (float f : attrs.floats("scales")) v.push_back(f);
   return v;
 }
 
@@ -186,7 +188,7 @@ ResizePlan resize_plan_from_inputs(const Node& n, int64_t opset, const ResizeAtt
   const Tensor* tz = get(slots.sizes);
   const Tensor* tr = get(slots.roi);
   if (slots.scales < 0) {
-    scales = attr_scales(n);
+    scales = attr_scales(OpAttrs(n, opset));
   } else {
     check_one_of(n, ts != nullptr, tz != nullptr);
     if (ts) scales = to_doubles(*ts);
@@ -310,7 +312,7 @@ void infer_resize(InferContext& c) {
   std::vector<double> scales, sizes_d, roi;
   State ss = Known;
   if (slots.scales < 0)
-    scales = attr_scales(n);
+    scales = attr_scales(op_attrs(c));
   else
     ss = state_of(slots.scales, scales);
   State zs = state_of(slots.sizes, sizes_d);
@@ -318,7 +320,7 @@ void infer_resize(InferContext& c) {
   if (ss != Unknown && zs != Unknown) {
     check_one_of(n, ss == Known, zs == Known);
     std::vector<int64_t> sizes(sizes_d.begin(), sizes_d.end());
-    ResizePlan p = make_plan(n, a, x.dims, ss == Known ? &scales : nullptr, zs == Known ? &sizes : nullptr,
+    ResizePlan p = make_plan(c.node, a, x.dims, ss == Known ? &scales : nullptr, zs == Known ? &sizes : nullptr,
                              rs == Known ? &roi : nullptr, rs != Unknown);
     out.dims = p.out;
   }
@@ -388,7 +390,7 @@ std::vector<Tensor> run_resize(const KernelContext& c) {
 
 double resize_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
   if (outs.empty() || !ins[0]) return 0;
-  std::string mode = n.attr_string("mode", "nearest");
+  std::string mode = OpAttrs(n, kAnyOpset).s("mode");
   double per = 1;
   for (size_t d = 0; d < outs[0].dims.size() && d < ins[0]->dims.size(); ++d)
     if (outs[0].dims[d] != ins[0]->dims[d]) per *= mode == "cubic" ? 4 : mode == "nearest" ? 1 : 2;
@@ -400,11 +402,14 @@ double resize_flops(const Node& n, const std::vector<const TensorType*>& ins, co
 void register_resize_ops(OpRegistry& r) {
   r.add({.name = "Resize", .min_opset = 10, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_resize, .reference = run_resize, .flops = resize_flops,
-         .attributes = {"antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
-                        "extrapolation_value", "keep_aspect_ratio_policy", "mode", "nearest_mode"}});
+         .attributes = {int_attr("antialias", 0), ints_attr("axes"),
+                        string_attr("coordinate_transformation_mode", "half_pixel"),
+                        float_attr("cubic_coeff_a", -0.75f), int_attr("exclude_outside", 0),
+                        float_attr("extrapolation_value", 0.0f), string_attr("keep_aspect_ratio_policy", "stretch"),
+                        string_attr("mode", "nearest"), string_attr("nearest_mode", "round_prefer_floor")}});
   r.add({.name = "Upsample", .min_opset = 7, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_resize, .reference = run_resize, .flops = resize_flops,
-         .attributes = {"mode", "scales"}});
+         .attributes = {string_attr("mode", "nearest"), floats_attr("scales")}});
 }
 
 }  // namespace tessera

@@ -9,13 +9,15 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 #include "ops/rnn_common.h"
 
 namespace tessera {
 
-std::vector<RnnActivation> read_rnn_activations(const Node& n, RnnCell cell, int64_t dirs) {
+std::vector<RnnActivation> read_rnn_activations(const OpAttrs& attrs, RnnCell cell, int64_t dirs) {
+  const Node& n = attrs.node();
   std::vector<std::string> names;
-  if (const Attribute* a = n.attr("activations")) names = a->strings;
+  if (attrs.has("activations")) names = attrs.strings("activations");
   const int per = rnn_num_activations(cell);
   if (names.empty()) {
     std::vector<std::string> def = cell == RnnCell::RNN   ? std::vector<std::string>{"Tanh"}
@@ -30,7 +32,7 @@ std::vector<RnnActivation> read_rnn_activations(const Node& n, RnnCell cell, int
   }
   TESSERA_CHECK(static_cast<int64_t>(names.size()) == per * dirs, n.describe(), ": expected ", per * dirs,
                 " activations, got ", names.size());
-  std::vector<float> alphas = n.attr_floats("activation_alpha"), betas = n.attr_floats("activation_beta");
+  std::vector<float> alphas = attrs.floats("activation_alpha"), betas = attrs.floats("activation_beta");
   size_t ai = 0, bi = 0;
   std::vector<RnnActivation> out;
   for (const std::string& s : names) {
@@ -74,14 +76,15 @@ struct Activation : RnnActivation {
   }
 };
 
-std::vector<Activation> read_activations(const Node& n, Cell cell, int64_t dirs) {
+std::vector<Activation> read_activations(const OpAttrs& attrs, Cell cell, int64_t dirs) {
   std::vector<Activation> out;
-  for (const RnnActivation& a : read_rnn_activations(n, cell, dirs)) out.push_back({a});
+  for (const RnnActivation& a : read_rnn_activations(attrs, cell, dirs)) out.push_back({a});
   return out;
 }
 
-int64_t num_directions(const Node& n) {
-  std::string d = n.attr_string("direction", "forward");
+int64_t num_directions(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string d = attrs.s("direction");
   TESSERA_CHECK(d == "forward" || d == "reverse" || d == "bidirectional", n.describe(), ": unsupported direction '",
                 d, "'");
   return d == "bidirectional" ? 2 : 1;
@@ -95,10 +98,10 @@ void infer_rnn(InferContext& c, Cell cell) {
   TESSERA_CHECK(is_float(x.dtype), n.describe(), ": X must be a float tensor");
   check_same_dtype(n, {&x, &w, &r});
   TESSERA_CHECK(x.rank() == 3 && w.rank() == 3 && r.rank() == 3, n.describe(), ": X, W and R must be 3-D");
-  const int64_t layout = c.opset >= 14 ? n.attr_int("layout", 0) : 0;
+  const int64_t layout = c.opset >= 14 ? op_attrs(c).i("layout") : 0;
   TESSERA_CHECK(layout == 0 || layout == 1, n.describe(), ": layout must be 0 or 1");
-  const int64_t D = num_directions(n);
-  const int64_t H = n.has_attr("hidden_size") ? n.attr_int("hidden_size", 0) : r.dims[2];
+  const int64_t D = num_directions(op_attrs(c));
+  const int64_t H = n.has_attr("hidden_size") ? op_attrs(c).i("hidden_size") : r.dims[2];
   const int64_t S = layout ? x.dims[1] : x.dims[0];
   const int64_t Bt = layout ? x.dims[0] : x.dims[1];
   if (w.dims[0] >= 0) TESSERA_CHECK(w.dims[0] == D, n.describe(), ": W has ", w.dims[0], " directions, expected ", D);
@@ -120,14 +123,14 @@ std::vector<Tensor> run_rnn(const KernelContext& c, Cell cell) {
   const Tensor& R = c.in(2);
   TESSERA_CHECK(X.rank() == 3 && W.rank() == 3 && R.rank() == 3, n.describe(), ": X, W and R must be 3-D");
   TESSERA_CHECK(W.dtype() == X.dtype() && R.dtype() == X.dtype(), n.describe(), ": X, W and R must share a dtype");
-  const int64_t layout = c.opset >= 14 ? n.attr_int("layout", 0) : 0;
-  const int64_t D = num_directions(n);
-  const bool reverse_only = n.attr_string("direction", "forward") == "reverse";
+  const int64_t layout = c.opset >= 14 ? op_attrs(c).i("layout") : 0;
+  const int64_t D = num_directions(op_attrs(c));
+  const bool reverse_only = op_attrs(c).s("direction") == "reverse";
   const int G = rnn_num_gates(cell);
   const int64_t S = layout ? X.dim(1) : X.dim(0);
   const int64_t Bt = layout ? X.dim(0) : X.dim(1);
   const int64_t I = X.dim(2);
-  const int64_t H = n.has_attr("hidden_size") ? n.attr_int("hidden_size", 0) : R.dim(2);
+  const int64_t H = n.has_attr("hidden_size") ? op_attrs(c).i("hidden_size") : R.dim(2);
   TESSERA_CHECK(H > 0, n.describe(), ": hidden_size must be positive");
   TESSERA_CHECK(W.dims() == Dims({D, G * H, I}), n.describe(), ": W must be [", D, ", ", G * H, ", ", I, "], got ",
                 dims_to_string(W.dims()));
@@ -152,12 +155,12 @@ std::vector<Tensor> run_rnn(const KernelContext& c, Cell cell) {
     for (int64_t l : seq)
       TESSERA_CHECK(l >= 0 && l <= S, n.describe(), ": sequence length ", l, " is outside [0, ", S, "]");
   }
-  std::vector<Activation> acts = read_activations(n, cell, D);
+  std::vector<Activation> acts = read_activations(op_attrs(c), cell, D);
   const bool has_clip = n.has_attr("clip");
-  const double clip = n.attr_float("clip", 0.0f);
+  const double clip = has_clip ? op_attrs(c).f("clip") : 0.0;
   TESSERA_CHECK(!has_clip || clip > 0, n.describe(), ": clip must be positive");
-  const bool lbr = cell == Cell::GRU && n.attr_int("linear_before_reset", 0) != 0;
-  const bool input_forget = cell == Cell::LSTM && n.attr_int("input_forget", 0) != 0;
+  const bool lbr = cell == Cell::GRU && op_attrs(c).i("linear_before_reset") != 0;
+  const bool input_forget = cell == Cell::LSTM && op_attrs(c).i("input_forget") != 0;
 
   std::vector<double> x = float_values(X, what), w = float_values(W, what), r = float_values(R, what);
   std::vector<double> bias = Bias ? float_values(*Bias, what) : std::vector<double>(static_cast<size_t>(D * 2 * G * H));
@@ -260,10 +263,12 @@ double rnn_flops(const std::vector<const TensorType*>& ins, const std::vector<Te
 }  // namespace
 
 void register_rnn_ops(OpRegistry& r) {
-  const std::vector<std::string> common = {"activation_alpha", "activation_beta", "activations", "clip",
-                                           "direction",        "hidden_size",     "layout"};
-  auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> a = common;
+  const std::vector<AttrSpec> common = {floats_attr("activation_alpha", {}), floats_attr("activation_beta", {}),
+                                        strings_attr("activations"), float_attr("clip"),
+                                        string_attr("direction", "forward"), int_attr("hidden_size"),
+                                        int_attr("layout", 0)};
+  auto with = [&](std::vector<AttrSpec> extra) {
+    std::vector<AttrSpec> a = common;
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
@@ -280,14 +285,14 @@ void register_rnn_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>& i, const std::vector<TensorType>& o) {
            return rnn_flops(i, o, 3);
          },
-         .attributes = with({"linear_before_reset"})});
+         .attributes = with({int_attr("linear_before_reset", 0)})});
   r.add({.name = "LSTM", .min_opset = 7, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = [](InferContext& c) { infer_rnn(c, Cell::LSTM); },
          .reference = [](const KernelContext& c) { return run_rnn(c, Cell::LSTM); },
          .flops = [](const Node&, const std::vector<const TensorType*>& i, const std::vector<TensorType>& o) {
            return rnn_flops(i, o, 4);
          },
-         .attributes = with({"input_forget"})});
+         .attributes = with({int_attr("input_forget", 0)})});
 }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -25,6 +26,6 @@ struct RnnActivation {
 // cell; one direction's list reused for the reverse one); alpha / beta are
 // consumed in order by the functions that take them. Throws naming the node
 // on an unknown function or a wrong count.
-std::vector<RnnActivation> read_rnn_activations(const Node& n, RnnCell cell, int64_t dirs);
+std::vector<RnnActivation> read_rnn_activations(const OpAttrs& attrs, RnnCell cell, int64_t dirs);
 
 }  // namespace tessera

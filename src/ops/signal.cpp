@@ -9,6 +9,7 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 #include "ops/signal.h"
 
 namespace tessera {
@@ -23,8 +24,9 @@ cplx twiddle(int64_t k, int64_t m, int64_t n, double sign) {
   return {std::cos(a), std::sin(a)};
 }
 
-DType output_datatype(const Node& n) {
-  int64_t code = n.attr_int("output_datatype", 1);
+DType output_datatype(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  int64_t code = attrs.i("output_datatype");
   TESSERA_CHECK(code > 0 && code <= 16 && dtype_supported(static_cast<int32_t>(code)) && code != 8 && code != 9,
                 n.describe(), ": unsupported output_datatype ", code);
   return static_cast<DType>(code);
@@ -44,7 +46,7 @@ void infer_window(InferContext& c) {
   TESSERA_CHECK(c.in(0).dtype == DType::I32 || c.in(0).dtype == DType::I64, c.node.describe(),
                 ": size must be int32 or int64");
   std::vector<int64_t> size;
-  TensorType t{output_datatype(c.node), {-1}};
+  TensorType t{output_datatype(op_attrs(c)), {-1}};
   if (constant_ints(c, 0, size) && size.size() == 1) t.dims = {size[0]};
   c.out(0) = t;
 }
@@ -53,7 +55,7 @@ std::vector<Tensor> run_window(const KernelContext& c, Window w) {
   const Node& n = c.node;
   const int64_t size = scalar_int(n, c.in(0), "size");
   TESSERA_CHECK(size >= 0, n.describe(), ": size must be non-negative, got ", size);
-  const bool periodic = n.attr_int("periodic", 1) != 0;
+  const bool periodic = op_attrs(c).i("periodic") != 0;
   const double N = static_cast<double>(periodic ? size : size - 1);
   std::vector<double> v(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) {
@@ -64,7 +66,7 @@ std::vector<Tensor> run_window(const KernelContext& c, Window w) {
     else y = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
     v[static_cast<size_t>(i)] = y;
   }
-  return {numeric_tensor(output_datatype(n), {size}, v)};
+  return {numeric_tensor(output_datatype(op_attrs(c)), {size}, v)};
 }
 
 // ---- DFT ---------------------------------------------------------------------
@@ -109,14 +111,14 @@ void infer_dft(InferContext& c) {
   TESSERA_CHECK(x.dims.back() < 0 || x.dims.back() == 1 || x.dims.back() == 2, n.describe(),
                 ": input last dim must be 1 (real) or 2 (complex), got ", x.dims.back());
   DftParams p;
-  p.inverse = n.attr_int("inverse", 0) != 0;
-  p.onesided = n.attr_int("onesided", 0) != 0;
+  p.inverse = op_attrs(c).i("inverse") != 0;
+  p.onesided = op_attrs(c).i("onesided") != 0;
   std::vector<int64_t> v;
   if (c.opset >= 20) {
     if (!c.has_input(2)) p.axis = dft_axis(n, -2, x.rank());
     else if (constant_ints(c, 2, v) && v.size() == 1) p.axis = dft_axis(n, v[0], x.rank());
   } else {
-    p.axis = dft_axis(n, n.attr_int("axis", 1), x.rank());
+    p.axis = dft_axis(n, op_attrs(c).i("axis"), x.rank());
   }
   if (c.has_input(1)) {
     p.length_given = true;
@@ -175,12 +177,12 @@ std::vector<Tensor> run_dft(const KernelContext& c) {
   TESSERA_CHECK(X.rank() >= 2 && (X.dim(-1) == 1 || X.dim(-1) == 2), n.describe(),
                 ": input must have rank >= 2 and last dim 1 or 2, got ", dims_to_string(X.dims()));
   DftParams p;
-  p.inverse = n.attr_int("inverse", 0) != 0;
-  p.onesided = n.attr_int("onesided", 0) != 0;
+  p.inverse = op_attrs(c).i("inverse") != 0;
+  p.onesided = op_attrs(c).i("onesided") != 0;
   if (c.opset >= 20)
     p.axis = dft_axis(n, c.has_input(2) ? scalar_int(n, c.in(2), "axis") : -2, X.rank());
   else
-    p.axis = dft_axis(n, n.attr_int("axis", 1), X.rank());
+    p.axis = dft_axis(n, op_attrs(c).i("axis"), X.rank());
   if (c.has_input(1)) {
     p.length_given = true;
     p.length = scalar_int(n, c.in(1), "dft_length");
@@ -200,7 +202,7 @@ void infer_stft(InferContext& c) {
   const TensorType& s = c.in(0);
   TESSERA_CHECK(is_float(s.dtype), n.describe(), ": signal must be a float tensor");
   TESSERA_CHECK(s.rank() == 3, n.describe(), ": signal must be [batch, length, 1 or 2]");
-  const bool onesided = n.attr_int("onesided", 1) != 0;
+  const bool onesided = op_attrs(c).i("onesided") != 0;
   int64_t fl = -1, step = -1;
   std::vector<int64_t> v;
   if (c.has_input(2) && c.in(2).rank() == 1) fl = c.in(2).dims[0];
@@ -230,7 +232,7 @@ std::vector<Tensor> run_stft(const KernelContext& c) {
   TESSERA_CHECK(step > 0, n.describe(), ": frame_step must be positive, got ", step);
   const int64_t B = S.dim(0), len = S.dim(1), ci = S.dim(2);
   TESSERA_CHECK(len >= fl, n.describe(), ": signal length ", len, " is shorter than the frame length ", fl);
-  const bool onesided = n.attr_int("onesided", 1) != 0;
+  const bool onesided = op_attrs(c).i("onesided") != 0;
   const int64_t frames = (len - fl) / step + 1, bins = onesided ? fl / 2 + 1 : fl;
   std::vector<double> s = float_values(S, "STFT");
   std::vector<double> w = win ? float_values(*win, "STFT") : std::vector<double>(static_cast<size_t>(fl), 1.0);
@@ -258,7 +260,7 @@ void infer_mel(InferContext& c) {
   Dims d = {-1, -1};
   if (constant_ints(c, 1, dft) && dft.size() == 1) d[0] = dft[0] / 2 + 1;
   if (constant_ints(c, 0, bins) && bins.size() == 1) d[1] = bins[0];
-  c.out(0) = TensorType{output_datatype(c.node), d};
+  c.out(0) = TensorType{output_datatype(op_attrs(c)), d};
 }
 
 }  // namespace
@@ -306,7 +308,7 @@ std::vector<Tensor> run_mel(const KernelContext& c) {
     if (h > m)
       for (int64_t j = m; j < h; ++j) at(j, i) = static_cast<double>(h - j) / static_cast<double>(h - m);
   }
-  return {numeric_tensor(output_datatype(n), {spec, mel}, out)};
+  return {numeric_tensor(output_datatype(op_attrs(c)), {spec, mel}, out)};
 }
 
 double dft_flops(const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
@@ -319,7 +321,7 @@ double dft_flops(const Node&, const std::vector<const TensorType*>& ins, const s
 }  // namespace
 
 void register_signal_ops(OpRegistry& r) {
-  const std::vector<std::string> wattrs = {"output_datatype", "periodic"};
+  const std::vector<AttrSpec> wattrs = {int_attr("output_datatype", 1), int_attr("periodic", 1)};
   r.add({.name = "HannWindow", .min_opset = 17, .mapping = MappingType::OneToOne, .infer = infer_window,
          .reference = [](const KernelContext& c) { return run_window(c, Window::Hann); }, .attributes = wattrs});
   r.add({.name = "HammingWindow", .min_opset = 17, .mapping = MappingType::OneToOne, .infer = infer_window,
@@ -328,15 +330,15 @@ void register_signal_ops(OpRegistry& r) {
          .reference = [](const KernelContext& c) { return run_window(c, Window::Blackman); }, .attributes = wattrs});
   r.add({.name = "DFT", .min_opset = 17, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
          .infer = infer_dft, .reference = run_dft, .flops = dft_flops,
-         .attributes = {"axis", "inverse", "onesided"}});
+         .attributes = {int_attr("axis", 1), int_attr("inverse", 0), int_attr("onesided", 0)}});
   r.add({.name = "STFT", .min_opset = 17, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
          .infer = infer_stft, .reference = run_stft,
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
            return outs.empty() ? 0.0 : 8.0 * static_cast<double>(numel_of(outs[0].dims)) * static_cast<double>(outs[0].dims[2]);
          },
-         .attributes = {"onesided"}});
+         .attributes = {int_attr("onesided", 1)}});
   r.add({.name = "MelWeightMatrix", .min_opset = 17, .mapping = MappingType::OneToOne, .infer = infer_mel,
-         .reference = run_mel, .attributes = {"output_datatype"}});
+         .reference = run_mel, .attributes = {int_attr("output_datatype", 1)}});
 }
 
 }  // namespace tessera

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
@@ -27,18 +28,12 @@ void check_string(const Node& n, DType t, const char* what) {
   TESSERA_CHECK(t == DType::String, n.describe(), ": ", what, " must be a string tensor, got ", dtype_name(t));
 }
 
-std::vector<std::string> attr_strings(const Node& n, const std::string& key) {
-  const Attribute* a = n.attr(key);
-  if (!a) return {};
-  TESSERA_CHECK(a->kind == Attribute::Kind::Strings, n.describe(), ": attribute '", key, "' must be a list of strings");
-  return a->strings;
-}
-
 // ---------------------------------------------------------------- StringNormalizer
 
 // The case_change_action attribute: "NONE", "LOWER" or "UPPER".
-std::string case_action(const Node& n) {
-  std::string a = n.attr_string("case_change_action", "NONE");
+std::string case_action(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string a = attrs.s("case_change_action");
   TESSERA_CHECK(a == "NONE" || a == "LOWER" || a == "UPPER", n.describe(), ": case_change_action '", a,
                 "' is not one of NONE, LOWER, UPPER");
   return a;
@@ -54,11 +49,11 @@ void infer_string_normalizer(InferContext& c) {
   const TensorType& x = c.in(0);
   check_string(c.node, x.dtype, "input");
   check_normalizer_shape(c.node, x.dims);
-  case_action(c.node);
+  case_action(op_attrs(c));
   Dims d = x.dims;
   // Removing stop words (or an empty input, which becomes one empty string)
   // makes the length data-dependent.
-  bool same = attr_strings(c.node, "stopwords").empty() && d.back() > 0;
+  bool same = op_attrs(c).strings("stopwords").empty() && d.back() > 0;
   if (!same) d.back() = -1;
   c.out(0) = {DType::String, d, true};
 }
@@ -67,10 +62,10 @@ std::vector<Tensor> run_string_normalizer(const KernelContext& c) {
   const Tensor& x = c.in(0);
   check_string(c.node, x.dtype(), "input");
   check_normalizer_shape(c.node, x.dims());
-  std::string action = case_action(c.node);
-  bool case_sensitive = c.node.attr_int("is_case_sensitive", 0) != 0;
+  std::string action = case_action(op_attrs(c));
+  bool case_sensitive = op_attrs(c).i("is_case_sensitive") != 0;
   std::set<std::string> stop;
-  for (const std::string& s : attr_strings(c.node, "stopwords")) stop.insert(case_sensitive ? s : ascii_lower(s));
+  for (const std::string& s : op_attrs(c).strings("stopwords")) stop.insert(case_sensitive ? s : ascii_lower(s));
   std::vector<std::string> kept;
   for (const std::string& s : x.strings()) {
     if (stop.count(case_sensitive ? s : ascii_lower(s))) continue;
@@ -155,8 +150,8 @@ void infer_string_split(InferContext& c) {
 std::vector<Tensor> run_string_split(const KernelContext& c) {
   const Tensor& x = c.in(0);
   check_string(c.node, x.dtype(), "input");
-  std::string sep = c.node.attr_string("delimiter", "");
-  int64_t maxsplit = c.node.attr_int("maxsplit", -1);  // absent: no limit
+  std::string sep = op_attrs(c).s("delimiter");
+  int64_t maxsplit = op_attrs(c).i("maxsplit");  // absent: no limit
   std::vector<std::vector<std::string>> parts;
   size_t widest = 0;
   for (const std::string& s : x.strings()) {
@@ -180,12 +175,13 @@ void register_string_ops(OpRegistry& r) {
   // Output elements are the kept input elements, case-mapped one by one.
   r.add({.name = "StringNormalizer", .min_opset = 10, .mapping = MappingType::OneToOne,
          .infer = infer_string_normalizer, .reference = run_string_normalizer,
-         .attributes = {"case_change_action", "is_case_sensitive", "locale", "stopwords"}});
+         .attributes = {string_attr("case_change_action", "NONE"), int_attr("is_case_sensitive", 0),
+                        string_attr("locale"), strings_attr("stopwords", {})}});
   r.add({.name = "StringConcat", .min_opset = 20, .mapping = MappingType::OneToOne, .broadcasts = true,
          .infer = infer_string_concat, .reference = run_string_concat});
   // Each input string becomes a row of pieces.
   r.add({.name = "StringSplit", .min_opset = 20, .mapping = MappingType::OneToMany, .infer = infer_string_split,
-         .reference = run_string_split, .attributes = {"delimiter", "maxsplit"}});
+         .reference = run_string_split, .attributes = {string_attr("delimiter", ""), int_attr("maxsplit", -1)}});
   register_string_regex_ops(r);
   register_string_tfidf_ops(r);
 }

@@ -45,7 +45,8 @@ std::vector<Tensor> run_regex_full_match(const KernelContext& c) {
 
 void register_string_regex_ops(OpRegistry& r) {
   r.add({.name = "RegexFullMatch", .min_opset = 20, .mapping = MappingType::OneToOne,
-         .infer = infer_regex_full_match, .reference = run_regex_full_match, .attributes = {"pattern"}});
+         .infer = infer_regex_full_match, .reference = run_regex_full_match,
+         .attributes = {string_attr("pattern").required()}});
 }
 
 }  // namespace tessera

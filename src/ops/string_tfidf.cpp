@@ -4,6 +4,7 @@
 #include <map>
 
 #include "ops/op_helpers.h"
+#include "ops/op_attrs.h"
 #include "ops/string_ops.h"
 
 namespace tessera {
@@ -23,19 +24,20 @@ struct TfIdfConfig {
   int64_t width = 0;                    // output columns: max(indexes) + 1
 };
 
-TfIdfConfig read_config(const Node& n) {
+TfIdfConfig read_config(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
   TfIdfConfig k;
-  k.mode = n.attr_string("mode", "");
+  k.mode = attrs.s("mode");
   TESSERA_CHECK(k.mode == "TF" || k.mode == "IDF" || k.mode == "TFIDF", n.describe(), ": mode '", k.mode,
                 "' is not one of TF, IDF, TFIDF");
-  k.min_n = n.req_int("min_gram_length");
-  k.max_n = n.req_int("max_gram_length");
-  k.max_skip = n.req_int("max_skip_count");
+  k.min_n = attrs.i("min_gram_length");
+  k.max_n = attrs.i("max_gram_length");
+  k.max_skip = attrs.i("max_skip_count");
   TESSERA_CHECK(k.min_n >= 1 && k.min_n <= k.max_n, n.describe(), ": need 1 <= min_gram_length (", k.min_n,
                 ") <= max_gram_length (", k.max_n, ")");
   TESSERA_CHECK(k.max_skip >= 0, n.describe(), ": max_skip_count must be >= 0, got ", k.max_skip);
-  k.counts = n.req_ints("ngram_counts");
-  k.indexes = n.req_ints("ngram_indexes");
+  k.counts = attrs.ints("ngram_counts");
+  k.indexes = attrs.ints("ngram_indexes");
   const Attribute* ps = n.attr("pool_strings");
   TESSERA_CHECK((ps != nullptr) != n.has_attr("pool_int64s"), n.describe(),
                 ": exactly one of pool_strings and pool_int64s must be set");
@@ -44,7 +46,7 @@ TfIdfConfig read_config(const Node& n) {
     TESSERA_CHECK(ps->kind == Attribute::Kind::Strings, n.describe(), ": pool_strings must be a list of strings");
     k.pool_strings = ps->strings;
   } else {
-    k.pool_ints = n.attr_ints("pool_int64s");
+    k.pool_ints = attrs.ints("pool_int64s");
   }
   int64_t pool = static_cast<int64_t>(k.strings ? k.pool_strings.size() : k.pool_ints.size());
   int64_t grams = 0;
@@ -62,7 +64,7 @@ TfIdfConfig read_config(const Node& n) {
     TESSERA_CHECK(v >= 0 && v < (int64_t{1} << 31), n.describe(), ": ngram_indexes value ", v, " is out of range");
     k.width = std::max(k.width, v + 1);
   }
-  k.weights = n.attr_floats("weights");
+  k.weights = attrs.floats("weights");
   TESSERA_CHECK(k.weights.empty() || static_cast<int64_t>(k.weights.size()) >= k.width, n.describe(),
                 ": weights has ", k.weights.size(), " entries for ", k.width, " output columns");
   return k;
@@ -78,7 +80,7 @@ void check_input(const Node& n, const TfIdfConfig& k, DType t, const Dims& d) {
 }
 
 void infer_tfidf(InferContext& c) {
-  TfIdfConfig k = read_config(c.node);
+  TfIdfConfig k = read_config(op_attrs(c));
   const TensorType& x = c.in(0);
   check_input(c.node, k, x.dtype, x.dims);
   Dims d = x.dims.size() == 1 ? Dims{k.width} : Dims{x.dims[0], k.width};
@@ -122,7 +124,7 @@ void count_ngrams(const TfIdfConfig& k, const std::vector<Key>& pool, const std:
 }
 
 std::vector<Tensor> run_tfidf(const KernelContext& c) {
-  TfIdfConfig k = read_config(c.node);
+  TfIdfConfig k = read_config(op_attrs(c));
   const Tensor& x = c.in(0);
   check_input(c.node, k, x.dtype(), x.dims());
   int64_t rows = x.rank() == 1 ? 1 : x.dim(0);
@@ -149,8 +151,9 @@ std::vector<Tensor> run_tfidf(const KernelContext& c) {
 // One probe of the pool per (start, length, skip) of each row.
 double tfidf_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (!ins[0]) return 0;
-  int64_t lens = std::max<int64_t>(n.attr_int("max_gram_length", 1) - n.attr_int("min_gram_length", 1) + 1, 1);
-  int64_t skips = std::max<int64_t>(n.attr_int("max_skip_count", 0), 0) + 1;
+  const OpAttrs attrs(n, kAnyOpset);
+  int64_t lens = std::max<int64_t>(attrs.i("max_gram_length") - attrs.i("min_gram_length") + 1, 1);
+  int64_t skips = std::max<int64_t>(attrs.i("max_skip_count"), 0) + 1;
   return static_cast<double>(numel_of(ins[0]->dims)) * static_cast<double>(lens * skips);
 }
 
@@ -160,8 +163,10 @@ void register_string_tfidf_ops(OpRegistry& r) {
   // Every output count depends on many input tokens.
   r.add({.name = "TfIdfVectorizer", .min_opset = 9, .mapping = MappingType::ManyToMany, .infer = infer_tfidf,
          .reference = run_tfidf, .flops = tfidf_flops,
-         .attributes = {"max_gram_length", "max_skip_count", "min_gram_length", "mode", "ngram_counts",
-                        "ngram_indexes", "pool_int64s", "pool_strings", "weights"}});
+         .attributes = {int_attr("max_gram_length").required(), int_attr("max_skip_count").required(),
+                        int_attr("min_gram_length").required(), string_attr("mode").required(),
+                        ints_attr("ngram_counts").required(), ints_attr("ngram_indexes").required(),
+                        ints_attr("pool_int64s"), strings_attr("pool_strings"), floats_attr("weights", {})}});
 }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/op_helpers.h"
+#include "ops/op_attrs.h"
 #include "ops/recent_ops.h"
 
 namespace tessera {
@@ -42,7 +43,7 @@ std::vector<Tensor> run_swiglu(const KernelContext& c) {
                 dtype_name(b.dtype()));
   TESSERA_CHECK(a.dims() == b.dims(), c.node.describe(), ": A [", dims_to_string(a.dims()), "] and B [",
                 dims_to_string(b.dims()), "] must have the same shape (SwiGLU does not broadcast)");
-  const double alpha = c.node.attr_float("alpha", 1.0f);
+  const double alpha = op_attrs(c).f("alpha");
   Tensor y(a.dtype(), a.dims());
   dispatch_float(a.dtype(), [&]<class T>() {
     const T* pa = a.data<T>();
@@ -67,7 +68,7 @@ void register_swiglu_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>& outs) {
            return outs.empty() ? 0.0 : 5.0 * static_cast<double>(numel_of(outs[0].dims));
          },
-         .attributes = {"alpha"}});
+         .attributes = {float_attr("alpha", 1.0f)}});
 }
 
 }  // namespace tessera

@@ -8,13 +8,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/op_attrs.h"
 #include "ops/op_helpers.h"
 
 namespace tessera {
 
 // The value of a Constant node (its one value attribute); throws naming the
 // node for sparse or string constants or when not exactly one is set.
-Tensor constant_value(const Node& n);
+Tensor constant_value(const OpAttrs& attrs);
 
 // Calls f.template operator()<W>() with W a type of the same width as the
 // elements of `t` (uint8_t .. uint64_t), or std::string for string tensors.
@@ -94,7 +95,10 @@ int64_t merge_dim(const Node& n, int64_t a, int64_t b, const char* what);
 std::vector<int64_t> normalize_axes(const Node& n, const std::vector<int64_t>& axes, int64_t rank);
 // A scatter's `reduction` attribute (none, add, mul, max, min); throws naming the node otherwise.
 enum class Reduction { None, Add, Mul, Max, Min };
-Reduction reduction_of(const Node& n);
+Reduction reduction_of(const OpAttrs& attrs);
+// Shape's [start, end) of a rank-r value's dims (opset 15 attributes),
+// clamped; shared with constant folding.
+std::pair<int64_t, int64_t> shape_range(const OpAttrs& attrs, int64_t r);
 // FLOPs of pure data movement: none.
 double zero_flops(const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&);
 

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "ops/tensor_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -11,7 +12,7 @@ namespace {
 // ---------------------------------------------------------------- Concat
 
 // `axis` is required since opset 4; before, it defaulted to 1.
-int64_t concat_axis(const Node& n, int64_t opset) { return opset < 4 ? n.attr_int("axis", 1) : n.req_int("axis"); }
+int64_t concat_axis(const Node& n, int64_t opset) { return OpAttrs(n, opset).i("axis"); }
 
 void infer_concat(InferContext& c) {
   TESSERA_CHECK(c.num_inputs() >= 1, c.node.describe(), ": needs at least one input");
@@ -93,7 +94,7 @@ std::vector<int64_t> split_sizes(const Node& n, int64_t opset, int64_t dim, int 
     return *split;
   }
   if (opset >= 18 && n.has_attr("num_outputs")) {
-    int64_t k = n.attr_int("num_outputs", 0);
+    int64_t k = OpAttrs(n, opset).i("num_outputs");
     TESSERA_CHECK(k == num_outputs, n.describe(), ": num_outputs is ", k, " but the node has ", num_outputs,
                   " outputs");
   }
@@ -121,13 +122,13 @@ std::vector<int64_t> split_sizes(const Node& n, int64_t opset, int64_t dim, int 
 void infer_split(InferContext& c) {
   const TensorType& x = c.in(0);
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1");
-  int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank());
+  int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   int64_t dim = x.dims[static_cast<size_t>(axis)];
   std::vector<int64_t> split;
   const std::vector<int64_t>* sp = nullptr;
   bool unknown = false;
   if (c.opset < 13 && c.node.has_attr("split")) {
-    split = c.node.attr_ints("split");
+    split = op_attrs(c).ints("split");
     sp = &split;
   } else if (split_from_input(c.opset) && c.has_input(1)) {
     if (constant_ints(c, 1, split))
@@ -147,11 +148,11 @@ void infer_split(InferContext& c) {
 std::vector<Tensor> run_split(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1");
-  int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank());
+  int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   std::vector<int64_t> split;
   const std::vector<int64_t>* sp = nullptr;
   if (c.opset < 13 && c.node.has_attr("split")) {
-    split = c.node.attr_ints("split");
+    split = op_attrs(c).ints("split");
     sp = &split;
   } else if (split_from_input(c.opset) && c.has_input(1)) {
     split = input_ints(c, 1);
@@ -184,9 +185,9 @@ struct SliceArgs {
 SliceArgs slice_args(const Node& n, int64_t opset, int64_t rank, const InferContext* ic, const KernelContext* kc) {
   SliceArgs a;
   if (opset < 10) {
-    a.starts = n.req_ints("starts");
-    a.ends = n.req_ints("ends");
-    a.axes = n.attr_ints("axes");
+    a.starts = OpAttrs(n, opset).ints("starts");
+    a.ends = OpAttrs(n, opset).ints("ends");
+    a.axes = OpAttrs(n, opset).ints("axes");
     if (!n.has_attr("axes"))
       for (size_t i = 0; i < a.starts.size(); ++i) a.axes.push_back(static_cast<int64_t>(i));
   } else {
@@ -282,13 +283,14 @@ std::vector<Tensor> run_slice(const KernelContext& c) {
 
 void register_tensor_concat_ops(OpRegistry& r) {
   r.add({.name = "Concat", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {},
-         .infer = infer_concat, .reference = run_concat, .flops = zero_flops, .attributes = {"axis"}});
+         .infer = infer_concat, .reference = run_concat, .flops = zero_flops,
+         .attributes = {int_attr("axis", 1).required_from(4)}});
   r.add({.name = "Split", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {0},
          .infer = infer_split, .reference = run_split, .flops = zero_flops,
-         .attributes = {"axis", "split", "num_outputs"}});
+         .attributes = {int_attr("axis", 0), ints_attr("split", {}), int_attr("num_outputs")}});
   r.add({.name = "Slice", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {0},
          .infer = infer_slice, .reference = run_slice, .flops = zero_flops,
-         .attributes = {"starts", "ends", "axes"}});
+         .attributes = {ints_attr("starts"), ints_attr("ends"), ints_attr("axes", {})}});
 }
 
 }  // namespace tessera

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/tensor_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -27,7 +28,7 @@ void infer_gather(InferContext& c) {
   const TensorType& ind = c.in(1);
   check_index_dtype(c.node, ind.dtype, "indices");
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": data must have rank >= 1");
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   Dims d(x.dims.begin(), x.dims.begin() + static_cast<int64_t>(axis));
   d.insert(d.end(), ind.dims.begin(), ind.dims.end());
   d.insert(d.end(), x.dims.begin() + static_cast<int64_t>(axis) + 1, x.dims.end());
@@ -39,7 +40,7 @@ std::vector<Tensor> run_gather(const KernelContext& c) {
   const Tensor& ind = c.in(1);
   check_index_dtype(c.node, ind.dtype(), "indices");
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": data must have rank >= 1");
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   const Dims& xd = x.dims();
   Dims d(xd.begin(), xd.begin() + static_cast<int64_t>(axis));
   d.insert(d.end(), ind.dims().begin(), ind.dims().end());
@@ -65,7 +66,7 @@ std::vector<Tensor> run_gather(const KernelContext& c) {
 
 void check_gather(const Node& n, const std::vector<const Tensor*>& in) {
   const Tensor& x = *in[0];
-  check_indices(n, *in[1], x.dim(normalize_axis(n, n.attr_int("axis", 0), x.rank())));
+  check_indices(n, *in[1], x.dim(normalize_axis(n, OpAttrs(n, kAnyOpset).i("axis"), x.rank())));
 }
 
 // ---------------------------------------------------------------- GatherElements
@@ -76,7 +77,7 @@ void infer_gather_elements(InferContext& c) {
   check_index_dtype(c.node, ind.dtype, "indices");
   TESSERA_CHECK(x.rank() >= 1 && ind.rank() == x.rank(), c.node.describe(),
                 ": data and indices must have the same rank >= 1, got ", x.to_string(), " and ", ind.to_string());
-  normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank());
+  normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   c.out(0) = {x.dtype, ind.dims, true};
 }
 
@@ -87,7 +88,7 @@ std::vector<Tensor> run_gather_elements(const KernelContext& c) {
   TESSERA_CHECK(x.rank() >= 1 && ind.rank() == x.rank(), c.node.describe(),
                 ": data and indices must have the same rank >= 1, got ", dims_to_string(x.dims()), " and ",
                 dims_to_string(ind.dims()));
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   for (size_t k = 0; k < x.dims().size(); ++k)
     TESSERA_CHECK(k == axis || ind.dims()[k] <= x.dims()[k], c.node.describe(), ": indices shape ",
                   dims_to_string(ind.dims()), " exceeds data shape ", dims_to_string(x.dims()), " outside the axis");
@@ -117,9 +118,10 @@ struct GatherNdShape {
   Dims out;
 };
 
-GatherNdShape gather_nd_shape(const Node& n, const Dims& x, const Dims& ind) {
+GatherNdShape gather_nd_shape(const OpAttrs& attrs, const Dims& x, const Dims& ind) {
+  const Node& n = attrs.node();
   int64_t r = static_cast<int64_t>(x.size()), q = static_cast<int64_t>(ind.size());
-  int64_t b = n.attr_int("batch_dims", 0);
+  int64_t b = attrs.i("batch_dims");
   TESSERA_CHECK(r >= 1 && q >= 1, n.describe(), ": data and indices must have rank >= 1");
   TESSERA_CHECK(b >= 0 && b < std::min(r, q), n.describe(), ": batch_dims ", b, " must be in [0, min(", r, ", ",
                 q, "))");
@@ -140,7 +142,7 @@ void infer_gather_nd(InferContext& c) {
   const TensorType& ind = c.in(1);
   TESSERA_CHECK(ind.dtype == DType::I64 || ind.dtype == DType::Undefined, c.node.describe(),
                 ": indices must be int64, got ", dtype_name(ind.dtype));
-  GatherNdShape s = gather_nd_shape(c.node, x.dims, ind.dims);
+  GatherNdShape s = gather_nd_shape(op_attrs(c), x.dims, ind.dims);
   c.out(0) = s.last < 0 ? unknown_rank(x.dtype) : TensorType{x.dtype, s.out, true};
 }
 
@@ -148,7 +150,7 @@ std::vector<Tensor> run_gather_nd(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& ind = c.in(1);
   check_index_dtype(c.node, ind.dtype(), "indices");
-  GatherNdShape s = gather_nd_shape(c.node, x.dims(), ind.dims());
+  GatherNdShape s = gather_nd_shape(op_attrs(c), x.dims(), ind.dims());
   size_t b = static_cast<size_t>(s.batch_dims);
   const Dims& xd = x.dims();
   Dims xs = strides_of(xd);
@@ -177,7 +179,7 @@ std::vector<Tensor> run_gather_nd(const KernelContext& c) {
 
 void check_gather_nd(const Node& n, const std::vector<const Tensor*>& in) {
   const Tensor &x = *in[0], &ind = *in[1];
-  GatherNdShape s = gather_nd_shape(n, x.dims(), ind.dims());
+  GatherNdShape s = gather_nd_shape(OpAttrs(n, kAnyOpset), x.dims(), ind.dims());
   std::vector<int64_t> idx = ind.to_int_vector();
   for (size_t i = 0; i < idx.size(); ++i)
     checked_index(n, idx[i], x.dims()[static_cast<size_t>(s.batch_dims) + i % static_cast<size_t>(s.last)]);
@@ -201,7 +203,7 @@ void infer_compress(InferContext& c) {
     return;
   }
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1 when axis is given");
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   TensorType t = x;
   t.dims[axis] = count;
   c.out(0) = t;
@@ -215,7 +217,7 @@ std::vector<Tensor> run_compress(const KernelContext& c) {
   bool has_axis = c.node.has_attr("axis");
   Tensor x = has_axis ? x0 : x0.reshaped({x0.numel()});
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1 when axis is given");
-  size_t axis = has_axis ? static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank())) : 0;
+  size_t axis = has_axis ? static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank())) : 0;
   int64_t dim = x.dims()[axis];
   std::vector<int64_t> keep;
   for (int64_t i = 0; i < cond.numel(); ++i) {
@@ -239,19 +241,20 @@ std::vector<Tensor> run_compress(const KernelContext& c) {
 
 void register_tensor_gather_ops(OpRegistry& r) {
   r.add({.name = "Gather", .min_opset = 1, .mapping = MappingType::OneToMany, .linear_inputs = {0},
-         .infer = infer_gather, .reference = run_gather, .flops = zero_flops, .attributes = {"axis"},
+         .infer = infer_gather, .reference = run_gather, .flops = zero_flops, .attributes = {int_attr("axis", 0)},
          .value_check = check_gather});
   // Each output element reads one input element chosen by the index: like Gather.
   r.add({.name = "GatherElements", .min_opset = 11, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_gather_elements, .reference = run_gather_elements, .flops = zero_flops,
-         .attributes = {"axis"}, .value_check = check_gather_elements});
+         .attributes = {int_attr("axis", 0)}, .value_check = check_gather_elements});
   r.add({.name = "GatherND", .min_opset = 11, .mapping = MappingType::OneToMany, .linear_inputs = {0},
-         .infer = infer_gather_nd, .reference = run_gather_nd, .flops = zero_flops, .attributes = {"batch_dims"},
+         .infer = infer_gather_nd, .reference = run_gather_nd, .flops = zero_flops,
+         .attributes = {int_attr("batch_dims", 0)},
          .value_check = check_gather_nd});
   // Compress keeps a data-dependent subset of slices: its output shape and
   // index mapping depend on the condition values, so many-to-many.
   r.add({.name = "Compress", .min_opset = 9, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
-         .infer = infer_compress, .reference = run_compress, .flops = zero_flops, .attributes = {"axis"}});
+         .infer = infer_compress, .reference = run_compress, .flops = zero_flops, .attributes = {int_attr("axis")}});
 }
 
 }  // namespace tessera

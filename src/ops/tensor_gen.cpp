@@ -3,12 +3,14 @@
 #include <cmath>
 
 #include "ops/tensor_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
 // ---------------------------------------------------------------- Constant
 
-Tensor constant_value(const Node& n) {
+Tensor constant_value(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
   static const char* kinds[] = {"value", "value_float", "value_floats", "value_int", "value_ints",
                                 "value_string", "value_strings", "sparse_value"};
   int count = 0;
@@ -18,14 +20,14 @@ Tensor constant_value(const Node& n) {
     TESSERA_CHECK(a->kind == Attribute::Kind::Tensor, n.describe(), ": attribute 'value' must be a tensor");
     return a->t;
   }
-  if (n.has_attr("value_float")) return Tensor::scalar<float>(n.attr_float("value_float", 0));
-  if (n.has_attr("value_int")) return Tensor::scalar<int64_t>(n.attr_int("value_int", 0));
+  if (n.has_attr("value_float")) return Tensor::scalar<float>(attrs.f("value_float"));
+  if (n.has_attr("value_int")) return Tensor::scalar<int64_t>(attrs.i("value_int"));
   if (n.has_attr("value_floats")) {
-    std::vector<float> v = n.attr_floats("value_floats");
+    std::vector<float> v = attrs.floats("value_floats");
     return Tensor::from<float>({static_cast<int64_t>(v.size())}, v);
   }
   if (n.has_attr("value_ints")) {
-    std::vector<int64_t> v = n.attr_ints("value_ints");
+    std::vector<int64_t> v = attrs.ints("value_ints");
     return Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v);
   }
   if (n.has_attr("sparse_value")) TESSERA_FAIL(n.describe(), ": sparse_value constants are not supported");
@@ -139,9 +141,10 @@ std::vector<Tensor> run_range(const KernelContext& c) {
 
 // ---------------------------------------------------------------- EyeLike
 
-DType eye_dtype(const Node& n, DType in) {
+DType eye_dtype(const OpAttrs& attrs, DType in) {
+  const Node& n = attrs.node();
   if (!n.has_attr("dtype")) return in;
-  int64_t code = n.attr_int("dtype", 0);
+  int64_t code = attrs.i("dtype");
   TESSERA_CHECK(code != static_cast<int64_t>(DType::String) && dtype_supported(static_cast<int32_t>(code)),
                 n.describe(), ": unsupported dtype ", code);
   return static_cast<DType>(code);
@@ -150,14 +153,14 @@ DType eye_dtype(const Node& n, DType in) {
 void infer_eye_like(InferContext& c) {
   const TensorType& x = c.in(0);
   TESSERA_CHECK(x.rank() == 2, c.node.describe(), ": input must be 2-D, got ", x.to_string());
-  c.out(0) = {eye_dtype(c.node, x.dtype), x.dims, true};
+  c.out(0) = {eye_dtype(op_attrs(c), x.dtype), x.dims, true};
 }
 
 std::vector<Tensor> run_eye_like(const KernelContext& c) {
   const Tensor& x = c.in(0);
   TESSERA_CHECK(x.rank() == 2, c.node.describe(), ": input must be 2-D, got ", dims_to_string(x.dims()));
-  int64_t k = c.node.attr_int("k", 0);
-  Tensor y(eye_dtype(c.node, x.dtype()), x.dims());
+  int64_t k = op_attrs(c).i("k");
+  Tensor y(eye_dtype(op_attrs(c), x.dtype()), x.dims());
   int64_t rows = x.dim(0), cols = x.dim(1);
   dispatch_dtype(y.dtype(), [&]<class T>() {
     T* o = y.data<T>();
@@ -185,7 +188,7 @@ void infer_onehot(InferContext& c) {
   TESSERA_CHECK(vals.rank() == 1 && (vals.dims[0] == 2 || vals.dims[0] < 0), c.node.describe(),
                 ": values must be a 2-element tensor [off, on], got ", vals.to_string());
   int64_t r = ind.rank() + 1;
-  int64_t axis = normalize_axis(c.node, c.node.attr_int("axis", -1), r);
+  int64_t axis = normalize_axis(c.node, op_attrs(c).i("axis"), r);
   int64_t depth = c.value(1) ? onehot_depth(c.node, *c.value(1)) : -1;
   Dims d = ind.dims;
   d.insert(d.begin() + axis, depth);
@@ -200,7 +203,7 @@ std::vector<Tensor> run_onehot(const KernelContext& c) {
                 ": indices must be numeric");
   int64_t depth = onehot_depth(c.node, c.in(1));
   int64_t r = ind.rank() + 1;
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", -1), r));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), r));
   Dims d = ind.dims();
   d.insert(d.begin() + static_cast<int64_t>(axis), depth);
   Tensor y(vals.dtype(), d);
@@ -229,23 +232,25 @@ void register_tensor_gen_ops(OpRegistry& r) {
   // (each output element is produced independently).
   r.add({.name = "Constant", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {},
          .infer = [](InferContext& c) {
-           Tensor t = constant_value(c.node);
+           Tensor t = constant_value(op_attrs(c));
            c.out(0) = {t.dtype(), t.dims(), true};
          },
-         .reference = [](const KernelContext& c) { return std::vector<Tensor>{constant_value(c.node)}; },
+         .reference = [](const KernelContext& c) { return std::vector<Tensor>{constant_value(op_attrs(c))}; },
          .flops = zero_flops,
-         .attributes = {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
-                        "value_strings", "sparse_value"}});
+         .attributes = {tensor_attr("value"), float_attr("value_float"), floats_attr("value_floats"),
+                        int_attr("value_int"), ints_attr("value_ints"), string_attr("value_string"),
+                        strings_attr("value_strings"), tensor_attr("sparse_value")}});
   // ConstantOfShape broadcasts one value to every element: one-to-many.
   r.add({.name = "ConstantOfShape", .min_opset = 9, .mapping = MappingType::OneToMany, .linear_inputs = {},
          .infer = infer_constant_of_shape, .reference = run_constant_of_shape, .flops = zero_flops,
-         .attributes = {"value"}});
+         .attributes = {tensor_attr("value")}});
   r.add({.name = "Range", .min_opset = 11, .mapping = MappingType::OneToMany, .linear_inputs = {},
          .infer = infer_range, .reference = run_range});
   r.add({.name = "EyeLike", .min_opset = 9, .mapping = MappingType::OneToOne, .linear_inputs = {},
-         .infer = infer_eye_like, .reference = run_eye_like, .flops = zero_flops, .attributes = {"dtype", "k"}});
+         .infer = infer_eye_like, .reference = run_eye_like, .flops = zero_flops,
+         .attributes = {int_attr("dtype"), int_attr("k", 0)}});
   r.add({.name = "OneHot", .min_opset = 9, .mapping = MappingType::OneToMany, .linear_inputs = {2},
-         .infer = infer_onehot, .reference = run_onehot, .flops = zero_flops, .attributes = {"axis"}});
+         .infer = infer_onehot, .reference = run_onehot, .flops = zero_flops, .attributes = {int_attr("axis", -1)}});
 }
 
 }  // namespace tessera

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "ops/tensor_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -11,8 +12,9 @@ namespace {
 
 // ---------------------------------------------------------------- Transpose
 
-std::vector<int64_t> transpose_perm(const Node& n, int64_t rank) {
-  std::vector<int64_t> perm = n.attr_ints("perm");
+std::vector<int64_t> transpose_perm(const OpAttrs& attrs, int64_t rank) {
+  const Node& n = attrs.node();
+  std::vector<int64_t> perm = attrs.ints("perm");
   if (!n.has_attr("perm")) {
     perm.resize(static_cast<size_t>(rank));
     for (int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = rank - 1 - i;
@@ -31,7 +33,7 @@ std::vector<int64_t> transpose_perm(const Node& n, int64_t rank) {
 
 void infer_transpose(InferContext& c) {
   const TensorType& x = c.in(0);
-  std::vector<int64_t> perm = transpose_perm(c.node, x.rank());
+  std::vector<int64_t> perm = transpose_perm(op_attrs(c), x.rank());
   Dims d;
   for (int64_t p : perm) d.push_back(x.dims[static_cast<size_t>(p)]);
   c.out(0) = {x.dtype, d, true};
@@ -39,7 +41,7 @@ void infer_transpose(InferContext& c) {
 
 std::vector<Tensor> run_transpose(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  std::vector<int64_t> perm = transpose_perm(c.node, x.rank());
+  std::vector<int64_t> perm = transpose_perm(op_attrs(c), x.rank());
   Dims d, st, xs = strides_of(x.dims());
   for (int64_t p : perm) {
     d.push_back(x.dims()[static_cast<size_t>(p)]);
@@ -52,22 +54,24 @@ std::vector<Tensor> run_transpose(const KernelContext& c) {
 
 // ---------------------------------------------------------------- DepthToSpace / SpaceToDepth
 
-int64_t block_size(const Node& n) {
-  int64_t bs = n.req_int("blocksize");
+int64_t block_size(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  int64_t bs = attrs.i("blocksize");
   TESSERA_CHECK(bs > 0 && bs <= (int64_t{1} << 20), n.describe(), ": invalid blocksize ", bs);
   return bs;
 }
 
-bool crd_mode(const Node& n) {
-  std::string m = n.attr_string("mode", "DCR");
+bool crd_mode(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string m = attrs.s("mode");
   TESSERA_CHECK(m == "DCR" || m == "CRD", n.describe(), ": unsupported mode '", m, "' (expected DCR or CRD)");
   return m == "CRD";
 }
 
 void infer_depth_to_space(InferContext& c) {
   const TensorType& x = c.in(0);
-  int64_t bs = block_size(c.node);
-  crd_mode(c.node);
+  int64_t bs = block_size(op_attrs(c));
+  crd_mode(op_attrs(c));
   TESSERA_CHECK(x.rank() == 4, c.node.describe(), ": input must be 4-D (NCHW), got ", x.to_string());
   int64_t ch = x.dims[1];
   TESSERA_CHECK(ch < 0 || ch % (bs * bs) == 0, c.node.describe(), ": channels ", ch,
@@ -78,8 +82,8 @@ void infer_depth_to_space(InferContext& c) {
 
 std::vector<Tensor> run_depth_to_space(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  int64_t bs = block_size(c.node);
-  bool crd = crd_mode(c.node);
+  int64_t bs = block_size(op_attrs(c));
+  bool crd = crd_mode(op_attrs(c));
   TESSERA_CHECK(x.rank() == 4, c.node.describe(), ": input must be 4-D (NCHW), got ", dims_to_string(x.dims()));
   int64_t n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
   TESSERA_CHECK(ch % (bs * bs) == 0, c.node.describe(), ": channels ", ch, " are not divisible by blocksize^2 = ",
@@ -94,7 +98,7 @@ std::vector<Tensor> run_depth_to_space(const KernelContext& c) {
 
 void infer_space_to_depth(InferContext& c) {
   const TensorType& x = c.in(0);
-  int64_t bs = block_size(c.node);
+  int64_t bs = block_size(op_attrs(c));
   TESSERA_CHECK(x.rank() == 4, c.node.describe(), ": input must be 4-D (NCHW), got ", x.to_string());
   auto div = [&](int64_t a) {
     TESSERA_CHECK(a < 0 || a % bs == 0, c.node.describe(), ": spatial dim ", a, " is not divisible by blocksize ",
@@ -106,7 +110,7 @@ void infer_space_to_depth(InferContext& c) {
 
 std::vector<Tensor> run_space_to_depth(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  int64_t bs = block_size(c.node);
+  int64_t bs = block_size(op_attrs(c));
   TESSERA_CHECK(x.rank() == 4, c.node.describe(), ": input must be 4-D (NCHW), got ", dims_to_string(x.dims()));
   int64_t n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
   TESSERA_CHECK(h % bs == 0 && w % bs == 0, c.node.describe(), ": spatial dims ", h, "x", w,
@@ -134,7 +138,7 @@ std::vector<Tensor> run_trilu(const KernelContext& c) {
     TESSERA_CHECK(kv.size() == 1, c.node.describe(), ": k must be a scalar");
     k = kv[0];
   }
-  bool upper = c.node.attr_int("upper", 1) != 0;
+  bool upper = op_attrs(c).i("upper") != 0;
   int64_t rows = x.dim(-2), cols = x.dim(-1);
   Tensor y = x.clone();
   dispatch_storage(x.dtype(), [&]<class W>() {
@@ -151,8 +155,9 @@ std::vector<Tensor> run_trilu(const KernelContext& c) {
 
 // ---------------------------------------------------------------- ReverseSequence
 
-std::pair<int64_t, int64_t> time_batch_axes(const Node& n) {
-  int64_t t = n.attr_int("time_axis", 0), b = n.attr_int("batch_axis", 1);
+std::pair<int64_t, int64_t> time_batch_axes(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  int64_t t = attrs.i("time_axis"), b = attrs.i("batch_axis");
   TESSERA_CHECK((t == 0 && b == 1) || (t == 1 && b == 0), n.describe(),
                 ": time_axis and batch_axis must be 0 and 1 in some order, got ", t, " and ", b);
   return {t, b};
@@ -160,7 +165,7 @@ std::pair<int64_t, int64_t> time_batch_axes(const Node& n) {
 
 void infer_reverse_sequence(InferContext& c) {
   const TensorType& x = c.in(0);
-  time_batch_axes(c.node);
+  time_batch_axes(op_attrs(c));
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": input must have rank >= 2, got ", x.to_string());
   TESSERA_CHECK(c.in(1).dtype == DType::I64 || c.in(1).dtype == DType::Undefined, c.node.describe(),
                 ": sequence_lens must be int64");
@@ -170,7 +175,7 @@ void infer_reverse_sequence(InferContext& c) {
 std::vector<Tensor> run_reverse_sequence(const KernelContext& c) {
   const Tensor& x = c.in(0);
   // Plain variables, not a structured binding: clang 14 cannot capture those.
-  const auto axes = time_batch_axes(c.node);
+  const auto axes = time_batch_axes(op_attrs(c));
   const int64_t ta = axes.first, ba = axes.second;
   TESSERA_CHECK(x.rank() >= 2, c.node.describe(), ": input must have rank >= 2, got ", dims_to_string(x.dims()));
   std::vector<int64_t> lens = input_ints(c, 1);
@@ -201,20 +206,21 @@ std::vector<Tensor> run_reverse_sequence(const KernelContext& c) {
 
 void register_tensor_layout_ops(OpRegistry& r) {
   r.add({.name = "Transpose", .min_opset = 1, .mapping = MappingType::Shuffle, .linear_inputs = {0},
-         .infer = infer_transpose, .reference = run_transpose, .flops = zero_flops, .attributes = {"perm"}});
+         .infer = infer_transpose, .reference = run_transpose, .flops = zero_flops,
+         .attributes = {ints_attr("perm", {})}});
   r.add({.name = "DepthToSpace", .min_opset = 1, .mapping = MappingType::Shuffle, .linear_inputs = {0},
          .infer = infer_depth_to_space, .reference = run_depth_to_space, .flops = zero_flops,
-         .attributes = {"blocksize", "mode"}});
+         .attributes = {int_attr("blocksize").required(), string_attr("mode", "DCR")}});
   r.add({.name = "SpaceToDepth", .min_opset = 1, .mapping = MappingType::Shuffle, .linear_inputs = {0},
          .infer = infer_space_to_depth, .reference = run_space_to_depth, .flops = zero_flops,
-         .attributes = {"blocksize"}});
+         .attributes = {int_attr("blocksize").required()}});
   // Trilu keeps or zeroes each element in place: one-to-one.
   r.add({.name = "Trilu", .min_opset = 14, .mapping = MappingType::OneToOne, .linear_inputs = {0},
-         .infer = infer_trilu, .reference = run_trilu, .flops = zero_flops, .attributes = {"upper"}});
+         .infer = infer_trilu, .reference = run_trilu, .flops = zero_flops, .attributes = {int_attr("upper", 1)}});
   // ReverseSequence permutes elements within each sequence: a shuffle.
   r.add({.name = "ReverseSequence", .min_opset = 10, .mapping = MappingType::Shuffle, .linear_inputs = {0},
          .infer = infer_reverse_sequence, .reference = run_reverse_sequence, .flops = zero_flops,
-         .attributes = {"time_axis", "batch_axis"}});
+         .attributes = {int_attr("time_axis", 0), int_attr("batch_axis", 1)}});
 }
 
 }  // namespace tessera

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ops/tensor_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -43,7 +44,7 @@ Tensor copy_mapped(const Tensor& x, const Dims& out_dims, const std::vector<std:
 enum class PadMode { Constant, Reflect, Edge, Wrap };
 
 PadMode pad_mode(const Node& n, int64_t opset) {
-  std::string m = n.attr_string("mode", "constant");
+  std::string m = OpAttrs(n, opset).s("mode");
   if (m == "constant") return PadMode::Constant;
   if (m == "reflect") return PadMode::Reflect;
   if (m == "edge") return PadMode::Edge;
@@ -85,7 +86,7 @@ std::vector<int64_t> pad_attr(const Node& n, int64_t opset) {
   const char* name = opset < 2 ? "paddings" : "pads";
   TESSERA_CHECK(!n.has_attr(opset < 2 ? "pads" : "paddings"), n.describe(), ": opset ", opset, " names the pads '",
                 name, "'");
-  return n.req_ints(name);
+  return OpAttrs(n, opset).ints(name);
 }
 
 void infer_pad(InferContext& c) {
@@ -122,7 +123,7 @@ std::vector<Tensor> run_pad(const KernelContext& c) {
   if (c.opset < 11) {
     pads = pad_attr(c.node, c.opset);
     fill = x.dtype() == DType::String ? Tensor(DType::String, {1})
-                                      : Tensor::scalar<float>(c.node.attr_float("value", 0.f)).cast(x.dtype());
+                                      : Tensor::scalar<float>(op_attrs(c).f("value")).cast(x.dtype());
   } else {
     pads = input_ints(c, 1);
     if (c.opset >= 18 && c.has_input(3)) {
@@ -145,7 +146,7 @@ std::vector<Tensor> run_pad(const KernelContext& c) {
     int64_t lo = std::max<int64_t>(0, -pb), dd = d - lo - std::max<int64_t>(0, -pe);
     int64_t shift = std::max<int64_t>(pb, 0);
     TESSERA_CHECK(mode == PadMode::Constant || dd > 0 || out[k] == 0, c.node.describe(), ": cannot pad axis ", k,
-                  " with no elements in ", c.node.attr_string("mode", "constant"), " mode");
+                  " with no elements in ", op_attrs(c).s("mode"), " mode");
     for (int64_t o = 0; o < out[k]; ++o) {
       int64_t i = o - shift, m;
       if (i >= 0 && i < dd) {
@@ -175,7 +176,7 @@ std::vector<Tensor> run_pad(const KernelContext& c) {
 void infer_center_crop_pad(InferContext& c) {
   const TensorType& x = c.in(0);
   check_index_dtype(c.node, c.in(1).dtype, "shape");
-  std::vector<int64_t> axes = c.node.attr_ints("axes");
+  std::vector<int64_t> axes = op_attrs(c).ints("axes");
   if (!c.node.has_attr("axes"))
     for (int64_t i = 0; i < x.rank(); ++i) axes.push_back(i);
   axes = normalize_axes(c.node, axes, x.rank());
@@ -194,7 +195,7 @@ void infer_center_crop_pad(InferContext& c) {
 
 std::vector<Tensor> run_center_crop_pad(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  std::vector<int64_t> axes = c.node.attr_ints("axes");
+  std::vector<int64_t> axes = op_attrs(c).ints("axes");
   if (!c.node.has_attr("axes"))
     for (int64_t i = 0; i < x.rank(); ++i) axes.push_back(i);
   axes = normalize_axes(c.node, axes, x.rank());
@@ -344,10 +345,11 @@ void register_tensor_pad_ops(OpRegistry& r) {
   // is 0, so no linear inputs are claimed.
   r.add({.name = "Pad", .min_opset = 1, .mapping = MappingType::OneToOne, .linear_inputs = {},
          .infer = infer_pad, .reference = run_pad, .flops = zero_flops,
-         .attributes = {"mode", "pads", "value", "paddings"}});
+         .attributes = {string_attr("mode", "constant"), ints_attr("pads"), float_attr("value", 0.0f),
+                        ints_attr("paddings")}});
   r.add({.name = "CenterCropPad", .min_opset = 18, .mapping = MappingType::OneToOne, .linear_inputs = {0},
          .infer = infer_center_crop_pad, .reference = run_center_crop_pad, .flops = zero_flops,
-         .attributes = {"axes"}});
+         .attributes = {ints_attr("axes", {})}});
   r.add({.name = "Expand", .min_opset = 8, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_expand, .reference = run_expand, .flops = zero_flops});
   r.add({.name = "Tile", .min_opset = 1, .mapping = MappingType::OneToMany, .linear_inputs = {0},

@@ -1,11 +1,14 @@
 // Ops that write updates at data-dependent positions: ScatterND,
 // ScatterElements and the deprecated Scatter (= ScatterElements).
 #include "ops/tensor_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
-Reduction reduction_of(const Node& n) {
-  std::string r = n.attr_string("reduction", "none");
+Reduction reduction_of(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  if (!attrs.declares("reduction")) return Reduction::None;  // Scatter (opsets 9-10) has none
+  const std::string& r = attrs.s("reduction");
   if (r == "none") return Reduction::None;
   if (r == "add") return Reduction::Add;
   if (r == "mul") return Reduction::Mul;
@@ -18,8 +21,10 @@ namespace {
 
 // Applies the writes (destination offset in y, source offset in updates) in
 // order with the node's reduction. y starts as a copy of data.
-void apply_writes(const Node& n, Tensor& y, const Tensor& upd, const std::vector<std::pair<int64_t, int64_t>>& writes) {
-  Reduction red = reduction_of(n);
+void apply_writes(const OpAttrs& attrs, Tensor& y, const Tensor& upd,
+                  const std::vector<std::pair<int64_t, int64_t>>& writes) {
+  const Node& n = attrs.node();
+  Reduction red = reduction_of(attrs);
   TESSERA_CHECK(upd.dtype() == y.dtype(), n.describe(), ": updates have element type ", dtype_name(upd.dtype()),
                 " but data has ", dtype_name(y.dtype()));
   if (red == Reduction::None) {
@@ -55,7 +60,7 @@ void infer_scatter_nd(InferContext& c) {
   TESSERA_CHECK(ind.dtype == DType::I64 || ind.dtype == DType::Undefined, c.node.describe(),
                 ": indices must be int64, got ", dtype_name(ind.dtype));
   check_same_dtype(c.node, {&x, &upd});
-  reduction_of(c.node);
+  reduction_of(op_attrs(c));
   TESSERA_CHECK(x.rank() >= 1 && ind.rank() >= 1, c.node.describe(), ": data and indices must have rank >= 1");
   int64_t k = ind.dims.back();
   if (k >= 0) {
@@ -98,7 +103,7 @@ std::vector<Tensor> run_scatter_nd(const KernelContext& c) {
     for (int64_t e = 0; e < slice; ++e) writes.push_back({off + e, r * slice + e});
   }
   Tensor y = x.clone();
-  apply_writes(c.node, y, upd, writes);
+  apply_writes(op_attrs(c), y, upd, writes);
   return {y};
 }
 
@@ -110,12 +115,12 @@ void infer_scatter_elements(InferContext& c) {
   const TensorType& upd = c.in(2);
   check_index_dtype(c.node, ind.dtype, "indices");
   check_same_dtype(c.node, {&x, &upd});
-  reduction_of(c.node);
+  reduction_of(op_attrs(c));
   TESSERA_CHECK(x.rank() >= 1 && ind.rank() == x.rank() && upd.rank() == x.rank(), c.node.describe(),
                 ": data, indices and updates must have the same rank >= 1");
   for (size_t i = 0; i < ind.dims.size(); ++i)
     merge_dim(c.node, ind.dims[i], upd.dims[i], "indices and updates have different shapes");
-  normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank());
+  normalize_axis(c.node, op_attrs(c).i("axis"), x.rank());
   c.out(0) = x;
 }
 
@@ -126,7 +131,7 @@ std::vector<Tensor> run_scatter_elements(const KernelContext& c) {
   check_index_dtype(c.node, ind.dtype(), "indices");
   TESSERA_CHECK(x.rank() >= 1 && ind.rank() == x.rank() && upd.dims() == ind.dims(), c.node.describe(),
                 ": data, indices and updates must have the same rank >= 1 and indices/updates the same shape");
-  size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+  size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
   for (size_t k = 0; k < x.dims().size(); ++k)
     TESSERA_CHECK(k == axis || ind.dims()[k] <= x.dims()[k], c.node.describe(), ": indices shape ",
                   dims_to_string(ind.dims()), " exceeds data shape ", dims_to_string(x.dims()), " outside the axis");
@@ -147,7 +152,7 @@ std::vector<Tensor> run_scatter_elements(const KernelContext& c) {
     }
   }
   Tensor y = x.clone();
-  apply_writes(c.node, y, upd, writes);
+  apply_writes(op_attrs(c), y, upd, writes);
   return {y};
 }
 
@@ -166,14 +171,14 @@ void check_scatter_nd(const Node& n, const std::vector<const Tensor*>& in) {
 
 void check_scatter_elements(const Node& n, const std::vector<const Tensor*>& in) {
   const Tensor& x = *in[0];
-  int64_t dim = x.dim(normalize_axis(n, n.attr_int("axis", 0), x.rank()));
+  int64_t dim = x.dim(normalize_axis(n, OpAttrs(n, kAnyOpset).i("axis"), x.rank()));
   for (int64_t v : in[1]->to_int_vector())
     TESSERA_CHECK(v >= -dim && v < dim, n.describe(), ": index ", v, " is out of range for an axis of size ", dim);
 }
 
 // Without a reduction a scatter only moves data; with one, one operation per update.
 double scatter_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
-  if (n.attr_string("reduction", "none") == "none" || ins.size() < 3 || !ins[2]) return 0;
+  if (OpAttrs(n, kAnyOpset).s("reduction") == "none" || ins.size() < 3 || !ins[2]) return 0;
   return static_cast<double>(numel_of(ins[2]->dims));
 }
 
@@ -184,13 +189,15 @@ void register_tensor_scatter_ops(OpRegistry& r) {
   // several updates into one element): many-to-many, so fusion never assumes
   // an index mapping it cannot see.
   r.add({.name = "ScatterND", .min_opset = 11, .mapping = MappingType::ManyToMany, .linear_inputs = {},
-         .infer = infer_scatter_nd, .reference = run_scatter_nd, .flops = scatter_flops, .attributes = {"reduction"},
+         .infer = infer_scatter_nd, .reference = run_scatter_nd, .flops = scatter_flops,
+         .attributes = {string_attr("reduction", "none")},
          .value_check = check_scatter_nd});
   r.add({.name = "ScatterElements", .min_opset = 11, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_scatter_elements, .reference = run_scatter_elements, .flops = scatter_flops,
-         .attributes = {"axis", "reduction"}, .value_check = check_scatter_elements});
+         .attributes = {int_attr("axis", 0), string_attr("reduction", "none")}, .value_check = check_scatter_elements});
   r.add({.name = "Scatter", .min_opset = 9, .mapping = MappingType::ManyToMany, .linear_inputs = {},
-         .infer = infer_scatter_elements, .reference = run_scatter_elements, .flops = zero_flops, .attributes = {"axis"},
+         .infer = infer_scatter_elements, .reference = run_scatter_elements, .flops = zero_flops,
+         .attributes = {int_attr("axis", 0)},
          .value_check = check_scatter_elements});
 }
 

@@ -7,28 +7,31 @@
 #include <cstring>
 
 #include "ops/op_helpers.h"
+#include "ops/op_attrs.h"
 #include "ops/recent_ops.h"
 
 namespace tessera {
 namespace {
 
-bool circular_mode(const Node& n) {
-  std::string mode = n.attr_string("mode", "linear");
+bool circular_mode(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string mode = attrs.s("mode");
   TESSERA_CHECK(mode == "linear" || mode == "circular", n.describe(), ": mode must be 'linear' or 'circular', got '",
                 mode, "'");
   return mode == "circular";
 }
 
-int64_t cache_axis(const Node& n, int64_t rank) {
+int64_t cache_axis(const OpAttrs& attrs, int64_t rank) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(rank >= 2, n.describe(), ": past_cache must have rank >= 2 (batch and sequence axes), got rank ",
                 rank);
-  int64_t axis = normalize_axis(n, n.attr_int("axis", -2), rank);
+  int64_t axis = normalize_axis(n, attrs.i("axis"), rank);
   TESSERA_CHECK(axis != 0, n.describe(), ": axis must not be the batch axis 0");
   return axis;
 }
 
 void infer_tensor_scatter(InferContext& c) {
-  circular_mode(c.node);
+  circular_mode(op_attrs(c));
   const TensorType& past = c.in(0);
   const TensorType& upd = c.in(1);
   TESSERA_CHECK(past.dtype != DType::String, c.node.describe(), ": string caches are not supported");
@@ -46,7 +49,7 @@ void infer_tensor_scatter(InferContext& c) {
   TensorType t = past;
   if (t.dtype == DType::Undefined) t.dtype = upd.dtype;
   if (past.rank_known) {
-    int64_t axis = cache_axis(c.node, past.rank());
+    int64_t axis = cache_axis(op_attrs(c), past.rank());
     if (upd.rank_known) {
       TESSERA_CHECK(upd.rank() == past.rank(), c.node.describe(), ": update ", upd.to_string(),
                     " must have the rank of past_cache ", past.to_string());
@@ -70,14 +73,14 @@ void infer_tensor_scatter(InferContext& c) {
 
 std::vector<Tensor> run_tensor_scatter(const KernelContext& c) {
   const Node& n = c.node;
-  const bool circular = circular_mode(n);
+  const bool circular = circular_mode(op_attrs(c));
   const Tensor& past = c.in(0);
   const Tensor& upd = c.in(1);
   TESSERA_CHECK(past.dtype() != DType::String, n.describe(), ": string caches are not supported");
   TESSERA_CHECK(past.dtype() == upd.dtype(), n.describe(), ": past_cache is ", dtype_name(past.dtype()),
                 " but update is ", dtype_name(upd.dtype()));
   const int64_t rank = past.rank();
-  const int64_t axis = cache_axis(n, rank);
+  const int64_t axis = cache_axis(op_attrs(c), rank);
   TESSERA_CHECK(upd.rank() == rank, n.describe(), ": update [", dims_to_string(upd.dims()),
                 "] must have the rank of past_cache [", dims_to_string(past.dims()), "]");
   for (int64_t i = 0; i < rank; ++i)
@@ -129,7 +132,7 @@ void register_tensor_scatter_cache_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) {
            return 0.0;
          },
-         .attributes = {"axis", "mode"}});
+         .attributes = {int_attr("axis", -2), string_attr("mode", "linear")}});
 }
 
 }  // namespace tessera

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "ops/tensor_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -80,7 +81,7 @@ void infer_unique(InferContext& c) {
   const TensorType& x = c.in(0);
   if (c.node.has_attr("axis")) {
     TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1 when axis is given");
-    size_t axis = static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank()));
+    size_t axis = static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank()));
     TensorType y = x;
     y.dims[axis] = -1;
     c.out(0) = y;
@@ -96,10 +97,10 @@ void infer_unique(InferContext& c) {
 std::vector<Tensor> run_unique(const KernelContext& c) {
   const Tensor& x0 = c.in(0);
   bool has_axis = c.node.has_attr("axis");
-  bool sorted = c.node.attr_int("sorted", 1) != 0;
+  bool sorted = op_attrs(c).i("sorted") != 0;
   Tensor x = has_axis ? x0 : x0.reshaped({x0.numel()});
   TESSERA_CHECK(x.rank() >= 1, c.node.describe(), ": input must have rank >= 1 when axis is given");
-  size_t axis = has_axis ? static_cast<size_t>(normalize_axis(c.node, c.node.attr_int("axis", 0), x.rank())) : 0;
+  size_t axis = has_axis ? static_cast<size_t>(normalize_axis(c.node, op_attrs(c).i("axis"), x.rank())) : 0;
   const Dims& xd = x.dims();
   int64_t n = xd[axis];
   int64_t outer = known_product(xd, 0, axis), inner = known_product(xd, axis + 1, xd.size());
@@ -169,7 +170,7 @@ void register_tensor_select_ops(OpRegistry& r) {
          .infer = infer_nonzero, .reference = run_nonzero, .flops = zero_flops});
   // Unique compares every element with the others: many-to-many.
   r.add({.name = "Unique", .min_opset = 11, .mapping = MappingType::ManyToMany, .linear_inputs = {},
-         .infer = infer_unique, .reference = run_unique, .attributes = {"axis", "sorted"}});
+         .infer = infer_unique, .reference = run_unique, .attributes = {int_attr("axis"), int_attr("sorted", 1)}});
 }
 
 }  // namespace tessera

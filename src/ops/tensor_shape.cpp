@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/tensor_common.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -69,7 +70,7 @@ bool legacy_reshape(const Node& n, int64_t opset) {
 void infer_reshape(InferContext& c) {
   const TensorType& x = c.in(0);
   if (legacy_reshape(c.node, c.opset)) {
-    c.out(0) = {x.dtype, reshape_dims(c.node, x.dims, c.node.req_ints("shape"), false), true};
+    c.out(0) = {x.dtype, reshape_dims(c.node, x.dims, op_attrs(c).ints("shape"), false), true};
     return;
   }
   const TensorType& s = c.in(1);
@@ -77,7 +78,7 @@ void infer_reshape(InferContext& c) {
                 ": the shape input must be int64, got ", dtype_name(s.dtype));
   std::vector<int64_t> shape;
   if (constant_ints(c, 1, shape)) {
-    c.out(0) = {x.dtype, reshape_dims(c.node, x.dims, shape, c.node.attr_int("allowzero", 0) != 0), true};
+    c.out(0) = {x.dtype, reshape_dims(c.node, x.dims, shape, op_attrs(c).i("allowzero") != 0), true};
   } else if (s.rank() == 1 && s.dims[0] >= 0) {
     c.out(0) = {x.dtype, Dims(static_cast<size_t>(s.dims[0]), -1), true};
   } else {
@@ -88,28 +89,29 @@ void infer_reshape(InferContext& c) {
 std::vector<Tensor> run_reshape(const KernelContext& c) {
   const Tensor& x = c.in(0);
   if (legacy_reshape(c.node, c.opset))
-    return {copy_reshaped(x, reshape_dims(c.node, x.dims(), c.node.req_ints("shape"), false))};
-  Dims d = reshape_dims(c.node, x.dims(), input_ints(c, 1), c.node.attr_int("allowzero", 0) != 0);
+    return {copy_reshaped(x, reshape_dims(c.node, x.dims(), op_attrs(c).ints("shape"), false))};
+  Dims d = reshape_dims(c.node, x.dims(), input_ints(c, 1), op_attrs(c).i("allowzero") != 0);
   return {copy_reshaped(x, d)};
 }
 
 // ---------------------------------------------------------------- Flatten
 
-int64_t flatten_axis(const Node& n, int64_t rank) {
-  int64_t axis = n.attr_int("axis", 1);
+int64_t flatten_axis(const OpAttrs& attrs, int64_t rank) {
+  const Node& n = attrs.node();
+  int64_t axis = attrs.i("axis");
   TESSERA_CHECK(axis >= -rank && axis <= rank, n.describe(), ": axis ", axis, " is out of range for rank ", rank);
   return axis < 0 ? axis + rank : axis;
 }
 
 void infer_flatten(InferContext& c) {
   const TensorType& x = c.in(0);
-  size_t a = static_cast<size_t>(flatten_axis(c.node, x.rank()));
+  size_t a = static_cast<size_t>(flatten_axis(op_attrs(c), x.rank()));
   c.out(0) = {x.dtype, {known_product(x.dims, 0, a), known_product(x.dims, a, x.dims.size())}, true};
 }
 
 std::vector<Tensor> run_flatten(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  size_t a = static_cast<size_t>(flatten_axis(c.node, x.rank()));
+  size_t a = static_cast<size_t>(flatten_axis(op_attrs(c), x.rank()));
   return {copy_reshaped(x, {known_product(x.dims(), 0, a), known_product(x.dims(), a, x.dims().size())})};
 }
 
@@ -122,7 +124,7 @@ bool squeeze_axes(const InferContext* ic, const KernelContext* kc, std::vector<i
   int64_t opset = ic ? ic->opset : kc->opset;
   if (opset < 13) {
     given = n.has_attr("axes");
-    axes = n.attr_ints("axes");
+    axes = OpAttrs(n, opset).ints("axes");
     return true;
   }
   given = ic ? ic->has_input(1) : kc->has_input(1);
@@ -217,9 +219,11 @@ std::vector<Tensor> run_unsqueeze(const KernelContext& c) {
 
 // ---------------------------------------------------------------- Shape / Size / Identity
 
+}  // namespace
+
 // [start, end) of Shape's slice of the dims (opset 15 attributes), clamped.
-std::pair<int64_t, int64_t> shape_range(const Node& n, int64_t r) {
-  int64_t start = n.attr_int("start", 0), end = n.attr_int("end", r);
+std::pair<int64_t, int64_t> shape_range(const OpAttrs& attrs, int64_t r) {
+  int64_t start = attrs.i("start"), end = attrs.has("end") ? attrs.i("end") : r;
   if (start < 0) start += r;
   if (end < 0) end += r;
   start = std::clamp<int64_t>(start, 0, r);
@@ -227,14 +231,16 @@ std::pair<int64_t, int64_t> shape_range(const Node& n, int64_t r) {
   return {start, std::max(start, end)};
 }
 
+namespace {
+
 void infer_shape(InferContext& c) {
-  auto [s, e] = shape_range(c.node, c.in(0).rank());
+  auto [s, e] = shape_range(op_attrs(c), c.in(0).rank());
   c.out(0) = {DType::I64, {e - s}, true};
 }
 
 std::vector<Tensor> run_shape(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  auto [s, e] = shape_range(c.node, x.rank());
+  auto [s, e] = shape_range(op_attrs(c), x.rank());
   std::vector<int64_t> v(x.dims().begin() + s, x.dims().begin() + e);
   return {Tensor::from<int64_t>({e - s}, v)};
 }
@@ -244,17 +250,19 @@ std::vector<Tensor> run_shape(const KernelContext& c) {
 void register_tensor_shape_ops(OpRegistry& r) {
   r.add({.name = "Reshape", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {0},
          .infer = infer_reshape, .reference = run_reshape, .flops = zero_flops,
-         .attributes = {"allowzero", "shape", "consumed_inputs"}});
+         .attributes = {int_attr("allowzero", 0), ints_attr("shape"), ints_attr("consumed_inputs")}});
   r.add({.name = "Flatten", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {0},
-         .infer = infer_flatten, .reference = run_flatten, .flops = zero_flops, .attributes = {"axis"}});
+         .infer = infer_flatten, .reference = run_flatten, .flops = zero_flops, .attributes = {int_attr("axis", 1)}});
   r.add({.name = "Squeeze", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {0},
-         .infer = infer_squeeze, .reference = run_squeeze, .flops = zero_flops, .attributes = {"axes"}});
+         .infer = infer_squeeze, .reference = run_squeeze, .flops = zero_flops, .attributes = {ints_attr("axes", {})}});
   r.add({.name = "Unsqueeze", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {0},
-         .infer = infer_unsqueeze, .reference = run_unsqueeze, .flops = zero_flops, .attributes = {"axes"}});
+         .infer = infer_unsqueeze, .reference = run_unsqueeze, .flops = zero_flops,
+         .attributes = {ints_attr("axes", {})}});
   // Shape and Size read only the dims: no element of the input reaches the
   // output, closest to a reorganisation of metadata.
   r.add({.name = "Shape", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {},
-         .infer = infer_shape, .reference = run_shape, .flops = zero_flops, .attributes = {"start", "end"}});
+         .infer = infer_shape, .reference = run_shape, .flops = zero_flops,
+         .attributes = {int_attr("start", 0), int_attr("end")}});
   r.add({.name = "Size", .min_opset = 1, .mapping = MappingType::Reorganize, .linear_inputs = {},
          .infer = [](InferContext& c) { c.out(0) = {DType::I64, {}, true}; },
          .reference = [](const KernelContext& c) { return std::vector<Tensor>{Tensor::scalar<int64_t>(c.in(0).numel())}; },

@@ -8,6 +8,7 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 namespace {
@@ -17,16 +18,18 @@ namespace {
 enum class GsMode { Nearest, Linear, Cubic };
 enum class GsPad { Zeros, Border, Reflection };
 
-GsMode gs_mode(const Node& n) {
-  std::string m = n.attr_string("mode", "linear");
+GsMode gs_mode(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string m = attrs.s("mode");
   if (m == "nearest") return GsMode::Nearest;
   if (m == "linear" || m == "bilinear") return GsMode::Linear;
   if (m == "cubic" || m == "bicubic") return GsMode::Cubic;
   TESSERA_FAIL(n.describe(), ": unsupported mode '", m, "'");
 }
 
-GsPad gs_pad(const Node& n) {
-  std::string p = n.attr_string("padding_mode", "zeros");
+GsPad gs_pad(const OpAttrs& attrs) {
+  const Node& n = attrs.node();
+  std::string p = attrs.s("padding_mode");
   if (p == "zeros") return GsPad::Zeros;
   if (p == "border") return GsPad::Border;
   if (p == "reflection") return GsPad::Reflection;
@@ -42,8 +45,8 @@ void infer_grid_sample(InferContext& c) {
   TESSERA_CHECK(is_float(g.dtype), n.describe(), ": grid must be a float tensor");
   const int64_t r = x.rank() - 2;
   TESSERA_CHECK(g.dims.back() < 0 || g.dims.back() == r, n.describe(), ": grid last dim must be ", r);
-  gs_mode(n);
-  gs_pad(n);
+  gs_mode(op_attrs(c));
+  gs_pad(op_attrs(c));
   Dims out = {x.dims[0] >= 0 ? x.dims[0] : g.dims[0], x.dims[1]};
   for (int64_t i = 0; i < r; ++i) out.push_back(g.dims[static_cast<size_t>(1 + i)]);
   c.out(0) = TensorType{x.dtype, out};
@@ -84,9 +87,9 @@ std::vector<Tensor> run_grid_sample(const KernelContext& c) {
   TESSERA_CHECK(r >= 1 && G.rank() == X.rank() && G.dim(-1) == r && G.dim(0) == X.dim(0), n.describe(),
                 ": grid shape ", dims_to_string(G.dims()), " does not fit X shape ", dims_to_string(X.dims()));
   TESSERA_CHECK(is_float(G.dtype()), n.describe(), ": grid must be a float tensor");
-  const GsMode mode = gs_mode(n);
-  const GsPad pad = gs_pad(n);
-  const bool align = n.attr_int("align_corners", 0) != 0;
+  const GsMode mode = gs_mode(op_attrs(c));
+  const GsPad pad = gs_pad(op_attrs(c));
+  const bool align = op_attrs(c).i("align_corners") != 0;
   const int64_t N = X.dim(0), C = X.dim(1);
   Dims in_sp(X.dims().begin() + 2, X.dims().end());
   Dims out_sp(G.dims().begin() + 1, G.dims().end() - 1);
@@ -210,7 +213,7 @@ std::vector<Tensor> run_affine_grid(const KernelContext& c) {
   const int64_t N = size[0];
   TESSERA_CHECK(th.dims() == Dims({N, r, r + 1}), n.describe(), ": theta must be [", N, ", ", r, ", ", r + 1,
                 "], got ", dims_to_string(th.dims()));
-  const bool align = n.attr_int("align_corners", 0) != 0;
+  const bool align = op_attrs(c).i("align_corners") != 0;
   Dims sp(size.begin() + 2, size.end());
   for (int64_t s : sp) TESSERA_CHECK(s >= 0, n.describe(), ": negative size ", s);
   auto base = [&](int64_t i, int64_t L) {
@@ -249,17 +252,18 @@ void register_vision_ops(OpRegistry& r) {
          .infer = infer_grid_sample, .reference = run_grid_sample,
          .flops = [](const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
            double taps = 1;
-           std::string m = n.attr_string("mode", "linear");
+           std::string m = OpAttrs(n, kAnyOpset).s("mode");
            for (size_t d = 2; d < outs[0].dims.size(); ++d) taps *= m == "nearest" ? 1 : (m == "cubic" || m == "bicubic") ? 4 : 2;
            return 2 * taps * static_cast<double>(numel_of(outs[0].dims));
          },
-         .attributes = {"align_corners", "mode", "padding_mode"}});
+         .attributes = {int_attr("align_corners", 0), string_attr("mode", "linear"),
+                        string_attr("padding_mode", "zeros")}});
   r.add({.name = "AffineGrid", .min_opset = 20, .mapping = MappingType::OneToMany, .linear_inputs = {0},
          .infer = infer_affine_grid, .reference = run_affine_grid,
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
            return outs.empty() ? 0.0 : 2.0 * static_cast<double>(numel_of(outs[0].dims)) * static_cast<double>(outs[0].dims.back() + 1);
          },
-         .attributes = {"align_corners"}});
+         .attributes = {int_attr("align_corners", 0)}});
   register_roi_align_ops(r);
   register_col2im_ops(r);
 }

@@ -6,14 +6,16 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 #include "ops/vision_conv.h"
 
 namespace tessera {
 namespace {
 
 // Per-spatial-axis attribute with a default; checks its length.
-std::vector<int64_t> axis_attr(const Node& n, const char* name, size_t count, int64_t def) {
-  std::vector<int64_t> v = n.attr_ints(name);
+std::vector<int64_t> axis_attr(const OpAttrs& attrs, const char* name, size_t count, int64_t def) {
+  const Node& n = attrs.node();
+  std::vector<int64_t> v = attrs.ints(name);
   if (v.empty()) v.assign(count, def);
   TESSERA_CHECK(v.size() == count, n.describe(), ": ", name, " has ", v.size(), " values, expected ", count);
   return v;
@@ -56,8 +58,8 @@ std::vector<Tensor> run_col2im(const KernelContext& c) {
   TESSERA_CHECK(!image.empty() && image.size() == block.size(), n.describe(),
                 ": image_shape and block_shape must have the same non-zero length");
   const size_t r = image.size();
-  std::vector<int64_t> dil = axis_attr(n, "dilations", r, 1), str = axis_attr(n, "strides", r, 1),
-                       pads = axis_attr(n, "pads", 2 * r, 0);
+  std::vector<int64_t> dil = axis_attr(op_attrs(c), "dilations", r, 1), str = axis_attr(op_attrs(c), "strides", r, 1),
+                       pads = axis_attr(op_attrs(c), "pads", 2 * r, 0);
   for (int64_t p : pads) TESSERA_CHECK(p >= 0, n.describe(), ": pads must be non-negative");
   int64_t bp = 1;
   for (int64_t b : block) {
@@ -105,12 +107,13 @@ std::vector<Tensor> run_col2im(const KernelContext& c) {
 // ---- DeformConv --------------------------------------------------------------
 
 // Reads kernel_shape (default W's), strides, dilations and pads; oh / ow stay -1 where X's dims are unknown.
-DeformConvShape deform_conv_geom(const Node& n, const Dims& x, const Dims& w) {
-  std::vector<int64_t> k = n.attr_ints("kernel_shape");
+DeformConvShape deform_conv_geom(const OpAttrs& attrs, const Dims& x, const Dims& w) {
+  const Node& n = attrs.node();
+  std::vector<int64_t> k = attrs.ints("kernel_shape");
   if (k.empty()) k = {w[2], w[3]};
   TESSERA_CHECK(k.size() == 2, n.describe(), ": kernel_shape must have 2 values");
-  std::vector<int64_t> s = axis_attr(n, "strides", 2, 1), d = axis_attr(n, "dilations", 2, 1),
-                       p = axis_attr(n, "pads", 4, 0);
+  std::vector<int64_t> s = axis_attr(attrs, "strides", 2, 1), d = axis_attr(attrs, "dilations", 2, 1),
+                       p = axis_attr(attrs, "pads", 4, 0);
   DeformConvShape g{k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3]};
   TESSERA_CHECK(g.sh > 0 && g.sw > 0 && g.dh > 0 && g.dw > 0, n.describe(), ": strides and dilations must be positive");
   if (x[2] >= 0 && g.kh >= 0) g.oh = (x[2] + g.pt + g.pb - g.dh * (g.kh - 1) - 1) / g.sh + 1;
@@ -119,14 +122,15 @@ DeformConvShape deform_conv_geom(const Node& n, const Dims& x, const Dims& w) {
 }
 
 // The geometry with N, C, H, W, OC and the groups, after checking every input's dims against it.
-DeformConvShape deform_conv_shape(const Node& n, const Dims& x, const Dims& w, const Dims& offset, const Dims* mask,
-                                  const Dims* bias) {
+DeformConvShape deform_conv_shape(const OpAttrs& attrs, const Dims& x, const Dims& w, const Dims& offset,
+                                  const Dims* mask, const Dims* bias) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(x.size() == 4 && w.size() == 4, n.describe(), ": only 2-D DeformConv is supported");
-  DeformConvShape g = deform_conv_geom(n, x, w);
+  DeformConvShape g = deform_conv_geom(attrs, x, w);
   TESSERA_CHECK(g.kh > 0 && g.kw > 0 && g.oh > 0 && g.ow > 0, n.describe(), ": kernel ", g.kh, "x", g.kw,
                 " gives an empty output");
   g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3], g.OC = w[0];
-  g.group = n.attr_int("group", 1), g.offset_group = n.attr_int("offset_group", 1);
+  g.group = attrs.i("group"), g.offset_group = attrs.i("offset_group");
   const int64_t C = g.C, group = g.group, og = g.offset_group, K = g.taps();
   TESSERA_CHECK(group > 0 && C % group == 0 && g.OC % group == 0 && w[1] == C / group, n.describe(),
                 ": W shape ", dims_to_string(w), " does not fit ", C, " channels in ", group, " groups");
@@ -149,18 +153,17 @@ void infer_deform_conv(InferContext& c) {
   const TensorType& w = c.in(1);
   TESSERA_CHECK(is_float(x.dtype), n.describe(), ": X must be a float tensor");
   TESSERA_CHECK(x.rank() == 4 && w.rank() == 4, n.describe(), ": only 2-D DeformConv is supported (X and W 4-D)");
-  DeformConvShape g = deform_conv_geom(n, x.dims, w.dims);
+  DeformConvShape g = deform_conv_geom(op_attrs(c), x.dims, w.dims);
   c.out(0) = TensorType{x.dtype, {x.dims[0], w.dims[0], g.oh, g.ow}};
 }
 
 std::vector<Tensor> run_deform_conv(const KernelContext& c) {
-  const Node& n = c.node;
   const Tensor& X = c.in(0);
   const Tensor& W = c.in(1);
   const Tensor& O = c.in(2);
   const Tensor* Bs = c.has_input(3) ? c.inputs[3] : nullptr;
   const Tensor* M = c.has_input(4) ? c.inputs[4] : nullptr;
-  const DeformConvShape g = deform_conv_shape(n, X.dims(), W.dims(), O.dims(), M ? &M->dims() : nullptr,
+  const DeformConvShape g = deform_conv_shape(op_attrs(c), X.dims(), W.dims(), O.dims(), M ? &M->dims() : nullptr,
                                               Bs ? &Bs->dims() : nullptr);
   const int64_t N = g.N, C = g.C, H = g.H, Wd = g.W, OC = g.OC, group = g.group, og = g.offset_group, K = g.taps();
   const char* what = "DeformConv";
@@ -219,7 +222,7 @@ void register_col2im_ops(OpRegistry& r) {
          .flops = [](const Node&, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
            return ins[0] ? static_cast<double>(numel_of(ins[0]->dims)) : 0.0;
          },
-         .attributes = {"dilations", "pads", "strides"}});
+         .attributes = {ints_attr("dilations", {}), ints_attr("pads", {}), ints_attr("strides", {})}});
   r.add({.name = "DeformConv", .min_opset = 19, .mapping = MappingType::ManyToMany, .linear_inputs = {0, 1},
          .infer = infer_deform_conv, .reference = run_deform_conv,
          .flops = [](const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>& outs) {
@@ -228,7 +231,8 @@ void register_col2im_ops(OpRegistry& r) {
            return 2.0 * static_cast<double>(numel_of(outs[0].dims)) * static_cast<double>(w[1] * w[2] * w[3]) +
                   10.0 * static_cast<double>(ins[0]->dims[1] * w[2] * w[3]) * static_cast<double>(outs[0].dims[2] * outs[0].dims[3]);
          },
-         .attributes = {"dilations", "group", "kernel_shape", "offset_group", "pads", "strides"}});
+         .attributes = {ints_attr("dilations", {}), int_attr("group", 1), ints_attr("kernel_shape", {}),
+                        int_attr("offset_group", 1), ints_attr("pads", {}), ints_attr("strides", {})}});
 }
 
 }  // namespace tessera

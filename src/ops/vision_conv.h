@@ -3,6 +3,7 @@
 // checks, and the offset / mask channels and sampling positions of each tap.
 #pragma once
 
+#include "ops/op_attrs.h"
 #include "ops/registry.h"
 
 namespace tessera {
@@ -26,10 +27,10 @@ struct DeformConvShape {
 };
 
 // Kernel shape, strides, dilations and pads of a 2-D DeformConv, and the output size where X's dims allow.
-DeformConvShape deform_conv_geom(const Node& n, const Dims& x, const Dims& w);
+DeformConvShape deform_conv_geom(const OpAttrs& attrs, const Dims& x, const Dims& w);
 
 // Checks X, W, offset and the optional mask and B (nullptr when absent) of a 2-D DeformConv.
-DeformConvShape deform_conv_shape(const Node& n, const Dims& x, const Dims& w, const Dims& offset, const Dims* mask,
-                                  const Dims* bias);
+DeformConvShape deform_conv_shape(const OpAttrs& attrs, const Dims& x, const Dims& w, const Dims& offset,
+                                  const Dims* mask, const Dims* bias);
 
 }  // namespace tessera

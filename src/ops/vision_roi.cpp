@@ -7,6 +7,7 @@
 
 #include "ops/nn_extra.h"
 #include "ops/nn_extra_util.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 namespace {
@@ -22,7 +23,7 @@ void infer_roi_align(InferContext& c) {
   TESSERA_CHECK(bi.rank() == 1, n.describe(), ": batch_indices must be 1-D");
   TESSERA_CHECK(bi.dtype == DType::I64 || bi.dtype == DType::I32, n.describe(), ": batch_indices must be integer");
   int64_t R = rois.dims[0] >= 0 ? rois.dims[0] : bi.dims[0];
-  c.out(0) = TensorType{x.dtype, {R, x.dims[1], n.attr_int("output_height", 1), n.attr_int("output_width", 1)}};
+  c.out(0) = TensorType{x.dtype, {R, x.dims[1], op_attrs(c).i("output_height"), op_attrs(c).i("output_width")}};
 }
 
 std::vector<Tensor> run_roi_align(const KernelContext& c) {
@@ -33,15 +34,15 @@ std::vector<Tensor> run_roi_align(const KernelContext& c) {
   TESSERA_CHECK(X.rank() == 4, n.describe(), ": X must be 4-D");
   TESSERA_CHECK(Rt.rank() == 2 && Rt.dim(1) == 4, n.describe(), ": rois must be [num_rois, 4]");
   TESSERA_CHECK(Bt.rank() == 1 && Bt.dim(0) == Rt.dim(0), n.describe(), ": batch_indices must have one entry per roi");
-  const std::string mode = n.attr_string("mode", "avg");
+  const std::string mode = op_attrs(c).s("mode");
   TESSERA_CHECK(mode == "avg" || mode == "max", n.describe(), ": unsupported mode '", mode, "'");
   const std::string ctm =
-      c.opset >= 16 ? n.attr_string("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
+      c.opset >= 16 ? op_attrs(c).s("coordinate_transformation_mode") : "output_half_pixel";
   TESSERA_CHECK(ctm == "half_pixel" || ctm == "output_half_pixel", n.describe(),
                 ": unsupported coordinate_transformation_mode '", ctm, "'");
-  const int64_t OH = n.attr_int("output_height", 1), OW = n.attr_int("output_width", 1);
-  const int64_t sr = n.attr_int("sampling_ratio", 0);
-  const double ss = n.attr_float("spatial_scale", 1.0f);
+  const int64_t OH = op_attrs(c).i("output_height"), OW = op_attrs(c).i("output_width");
+  const int64_t sr = op_attrs(c).i("sampling_ratio");
+  const double ss = op_attrs(c).f("spatial_scale");
   TESSERA_CHECK(OH > 0 && OW > 0 && sr >= 0, n.describe(), ": output sizes must be positive and sampling_ratio >= 0");
   const int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3), R = Rt.dim(0);
   std::vector<double> x = float_values(X, "RoiAlign"), rois = float_values(Rt, "RoiAlign");
@@ -127,11 +128,12 @@ void register_roi_align_ops(OpRegistry& r) {
   r.add({.name = "RoiAlign", .min_opset = 10, .mapping = MappingType::ManyToMany, .linear_inputs = {},
          .infer = infer_roi_align, .reference = run_roi_align,
          .flops = [](const Node& n, const std::vector<const TensorType*>&, const std::vector<TensorType>& outs) {
-           double s = static_cast<double>(std::max<int64_t>(n.attr_int("sampling_ratio", 0), 1));
+           double s = static_cast<double>(std::max<int64_t>(OpAttrs(n, kAnyOpset).i("sampling_ratio"), 1));
            return outs.empty() ? 0.0 : 8.0 * s * s * static_cast<double>(numel_of(outs[0].dims));
          },
-         .attributes = {"coordinate_transformation_mode", "mode", "output_height", "output_width", "sampling_ratio",
-                        "spatial_scale"}});
+         .attributes = {string_attr("coordinate_transformation_mode", "half_pixel"), string_attr("mode", "avg"),
+                        int_attr("output_height", 1), int_attr("output_width", 1), int_attr("sampling_ratio", 0),
+                        float_attr("spatial_scale", 1.0f)}});
 }
 
 }  // namespace tessera

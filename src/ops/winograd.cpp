@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "ops/blocked_conv.h"
+#include "ops/op_attrs.h"
 #include "support/error.h"
 
 namespace tessera {
@@ -14,8 +15,9 @@ namespace tessera {
 namespace {
 
 // A two-element attribute (rows, columns), checked non-negative.
-std::pair<int64_t, int64_t> pair_attr(const Node& n, const std::string& key, bool positive) {
-  std::vector<int64_t> v = n.req_ints(key);
+std::pair<int64_t, int64_t> pair_attr(const OpAttrs& attrs, const std::string& key, bool positive) {
+  const Node& n = attrs.node();
+  std::vector<int64_t> v = attrs.ints(key);
   TESSERA_CHECK(v.size() == 2, n.describe(), ": ", key, " must have 2 values, got ", v.size());
   const int64_t lo = positive ? 1 : 0;
   TESSERA_CHECK(v[0] >= lo && v[1] >= lo, n.describe(), ": ", key, " must be ", positive ? "positive" : "non-negative",
@@ -31,17 +33,19 @@ void check_domain(const Node& n, const char* what, const Dims& d) {
 
 }  // namespace
 
-WinogradGeom winograd_input_geom(const Node& n, const Dims& x) {
+WinogradGeom winograd_input_geom(const OpAttrs& attrs, const Dims& x) {
+  const Node& n = attrs.node();
   TESSERA_CHECK(x.size() == 5, n.describe(), ": X must be [N, Cb, H, W, b], got [", dims_to_string(x), "]");
   WinogradGeom g;
   g.N = x[0], g.Cb = x[1], g.H = x[2], g.W = x[3], g.b = x[4];
-  std::tie(g.ph, g.pw) = pair_attr(n, "pads", false);
-  std::tie(g.TH, g.TW) = pair_attr(n, "tiles", true);
+  std::tie(g.ph, g.pw) = pair_attr(attrs, "pads", false);
+  std::tie(g.TH, g.TW) = pair_attr(attrs, "tiles", true);
   g.T = g.N * g.TH * g.TW;
   return g;
 }
 
-WinogradGeom winograd_gemm_geom(const Node& n, const Dims& v, const Dims& u) {
+WinogradGeom winograd_gemm_geom(const OpAttrs& attrs, const Dims& v, const Dims& u) {
+  const Node& n = attrs.node();
   check_domain(n, "V", v);
   TESSERA_CHECK(u.size() == 5 && u[0] == kWinoPoints, n.describe(), ": U must be [36, Mb, R, b, b], got [",
                 dims_to_string(u), "]");
@@ -50,17 +54,18 @@ WinogradGeom winograd_gemm_geom(const Node& n, const Dims& v, const Dims& u) {
   g.Mb = u[1], g.R = u[2];
   TESSERA_CHECK(u[3] == g.b && u[4] == g.b, n.describe(), ": U's blocks (", u[3], ", ", u[4], ") differ from V's (",
                 g.b, ")");
-  g.groups = BlockGroups::read(n);
+  g.groups = BlockGroups::read(attrs);
   TESSERA_CHECK(g.Mb > 0 && g.first_block(g.Mb - 1) + g.R <= g.Cb, n.describe(), ": output block ", g.Mb - 1,
                 " reads input blocks up to ", g.first_block(std::max<int64_t>(g.Mb - 1, 0)) + g.R, " but V has ", g.Cb);
   return g;
 }
 
-WinogradGeom winograd_output_geom(const Node& n, const Dims& m) {
+WinogradGeom winograd_output_geom(const OpAttrs& attrs, const Dims& m) {
+  const Node& n = attrs.node();
   check_domain(n, "M", m);
   WinogradGeom g;
   g.Mb = m[1], g.T = m[2], g.b = m[3];
-  std::tie(g.OH, g.OW) = pair_attr(n, "output", true);
+  std::tie(g.OH, g.OW) = pair_attr(attrs, "output", true);
   g.TH = wino_tiles(g.OH), g.TW = wino_tiles(g.OW);
   TESSERA_CHECK(g.T % (g.TH * g.TW) == 0, n.describe(), ": M has ", g.T, " tiles, not a multiple of the ", g.TH, " x ",
                 g.TW, " of an output of ", g.OH, " x ", g.OW);
@@ -77,20 +82,20 @@ void require_f32(const Node& n, const TensorType& t, const char* what) {
 
 void infer_input(InferContext& c) {
   require_f32(c.node, c.in(0), "X");
-  WinogradGeom g = winograd_input_geom(c.node, c.in(0).dims);
+  WinogradGeom g = winograd_input_geom(op_attrs(c), c.in(0).dims);
   c.out(0) = TensorType{DType::F32, {kWinoPoints, g.Cb, g.T, g.b}};
 }
 
 void infer_gemm(InferContext& c) {
   require_f32(c.node, c.in(0), "V");
   require_f32(c.node, c.in(1), "U");
-  WinogradGeom g = winograd_gemm_geom(c.node, c.in(0).dims, c.in(1).dims);
+  WinogradGeom g = winograd_gemm_geom(op_attrs(c), c.in(0).dims, c.in(1).dims);
   c.out(0) = TensorType{DType::F32, {kWinoPoints, g.Mb, g.T, g.b}};
 }
 
 void infer_output(InferContext& c) {
   require_f32(c.node, c.in(0), "M");
-  WinogradGeom g = winograd_output_geom(c.node, c.in(0).dims);
+  WinogradGeom g = winograd_output_geom(op_attrs(c), c.in(0).dims);
   if (c.has_input(1))
     TESSERA_CHECK(c.in(1).dtype == DType::F32 && c.in(1).dims == Dims({g.Mb, g.b}), c.node.describe(),
                   ": B must be float32 [", g.Mb, ", ", g.b, "], got ", c.in(1).to_string());
@@ -104,7 +109,7 @@ const float* f32_data(const KernelContext& c, int i, const char* what) {
 
 std::vector<Tensor> run_input(const KernelContext& c) {
   const float* x = f32_data(c, 0, "X");
-  const WinogradGeom g = winograd_input_geom(c.node, c.in(0).dims());
+  const WinogradGeom g = winograd_input_geom(op_attrs(c), c.in(0).dims());
   Tensor v(DType::F32, {kWinoPoints, g.Cb, g.T, g.b});
   float* pv = v.data<float>();
   for (int64_t p = 0; p < kWinoPoints; ++p)
@@ -128,7 +133,7 @@ std::vector<Tensor> run_input(const KernelContext& c) {
 std::vector<Tensor> run_gemm(const KernelContext& c) {
   const float* v = f32_data(c, 0, "V");
   const float* u = f32_data(c, 1, "U");
-  const WinogradGeom g = winograd_gemm_geom(c.node, c.in(0).dims(), c.in(1).dims());
+  const WinogradGeom g = winograd_gemm_geom(op_attrs(c), c.in(0).dims(), c.in(1).dims());
   const int64_t b = g.b;
   Tensor m(DType::F32, {kWinoPoints, g.Mb, g.T, b});
   float* pm = m.data<float>();
@@ -149,7 +154,7 @@ std::vector<Tensor> run_gemm(const KernelContext& c) {
 std::vector<Tensor> run_output(const KernelContext& c) {
   const float* m = f32_data(c, 0, "M");
   const float* bias = c.has_input(1) ? f32_data(c, 1, "B") : nullptr;
-  const WinogradGeom g = winograd_output_geom(c.node, c.in(0).dims());
+  const WinogradGeom g = winograd_output_geom(op_attrs(c), c.in(0).dims());
   const int64_t b = g.b;
   Tensor y(DType::F32, {g.N, g.Mb, g.OH, g.OW, b});
   float* py = y.data<float>();
@@ -175,19 +180,19 @@ std::vector<Tensor> run_output(const KernelContext& c) {
 // and the contraction's multiply-adds.
 double input_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (ins.empty() || !ins[0] || !ins[0]->fully_known()) return 0;
-  WinogradGeom g = winograd_input_geom(n, ins[0]->dims);
+  WinogradGeom g = winograd_input_geom(OpAttrs(n, kAnyOpset), ins[0]->dims);
   return 2.0 * 484 * static_cast<double>(g.Cb * g.T * g.b);  // 22 x 22 nonzero (BT row, BT row) pairs
 }
 
 double gemm_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (ins.size() < 2 || !ins[0] || !ins[1] || !ins[0]->fully_known() || !ins[1]->fully_known()) return 0;
-  WinogradGeom g = winograd_gemm_geom(n, ins[0]->dims, ins[1]->dims);
+  WinogradGeom g = winograd_gemm_geom(OpAttrs(n, kAnyOpset), ins[0]->dims, ins[1]->dims);
   return 2.0 * kWinoPoints * static_cast<double>(g.Mb * g.R * g.b * g.b * g.T);
 }
 
 double output_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (ins.empty() || !ins[0] || !ins[0]->fully_known()) return 0;
-  WinogradGeom g = winograd_output_geom(n, ins[0]->dims);
+  WinogradGeom g = winograd_output_geom(OpAttrs(n, kAnyOpset), ins[0]->dims);
   return 2.0 * 324 / 16 * static_cast<double>(g.N * g.Mb * g.OH * g.OW * g.b);  // 18 x 18 pairs per 16 outputs
 }
 
@@ -195,13 +200,14 @@ double output_flops(const Node& n, const std::vector<const TensorType*>& ins, co
 
 void register_winograd_ops(OpRegistry& r) {
   r.add({.name = "WinogradInput", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
-         .infer = infer_input, .reference = run_input, .flops = input_flops, .attributes = {"pads", "tiles"}});
+         .infer = infer_input, .reference = run_input, .flops = input_flops,
+         .attributes = {ints_attr("pads").required(), ints_attr("tiles").required()}});
   r.add({.name = "WinogradGemm", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany,
          .linear_inputs = {0, 1}, .infer = infer_gemm, .reference = run_gemm, .flops = gemm_flops,
-         .attributes = {"group_div", "group_mul"}});
+         .attributes = {int_attr("group_div", 1), int_attr("group_mul", 0)}});
   r.add({.name = "WinogradOutput", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany,
          .linear_inputs = {0}, .infer = infer_output, .reference = run_output, .flops = output_flops,
-         .attributes = {"output"}});
+         .attributes = {ints_attr("output").required()}});
 }
 
 }  // namespace tessera

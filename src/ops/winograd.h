@@ -42,9 +42,9 @@ struct WinogradGeom {
   int64_t OH = 0, OW = 0;                // WinogradOutput
   int64_t first_block(int64_t kb) const { return groups.first_block(kb); }
 };
-WinogradGeom winograd_input_geom(const Node& n, const Dims& x);
-WinogradGeom winograd_gemm_geom(const Node& n, const Dims& v, const Dims& u);
-WinogradGeom winograd_output_geom(const Node& n, const Dims& m);
+WinogradGeom winograd_input_geom(const OpAttrs& attrs, const Dims& x);
+WinogradGeom winograd_gemm_geom(const OpAttrs& attrs, const Dims& v, const Dims& u);
+WinogradGeom winograd_output_geom(const OpAttrs& attrs, const Dims& m);
 
 void register_winograd_ops(OpRegistry& r);
 

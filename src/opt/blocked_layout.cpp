@@ -18,6 +18,7 @@
 #include "ops/registry.h"
 #include "ops/blocked_conv.h"
 #include "ops/nn_conv.h"
+#include "ops/op_attrs.h"
 #include "opt/passes.h"
 
 namespace tessera {
@@ -100,7 +101,7 @@ void Rewriter::conv(Node* n) {
   if (n->has_input(2) && !f32_constant(n->inputs[2])) return;
   if (!static_f32(n->outputs[0], 4)) return;
   const Tensor& w = *wv->constant;
-  ConvShape cs = conv_shape(*n, x->type.dims, w.dims());
+  ConvShape cs = conv_shape(OpAttrs(*n, g.opset), x->type.dims, w.dims());
   const int64_t C = cs.C, M = cs.M, G = cs.group, Cg = C / G, Mg = M / G;
   const int64_t kh = w.dim(2), kw = w.dim(3), Mb = channel_blocks(M, b), Cb = channel_blocks(C, b);
   bool depthwise = G > 1 && G == C && G == M;
@@ -201,17 +202,18 @@ void Rewriter::pool(Node* n) {
     op = op == "GlobalAveragePool" ? "AveragePool" : "MaxPool";
     attrs = {{"kernel_shape", ints({x->type.dims[2], x->type.dims[3], 1})}};
   } else {
-    std::vector<int64_t> k = n->attr_ints("kernel_shape");
-    if (k.size() != 2 || n->attr_int("storage_order", 0) != 0) return;
+    const OpAttrs na(*n, g.opset);
+    std::vector<int64_t> k = na.ints("kernel_shape");
+    if (k.size() != 2 || (na.declares("storage_order") && na.i("storage_order") != 0)) return;
     attrs["kernel_shape"] = ints({k[0], k[1], 1});
-    std::vector<int64_t> s = n->attr_ints("strides", {1, 1});
+    std::vector<int64_t> s = na.has("strides") ? na.ints("strides") : std::vector<int64_t>{1, 1};  // 1 per axis
     attrs["strides"] = ints({s[0], s[1], 1});
-    if (n->has_attr("dilations")) {
-      std::vector<int64_t> d = n->attr_ints("dilations");
+    if (na.has("dilations")) {
+      std::vector<int64_t> d = na.ints("dilations");
       attrs["dilations"] = ints({d[0], d[1], 1});
     }
-    if (n->has_attr("pads")) {
-      std::vector<int64_t> p = n->attr_ints("pads");
+    if (na.has("pads")) {
+      std::vector<int64_t> p = na.ints("pads");
       if (p.size() != 4) return;
       attrs["pads"] = ints({p[0], p[1], 0, p[2], p[3], 0});
     }
@@ -223,7 +225,7 @@ void Rewriter::pool(Node* n) {
 // fill whole blocks, so the channels stay where the NCHW concat puts them.
 void Rewriter::concat(Node* n) {
   if (!static_f32(n->outputs[0], 4)) return;
-  int64_t axis = n->attr_int("axis", 1);
+  int64_t axis = OpAttrs(*n, g.opset).i("axis");
   if (axis != 1 && axis != -3) return;
   std::vector<Value*> ins;
   for (size_t i = 0; i < n->inputs.size(); ++i) {
@@ -242,7 +244,7 @@ void Rewriter::concat(Node* n) {
 void Rewriter::pad(Node* n) {
   Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
   if (!twin.count(x) || !static_f32(x, 4) || !static_f32(n->outputs[0], 4)) return;
-  if (n->attr_string("mode", "constant") != "constant" || n->has_attr("pads") || n->num_inputs() < 2) return;
+  if (OpAttrs(*n, g.opset).s("mode") != "constant" || n->has_attr("pads") || n->num_inputs() < 2) return;
   const Value* pv = n->inputs[1];
   if (!pv || !pv->constant || pv->constant->numel() != 8 || n->num_inputs() > 3) return;
   if (n->has_input(2)) {

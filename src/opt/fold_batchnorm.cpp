@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "opt/passes.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -18,7 +19,8 @@ bool constant_of(const Value* v, DType t, int64_t n) {
 
 // The Conv feeding `bn` when the pair can be folded, else null.
 Node* foldable_conv(const Graph& g, const Node& bn) {
-  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.attr_int("training_mode", 0) != 0) return nullptr;
+  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || OpAttrs(bn, g.opset).i("training_mode") != 0)
+    return nullptr;
   if (bn.outputs.size() > 1 && std::any_of(bn.outputs.begin() + 1, bn.outputs.end(), [](Value* v) { return v; }))
     return nullptr;  // running statistics requested
   const Value* x = bn.inputs.empty() ? nullptr : bn.inputs[0];
@@ -46,7 +48,7 @@ int fold_batchnorm(Graph& g) {
     const Tensor& w = *conv->inputs[1]->constant;
     const DType t = w.dtype();
     const int64_t m = w.dim(0), per = w.numel() / std::max<int64_t>(m, 1);
-    const double eps = bn->attr_float("epsilon", 1e-5f);
+    const double eps = OpAttrs(*bn, g.opset).f("epsilon");
     auto at = [&](int input, int64_t i) { return bn->inputs[static_cast<size_t>(input)]->constant->get_double(i); };
     Tensor nw(t, w.dims()), nb(t, {m});
     auto put = [&](Tensor& dst, int64_t i, double v) {

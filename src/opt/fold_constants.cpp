@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "ops/op_attrs.h"
 #include "ops/registry.h"
+#include "ops/tensor_common.h"
 #include "opt/passes.h"
 #include "support/error.h"
 
@@ -33,11 +35,7 @@ bool fold_from_type(Graph& g, Node* n) {
     n->outputs[0]->constant = Tensor::scalar<int64_t>(numel_of(t.dims));
   } else {
     int64_t r = t.rank();
-    int64_t start = n->attr_int("start", 0), end = n->attr_int("end", r);
-    if (start < 0) start += r;
-    if (end < 0) end += r;
-    start = std::clamp<int64_t>(start, 0, r);
-    end = std::clamp<int64_t>(end, 0, r);
+    auto [start, end] = shape_range(OpAttrs(*n, g.opset), r);
     std::vector<int64_t> dims(t.dims.begin() + start, t.dims.begin() + std::max(start, end));
     n->outputs[0]->constant = Tensor::from<int64_t>({static_cast<int64_t>(dims.size())}, dims);
   }

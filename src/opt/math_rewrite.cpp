@@ -20,6 +20,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "ops/op_attrs.h"
 #include "ops/registry.h"
 #include "opt/passes.h"
 #include "opt/rewrite_rules.h"
@@ -203,12 +204,12 @@ class Replacement {
     if (axes_as_input(op, opset_)) {
       if (axes_in) {
         ins.push_back(src.inputs[1]);
-      } else if (auto axes = src.attr_ints("axes", {}); !axes.empty()) {
+      } else if (auto axes = OpAttrs(src, opset_).ints("axes"); !axes.empty()) {
         ins.push_back(constant(Tensor::from<int64_t>({static_cast<int64_t>(axes.size())}, axes)));
       }
       return true;
     }
-    std::vector<int64_t> axes = src.attr_ints("axes", {});
+    std::vector<int64_t> axes = OpAttrs(src, opset_).ints("axes");
     if (axes_in) {
       if (!axes_in->is_constant()) return false;
       axes = axes_in->constant->to_int_vector();

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "opt/passes.h"
+#include "ops/op_attrs.h"
 
 namespace tessera {
 
@@ -55,7 +56,7 @@ bool unit_transpose(Graph& g, Node& n) {
   const Value* y = n.outputs[0];
   if (!static_type(x) || !static_type(y) || x->type.dtype == DType::String) return false;
   const Dims& d = x->type.dims;
-  std::vector<int64_t> perm = n.attr_ints("perm");
+  std::vector<int64_t> perm = OpAttrs(n, g.opset).ints("perm");
   if (perm.empty())
     for (int64_t i = static_cast<int64_t>(d.size()) - 1; i >= 0; --i) perm.push_back(i);
   if (perm.size() != d.size()) return false;

@@ -83,7 +83,7 @@ bool winograd_candidate(const Node& n, bool every, BlockedConvGeom& g) {
   const Value* w = n.inputs[1];
   if (!x || !w || !w->constant || !x->type.fully_known() || x->type.dims.size() != 5) return false;
   if (n.has_input(2) && !n.inputs[2]->constant) return false;
-  g = blocked_conv_geom(n, x->type.dims, w->constant->dims());
+  g = blocked_conv_geom(OpAttrs(n, kAnyOpset), x->type.dims, w->constant->dims());
   if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1) return false;
   if (every) return true;
   const Estimate e = estimate(g);

@@ -229,7 +229,7 @@ TEST(BlockedLayout, PaddingLanesAreNotSummed) {
   for (const auto& n : nchw->nodes()) {
     if (n->op_type != "ConvBlocked") continue;
     ++blocked_convs;
-    EXPECT_EQ(n->attr_int("in_channels", 0), C);
+    EXPECT_EQ(OpAttrs(*n, nchw->opset).i("in_channels"), C);
   }
   EXPECT_EQ(blocked_convs, 1);
 

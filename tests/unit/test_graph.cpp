@@ -150,25 +150,5 @@ TEST(Graph, TopoSortReportsCycles) {
   }
 }
 
-TEST(Graph, AttributeAccessorsCheckKinds) {
-  Node n;
-  n.op_type = "Conv";
-  n.name = "c1";
-  n.attrs["group"] = Attribute::of_int(2);
-  n.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
-  n.attrs["mode"] = Attribute::of_string("constant");
-  EXPECT_EQ(n.attr_int("group", 1), 2);
-  EXPECT_EQ(n.attr_int("missing", 5), 5);
-  EXPECT_EQ(n.attr_ints("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
-  EXPECT_EQ(n.attr_string("mode", ""), "constant");
-  EXPECT_THROW(n.attr_int("pads", 0), Error);
-  EXPECT_THROW(n.req_int("strides"), Error);
-  try {
-    n.req_ints("kernel_shape");
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Conv node 'c1'"), std::string::npos);
-  }
-}
-
 }  // namespace
 }  // namespace tessera

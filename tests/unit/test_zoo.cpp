@@ -14,6 +14,7 @@
 #include "frontend/onnx_export.h"
 #include "frontend/onnx_import.h"
 #include "interp/interpreter.h"
+#include "ops/op_attrs.h"
 #include "ir/graph.h"
 #include "ops/registry.h"
 #include "support/error.h"
@@ -60,7 +61,7 @@ int count_depthwise_convs(const Graph& g) {
   for (const auto& node : g.nodes()) {
     if (node->op_type != "Conv") continue;
     const Value* w = node->inputs.at(1);
-    int64_t group = node->attr_int("group", 1);
+    int64_t group = OpAttrs(*node, g.opset).i("group");
     // Depthwise: one group per input channel (weight [C, 1, k, k]).
     if (group > 1 && w->type.dims.at(1) == 1 && w->type.dims.at(0) == group) ++n;
   }
@@ -227,10 +228,10 @@ TEST(Zoo, ResNet50Histogram) {
   const Graph& g = zoo_graph("resnet50");
   for (const auto& n : g.nodes()) {
     if (n->name == "layer2.0.conv1") {
-      EXPECT_EQ(n->attr_ints("strides"), (std::vector<int64_t>{1, 1}));
+      EXPECT_EQ(OpAttrs(*n, g.opset).ints("strides"), (std::vector<int64_t>{1, 1}));
     }
     if (n->name == "layer2.0.conv2") {
-      EXPECT_EQ(n->attr_ints("strides"), (std::vector<int64_t>{2, 2}));
+      EXPECT_EQ(OpAttrs(*n, g.opset).ints("strides"), (std::vector<int64_t>{2, 2}));
     }
   }
 }
