@@ -186,6 +186,7 @@ struct Importer {
       std::vector<std::string> outs(np.output().begin(), np.output().end());
       TESSERA_CHECK(std::any_of(outs.begin(), outs.end(), [](const std::string& o) { return !o.empty(); }), label,
                     ": op '", np.op_type(), "' has no outputs (every ONNX operator has at least one)");
+      check_arity(*def, np.input_size(), np.output_size(), label);
       for (const auto& o : outs)
         TESSERA_CHECK(o.empty() || !g->find_value(o), label, ": output '", o, "' is already defined");
       std::string nname = np.name().empty() ? g->unique_name(np.op_type()) : np.name();

@@ -136,6 +136,21 @@ void check_attributes(const OpDef& def, const AttrMap& attrs, int64_t opset, con
                   ": required attribute '", spec.name, "' of ", def.name, " is missing");
 }
 
+namespace {
+void check_count(const Arity& a, int count, const char* what, const OpDef& def, const std::string& label) {
+  if (count >= a.min && (a.max < 0 || count <= a.max)) return;
+  std::string want = a.max == a.min ? std::to_string(a.min)
+                     : a.max < 0    ? "at least " + std::to_string(a.min)
+                                    : std::to_string(a.min) + " to " + std::to_string(a.max);
+  TESSERA_FAIL(label, ": ", def.name, " takes ", want, " ", what, want == "1" ? "" : "s", ", got ", count);
+}
+}  // namespace
+
+void check_arity(const OpDef& def, int num_inputs, int num_outputs, const std::string& label) {
+  check_count(def.inputs, num_inputs, "input", def, label);
+  check_count(def.outputs, num_outputs, "output", def, label);
+}
+
 const AttrSpec* OpDef::attr_spec(std::string_view name) const {
   for (const AttrSpec& s : attributes)
     if (s.name == name) return &s;

@@ -119,11 +119,21 @@ std::string_view attr_kind_name(Attribute::Kind k);  // "int", "list of floats",
 // where a float is declared, one int or float where a list of them is).
 bool attr_kind_accepts(Attribute::Kind declared, Attribute::Kind found);
 
+// How many inputs (or outputs) a node of an op may list, absent optional ones
+// included; max -1: no limit. The default checks nothing.
+struct Arity {
+  int min = 0;
+  int max = -1;
+};
+
 struct OpDef;
 // Checks a node's attributes against its op's schema at `opset`: every
 // attribute is declared and of an accepted kind, every required one present.
 // Throws an Error starting with `label` (the node's description).
 void check_attributes(const OpDef& def, const AttrMap& attrs, int64_t opset, const std::string& label);
+// Checks a node's input and output counts against the op's arity; throws an
+// Error starting with `label`.
+void check_arity(const OpDef& def, int num_inputs, int num_outputs, const std::string& label);
 
 struct OpDef {
   std::string name;
@@ -138,6 +148,7 @@ struct OpDef {
   std::vector<AttrSpec> attributes;  // every attribute the op understands; any other is an error
   bool deterministic = true;        // false for random ops: never folded, outputs not reproducible
   ValueCheckFn value_check;         // null: the kernel is correct for any input values
+  Arity inputs, outputs;            // checked at import and by the verifier
 
   // The spec of attribute `name`, or null when the op declares none.
   const AttrSpec* attr_spec(std::string_view name) const;

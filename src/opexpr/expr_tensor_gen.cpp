@@ -57,12 +57,7 @@ Out constant(ExprContext& c) {
 
 Out constant_of_shape(ExprContext& c) {
   note_value(c, 0);  // the shape: already in the output type
-  Tensor v = Tensor::scalar<float>(0.f);
-  if (const Attribute* a = c.node.attr("value")) {
-    TESSERA_CHECK(a->kind == Attribute::Kind::Tensor && a->t.numel() == 1, c.node.describe(),
-                  ": attribute 'value' must be a one-element tensor");
-    v = a->t;
-  }
+  const Tensor v = constant_of_shape_value(op_attrs(c));
   return {make(c, c.out(0).dims, [&](const Idx&) { return element_const(v, 0); }, "const")};
 }
 

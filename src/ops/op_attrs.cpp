@@ -81,14 +81,15 @@ const std::shared_ptr<Graph>& OpAttrs::graph(std::string_view key) const {
   return value(key, Attribute::Kind::Graph).g;
 }
 
-void verify_attributes(const Graph& g) {
+void verify_schemas(const Graph& g) {
   for (const auto& n : g.nodes()) {
     const OpDef& def = op_registry().get(*n, g.opset);
     check_attributes(def, n->attrs, g.opset, n->describe());
+    check_arity(def, n->num_inputs(), static_cast<int>(n->outputs.size()), n->describe());
     for (const auto& [k, a] : n->attrs) {
-      if (a.g) verify_attributes(*a.g);
+      if (a.g) verify_schemas(*a.g);
       for (const auto& sub : a.graphs)
-        if (sub) verify_attributes(*sub);
+        if (sub) verify_schemas(*sub);
     }
   }
 }

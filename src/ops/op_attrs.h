@@ -64,9 +64,9 @@ class OpAttrs {
 inline OpAttrs op_attrs(const InferContext& c) { return OpAttrs(c.node, c.opset); }
 inline OpAttrs op_attrs(const KernelContext& c) { return OpAttrs(c.node, c.opset); }
 
-// Checks every node's attributes (recursively into subgraph bodies) against
-// its op's schema, as the importer does; for graphs built or rewritten in
-// C++. Throws an Error naming the first bad node.
-void verify_attributes(const Graph& g);
+// Checks every node's attributes and input/output counts (recursively into
+// subgraph bodies) against its op's schema, as the importer does; for graphs
+// built or rewritten in C++. Throws an Error naming the first bad node.
+void verify_schemas(const Graph& g);
 
 }  // namespace tessera

@@ -38,13 +38,11 @@ TfIdfConfig read_config(const OpAttrs& attrs) {
   TESSERA_CHECK(k.max_skip >= 0, n.describe(), ": max_skip_count must be >= 0, got ", k.max_skip);
   k.counts = attrs.ints("ngram_counts");
   k.indexes = attrs.ints("ngram_indexes");
-  const Attribute* ps = n.attr("pool_strings");
-  TESSERA_CHECK((ps != nullptr) != n.has_attr("pool_int64s"), n.describe(),
+  k.strings = attrs.has("pool_strings");
+  TESSERA_CHECK(k.strings != attrs.has("pool_int64s"), n.describe(),
                 ": exactly one of pool_strings and pool_int64s must be set");
-  k.strings = ps != nullptr;
   if (k.strings) {
-    TESSERA_CHECK(ps->kind == Attribute::Kind::Strings, n.describe(), ": pool_strings must be a list of strings");
-    k.pool_strings = ps->strings;
+    k.pool_strings = attrs.strings("pool_strings");
   } else {
     k.pool_ints = attrs.ints("pool_int64s");
   }

@@ -16,6 +16,9 @@ namespace tessera {
 // The value of a Constant node (its one value attribute); throws naming the
 // node for sparse or string constants or when not exactly one is set.
 Tensor constant_value(const OpAttrs& attrs);
+// ConstantOfShape's fill value: the one-element `value` tensor, float 0 when
+// absent (ONNX's default); shared by the reference and the expression.
+Tensor constant_of_shape_value(const OpAttrs& attrs);
 
 // Calls f.template operator()<W>() with W a type of the same width as the
 // elements of `t` (uint8_t .. uint64_t), or std::string for string tensors.

@@ -16,10 +16,7 @@ Tensor constant_value(const OpAttrs& attrs) {
   int count = 0;
   for (const char* k : kinds) count += n.has_attr(k) ? 1 : 0;
   TESSERA_CHECK(count == 1, n.describe(), ": exactly one value attribute must be set, found ", count);
-  if (const Attribute* a = n.attr("value")) {
-    TESSERA_CHECK(a->kind == Attribute::Kind::Tensor, n.describe(), ": attribute 'value' must be a tensor");
-    return a->t;
-  }
+  if (attrs.has("value")) return attrs.tensor("value");
   if (n.has_attr("value_float")) return Tensor::scalar<float>(attrs.f("value_float"));
   if (n.has_attr("value_int")) return Tensor::scalar<int64_t>(attrs.i("value_int"));
   if (n.has_attr("value_floats")) {
@@ -34,25 +31,23 @@ Tensor constant_value(const OpAttrs& attrs) {
   TESSERA_FAIL(n.describe(), ": string constants (value_string / value_strings) are not supported");
 }
 
+Tensor constant_of_shape_value(const OpAttrs& attrs) {
+  if (!attrs.has("value")) return Tensor::scalar<float>(0.f);
+  const Tensor& v = attrs.tensor("value");
+  TESSERA_CHECK(v.numel() == 1, attrs.node().describe(), ": attribute 'value' must be a one-element tensor");
+  return v;
+}
+
 namespace {
 
 // ---------------------------------------------------------------- ConstantOfShape
-
-// The fill value: the 'value' attribute (one element) or float 0.
-Tensor fill_value(const Node& n) {
-  const Attribute* a = n.attr("value");
-  if (!a) return Tensor::scalar<float>(0.f);
-  TESSERA_CHECK(a->kind == Attribute::Kind::Tensor && a->t.numel() == 1, n.describe(),
-                ": attribute 'value' must be a one-element tensor");
-  return a->t;
-}
 
 void check_shape_values(const Node& n, const std::vector<int64_t>& s) {
   for (int64_t v : s) TESSERA_CHECK(v >= 0, n.describe(), ": invalid shape entry ", v);
 }
 
 void infer_constant_of_shape(InferContext& c) {
-  DType dt = fill_value(c.node).dtype();
+  DType dt = constant_of_shape_value(op_attrs(c)).dtype();
   const TensorType& s = c.in(0);
   TESSERA_CHECK(s.dtype == DType::I64 || s.dtype == DType::Undefined, c.node.describe(), ": shape must be int64");
   std::vector<int64_t> shape;
@@ -67,7 +62,7 @@ void infer_constant_of_shape(InferContext& c) {
 }
 
 std::vector<Tensor> run_constant_of_shape(const KernelContext& c) {
-  Tensor v = fill_value(c.node);
+  Tensor v = constant_of_shape_value(op_attrs(c));
   std::vector<int64_t> shape = input_ints(c, 0);
   check_shape_values(c.node, shape);
   Tensor y(v.dtype(), shape);

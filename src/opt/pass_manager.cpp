@@ -165,7 +165,7 @@ std::vector<PassRecord> run_passes(Graph& g, const std::vector<std::string>& pip
     if (opts.verify_each && rec.ran) {
       try {
         verify_graph(g);
-        verify_attributes(g);
+        verify_schemas(g);
       } catch (const Error& e) {
         TESSERA_FAIL("the graph is broken after pass '", p.name, "': ", e.what());
       }
@@ -175,7 +175,7 @@ std::vector<PassRecord> run_passes(Graph& g, const std::vector<std::string>& pip
   if (!opts.verify_each && !ran_in_order.empty()) {
     try {
       verify_graph(g);
-      verify_attributes(g);
+      verify_schemas(g);
     } catch (const Error& e) {
       TESSERA_FAIL("the graph is broken after passes ", joined(ran_in_order), ": ", e.what(),
                    " (--verify-each names the pass)");

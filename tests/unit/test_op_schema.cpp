@@ -57,6 +57,10 @@ TEST(OpSchema, EverySchemaIsWellFormed) {
       }
       for (Attribute::Kind k : s.other_kinds) EXPECT_NE(k, s.kind);
     }
+    for (const Arity* a : {&d->inputs, &d->outputs}) {
+      EXPECT_GE(a->min, 0) << d->name;
+      EXPECT_TRUE(a->max < 0 || a->max >= a->min) << d->name;
+    }
   }
 }
 
@@ -102,21 +106,46 @@ TEST(OpSchema, VerifierRejectsBadAttributesOfGraphsBuiltInCpp) {
   Value* x = g.add_input("x", TensorType{DType::F32, {2, 3}});
   Node* n = g.add_node("LeakyRelu", {x}, {"y"}, {{"alpha", Attribute::of_string("wide")}}, "leaky");
   g.add_output(n->outputs[0]);
-  std::string err = error_of([&] { verify_attributes(g); });
+  std::string err = error_of([&] { verify_schemas(g); });
   EXPECT_NE(err.find("LeakyRelu node 'leaky'"), std::string::npos) << err;
   EXPECT_NE(err.find("must be a float, found a string"), std::string::npos) << err;
   n->attrs = {{"beta", Attribute::of_float(1)}};
-  err = error_of([&] { verify_attributes(g); });
+  err = error_of([&] { verify_schemas(g); });
   EXPECT_NE(err.find("attribute 'beta' is not supported"), std::string::npos) << err;
   n->attrs = {{"alpha", Attribute::of_float(0.2f)}};
-  EXPECT_EQ(error_of([&] { verify_attributes(g); }), "");
+  EXPECT_EQ(error_of([&] { verify_schemas(g); }), "");
   // A required attribute, checked at the graph's opset.
   Node* d = g.add_node("DepthToSpace", {x}, {"z"}, {}, "d2s");
-  err = error_of([&] { verify_attributes(g); });
+  err = error_of([&] { verify_schemas(g); });
   EXPECT_NE(err.find("DepthToSpace node 'd2s'"), std::string::npos) << err;
   EXPECT_NE(err.find("required attribute 'blocksize'"), std::string::npos) << err;
   d->attrs["blocksize"] = Attribute::of_int(2);
-  EXPECT_EQ(error_of([&] { verify_attributes(g); }), "");
+  EXPECT_EQ(error_of([&] { verify_schemas(g); }), "");
+}
+
+TEST(OpSchema, ImportAndTheVerifierCheckInputAndOutputCounts) {
+  auto m = add_relu_model();
+  m.mutable_graph()->mutable_node(0)->mutable_input()->RemoveLast();  // Add(x)
+  std::string err = import_error(m);
+  EXPECT_NE(err.find("add0"), std::string::npos) << err;
+  EXPECT_NE(err.find("Add takes 2 inputs, got 1"), std::string::npos) << err;
+  m = add_relu_model();
+  m.mutable_graph()->mutable_node(1)->add_input("s");  // Relu(s, s)
+  err = import_error(m);
+  EXPECT_NE(err.find("relu0"), std::string::npos) << err;
+  EXPECT_NE(err.find("Relu takes 1 input, got 2"), std::string::npos) << err;
+
+  Graph g;
+  Value* x = g.add_input("x", TensorType{DType::F32, {2}});
+  Node* sum = g.add_node("Sum", {x, x, x}, {"s"}, {}, "sum");
+  g.add_output(sum->outputs[0]);
+  EXPECT_EQ(error_of([&] { verify_schemas(g); }), "");  // variadic
+  Node* relu = g.add_node("Relu", {x, x}, {"r"}, {}, "relu");
+  err = error_of([&] { verify_schemas(g); });
+  EXPECT_NE(err.find("Relu node 'relu': Relu takes 1 input, got 2"), std::string::npos) << err;
+  g.set_input(relu, 1, nullptr);
+  relu->inputs.pop_back();
+  EXPECT_EQ(error_of([&] { verify_schemas(g); }), "");
 }
 
 TEST(OpSchema, ReaderReturnsSchemaDefaults) {
