@@ -295,9 +295,9 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   std::string I = tiled.axes[tile->row].name(), J = tiled.axes[tile->col].name();
   // Rows (or columns) the tile does not divide: the last tile shifted back
   // to end at the edge (recomputing a few) rather than every tile guarded,
-  // its vectors masked. (Guarded columns masked the accumulator's loads and
-  // stores too, which AVX2 runs slowly: ViT's attention scores [12x197x64]
-  // x [12x64x197], 1.40 ms guarded vs shifted.) Columns read from
+  // its vectors masked: guarded columns mask the accumulator's loads and
+  // stores too, which AVX2 runs slowly (bench/MEASUREMENTS.md, "Shifted
+  // tiles"). Columns read from
   // panels of nr stay guarded: a shifted tile would straddle two panels.
   if (shape[tile->col] % tile->nr != 0 && shape[tile->col] > tile->nr && !cols_packed)
     s.split_shift(tiled.name, J, tile->nr);
@@ -326,10 +326,9 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   // Blocked convolutions over maps larger than their weights: the rows in
   // two halves outermost, so with the thread pool's fixed runs each thread
   // computes the same half of the image in every layer and reads what it
-  // wrote from its own cache. (With the output blocks outermost, every layer
-  // read half its input from the other core: MobileNetV2 at 2 threads, when
-  // this VM's cores are far apart — 450 ns round trips instead of 100 —
-  // 4.30 vs 3.90 ms; ResNet-50 26.1 vs 23.3 ms; alike otherwise.)
+  // wrote from its own cache; with the output blocks outermost, every layer
+  // read half its input from the other core (bench/MEASUREMENTS.md, "Row
+  // halves").
   if (c.halves && outer[2] == tiled.axes[2].name()) {
     const std::string hname = tiled.axes[2].name();
     s.split(tiled.name, hname, shape[2] / 2);

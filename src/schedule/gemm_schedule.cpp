@@ -73,8 +73,7 @@ bool gemm_needs_blocking(const te::Stage& st, const GemmTile& tile, const CacheS
   // The plain schedule re-reads A once per column panel and a whole K x nr
   // panel of B once per row tile: fine while both stay in cache. A shares
   // the last level with B, C, the other cores and other tenants, so it may
-  // fill half of it. (2048 x 2048, A 16 MiB: plain 42-57 ms at 2 threads as
-  // the machine got busier, blocked 42-46; at 1 thread 105 vs 87 ms.)
+  // fill half of it (measured: bench/MEASUREMENTS.md, "GEMM blocking").
   return !(2 * m * k * esize <= caches.l3 && k * tile.nr * esize <= caches.l2 / 2);
 }
 
@@ -92,9 +91,7 @@ GemmBlocks gemm_default_blocks(const te::Stage& st, const GemmTile& tile, const 
   GemmBlocks b;
   // A tile's kc x nr slice of B in an eighth of L2, where the row tiles of
   // the task reuse it; the task's packed A block (mb * mr rows x kc) about
-  // the size of L2. On the 4096 product (Zen 5, 1 MiB L2), kc 1024 with 32
-  // or 64 row tiles and kc 512 with 64 measured best; kc 2048, or 16 row
-  // tiles, about 5-10% slower.
+  // the size of L2 (bench/MEASUREMENTS.md, "GEMM blocking").
   b.kc = block_steps(k, std::max<int64_t>(l2_bytes / 8 / (tile.nr * esize), 16));
   const int64_t row_tiles = (m + tile.mr - 1) / tile.mr, panels = n / tile.nr;
   int64_t batch = 1;
@@ -103,10 +100,8 @@ GemmBlocks gemm_default_blocks(const te::Stage& st, const GemmTile& tile, const 
   // anyway, their count is raised to kMinTasks tasks and to a multiple of
   // kBalance rather than the columns split: a column split packs each A
   // block once per column block, and a short last block leaves a thread
-  // idle before the next block of the reduction. (1536: mb 42 in 5 blocks
-  // and columns halved, 18.2 ms at 2 threads, 8 blocks of 24, 16.5 ms;
-  // 2560: 95 vs 82 ms, at 1 thread 182 vs 157 ms; 1792 at 1 thread, 59 vs
-  // 54 ms.)
+  // idle before the next block of the reduction (bench/MEASUREMENTS.md,
+  // "GEMM blocking").
   const int64_t mb_max = std::clamp<int64_t>(l2_bytes / (b.kc * tile.mr * esize), 1, row_tiles);
   int64_t blocks = (row_tiles + mb_max - 1) / mb_max;
   if (blocks > 1) {

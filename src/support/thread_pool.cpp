@@ -22,14 +22,13 @@ constexpr int64_t kChunksPerThread = 4;
 // Workers spin this long for the next loop before sleeping, and the caller
 // this long for the last chunks: a model runs its kernels back to back, and
 // waking a sleeping thread costs tens of microseconds per kernel (more in a
-// VM, whose idle vCPU is halted). 200 us let the worker fall asleep inside
-// runs (MobileNetV2 at 2 threads, runs 5 ms apart: 5.0 ms; 2 ms: 2.8 ms).
+// VM, whose idle vCPU is halted); a shorter spin let the workers fall asleep
+// inside a run (bench/MEASUREMENTS.md, "Thread pool").
 constexpr auto kSpin = std::chrono::microseconds(2000);
 
 // After this long a spinning thread yields its core between checks: when
 // another process holds the other core, the pool's threads share one, and
-// a spinning thread would otherwise keep the one it waits for from running
-// (MobileNetV2 at 2 threads beside a busy loop: 6.1 ms, 1 thread 3.7 ms).
+// a spinning thread would otherwise keep the one it waits for from running.
 constexpr auto kSpinBeforeYield = std::chrono::microseconds(50);
 
 // Spins until ready() or kSpin has passed; returns ready().
@@ -52,9 +51,8 @@ bool spin_until(Ready ready) {
 // The scheduler may wake a worker onto the CPU of the thread that dispatched
 // the loop while another CPU idles, and its balancing leaves busy threads
 // where they are: after ONNX Runtime had run on both cores, both of the
-// pool's threads stayed on one (MobileNetV2 at 2 threads: 4.0 ms per run
-// against 2.1). Such a worker moves itself to another CPU it may run on
-// (its affinity narrowed for the move, then restored).
+// pool's threads stayed on one. Such a worker moves itself to another CPU it
+// may run on (its affinity narrowed for the move, then restored).
 void leave_cpu(int cpu) {
   if (cpu < 0 || sched_getcpu() != cpu) return;
   cpu_set_t allowed;
@@ -70,9 +68,7 @@ void leave_cpu(int cpu) {
 // TESSERA_PIN_THREADS is not 0. In its own session — its own scheduler
 // autogroup, as a benchmark harness starts each runtime — the pool's two
 // threads were otherwise often left on one CPU, waiting on each other's
-// run queue: MobileNetV2 at 2 threads, rotated with other runtimes, 3.8-3.9
-// ms and 2 ms of run-queue wait per run, against 2.9-3.0 ms and 0.015 ms
-// pinned (the same as outside a session of its own). Returns the CPU, or -1.
+// run queue (bench/MEASUREMENTS.md, "Thread pool"). Returns the CPU, or -1.
 int pin_worker(int me, int threads) {
   if (const char* e = std::getenv("TESSERA_PIN_THREADS"); e && std::string(e) == "0") return -1;
   cpu_set_t allowed;
@@ -258,8 +254,7 @@ void ThreadPool::parallel_for(int64_t n, const Body& body) {
   job->body = &body;
   job->n = n;
   // A caller the scheduler put on a pinned worker's CPU leaves it: the
-  // worker cannot (the full harness once ran EfficientNet-B0 at 2 threads
-  // at its 1-thread speed for 11 rounds, then at 4.8 ms).
+  // worker cannot, and the two would share one core.
   int cpu = sched_getcpu();
   if (cpu >= 0 && cpu < 64 && (pinned_cpus_.load(std::memory_order_relaxed) >> cpu & 1)) {
     leave_cpu(cpu);
