@@ -8,6 +8,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler          # ONNX files are protobuf
   libonnx-dev                                # onnx.proto's generated C++ classes
   libcli11-dev                               # the CLI's argument parsing
+  nlohmann-json3-dev                         # tuning records as JSON lines
   libgtest-dev googletest                    # unit tests
   clang libclang-rt-14-dev                   # libFuzzer for the importer fuzz target
   llvm-14-dev                                # the JIT backend (ORC LLJIT, x86 codegen)

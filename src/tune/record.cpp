@@ -1,0 +1,155 @@
+// Tuning records as JSON lines (see record.h).
+#include "tune/record.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+
+#include "support/error.h"
+#include "support/file_util.h"
+
+namespace tessera::tune {
+
+namespace {
+constexpr int kFormatVersion = 1;
+constexpr MeasureError kLastError = MeasureError::Timeout;
+}  // namespace
+
+std::string_view measure_error_name(MeasureError e) {
+  switch (e) {
+    case MeasureError::None: return "none";
+    case MeasureError::Lowering: return "lowering";
+    case MeasureError::Compile: return "compile";
+    case MeasureError::Run: return "run";
+    case MeasureError::WrongOutput: return "wrong output";
+    case MeasureError::Timeout: return "timeout";
+  }
+  return "?";
+}
+
+double Record::mean_cost() const {
+  if (!ok()) return std::numeric_limits<double>::infinity();
+  return std::accumulate(costs.begin(), costs.end(), 0.0) / static_cast<double>(costs.size());
+}
+
+std::string to_json(const Record& r) {
+  nlohmann::json j = {{"v", kFormatVersion},
+                      {"task_key", r.task_key},
+                      {"task", r.task},
+                      {"target", r.target},
+                      {"schedule", r.schedule},
+                      {"costs", r.costs},
+                      {"error", static_cast<int>(r.error)},
+                      {"seconds_spent", r.seconds_spent},
+                      {"timestamp", r.timestamp}};
+  return j.dump();
+}
+
+Record parse_record(std::string_view line) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  TESSERA_CHECK(j.is_object(), "record: not a JSON object");
+  auto field = [&](const char* name) -> const nlohmann::json& {
+    auto it = j.find(name);
+    TESSERA_CHECK(it != j.end(), "record: no field '", name, "'");
+    return *it;
+  };
+  auto text = [&](const char* name) {
+    const nlohmann::json& f = field(name);
+    TESSERA_CHECK(f.is_string(), "record: field '", name, "' is not a string");
+    return f.get<std::string>();
+  };
+  auto number = [&](const char* name) {
+    const nlohmann::json& f = field(name);
+    TESSERA_CHECK(f.is_number(), "record: field '", name, "' is not a number");
+    return f.get<double>();
+  };
+  const nlohmann::json& v = field("v");
+  TESSERA_CHECK(v.is_number_integer() && v.get<int>() == kFormatVersion, "record: format version ", v.dump(),
+                ", this Tessera reads version ", kFormatVersion);
+  Record r;
+  r.task_key = text("task_key");
+  r.task = text("task");
+  r.target = text("target");
+  r.schedule = text("schedule");
+  const nlohmann::json& costs = field("costs");
+  TESSERA_CHECK(costs.is_array(), "record: field 'costs' is not a list");
+  for (const nlohmann::json& c : costs) {
+    TESSERA_CHECK(c.is_number() && c.get<double>() >= 0, "record: a cost is not a non-negative number");
+    r.costs.push_back(c.get<double>());
+  }
+  const nlohmann::json& e = field("error");
+  TESSERA_CHECK(e.is_number_integer() && e.get<int>() >= 0 && e.get<int>() <= static_cast<int>(kLastError),
+                "record: unknown error code ", e.dump());
+  r.error = static_cast<MeasureError>(e.get<int>());
+  TESSERA_CHECK(r.error != MeasureError::None || !r.costs.empty(), "record: no error and no costs");
+  r.seconds_spent = number("seconds_spent");
+  r.timestamp = static_cast<int64_t>(number("timestamp"));
+  return r;
+}
+
+RecordFile::RecordFile(std::string path) : path_(std::move(path)) {
+  if (!std::filesystem::exists(path_)) return;
+  TESSERA_CHECK(!std::filesystem::is_directory(path_), "records file '", path_, "' is a directory");
+  const std::string bytes = read_file(path_);
+  size_t at = 0;
+  for (int line_no = 1; at < bytes.size(); ++line_no) {
+    size_t end = bytes.find('\n', at);
+    const bool complete = end != std::string::npos;
+    std::string_view line(bytes.data() + at, (complete ? end : bytes.size()) - at);
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
+      try {
+        Record r = parse_record(line);
+        index_[{r.task_key, r.target, r.schedule}] = records_.size();
+        records_.push_back(std::move(r));
+      } catch (const Error& e) {
+        if (complete) TESSERA_FAIL("records file '", path_, "' line ", line_no, ": ", e.what());
+        ++dropped_;  // a run stopped while writing its last record
+        truncate_tail_ = true;
+        break;
+      }
+    }
+    if (!complete) break;
+    at = end + 1;
+    good_bytes_ = at;
+  }
+  if (!truncate_tail_) good_bytes_ = bytes.size();
+}
+
+bool RecordFile::has(const std::string& task_key, const std::string& target, const std::string& schedule) const {
+  return index_.count({task_key, target, schedule}) != 0;
+}
+
+void RecordFile::append(const Record& r) {
+  if (truncate_tail_) {
+    std::filesystem::resize_file(path_, good_bytes_);
+    truncate_tail_ = false;
+  }
+  bool needs_newline = false;
+  if (std::filesystem::exists(path_) && std::filesystem::file_size(path_) > 0) {
+    std::ifstream in(path_, std::ios::binary);
+    in.seekg(-1, std::ios::end);
+    needs_newline = in.get() != '\n';
+  }
+  std::ofstream out(path_, std::ios::binary | std::ios::app);
+  TESSERA_CHECK(out, "cannot open records file '", path_, "' for appending");
+  const std::string line = (needs_newline ? "\n" : "") + to_json(r) + "\n";
+  out << line;
+  out.flush();
+  TESSERA_CHECK(out, "cannot write records file '", path_, "'");
+  good_bytes_ += line.size();
+  index_[{r.task_key, r.target, r.schedule}] = records_.size();
+  records_.push_back(r);
+}
+
+const Record* RecordFile::best(const std::string& task_key, const std::string& target) const {
+  const Record* best = nullptr;
+  for (const Record& r : records_)
+    if (r.ok() && r.task_key == task_key && r.target == target && (!best || r.mean_cost() < best->mean_cost()))
+      best = &r;
+  return best;
+}
+
+}  // namespace tessera::tune

@@ -1,0 +1,80 @@
+// Tuning records: one measurement of one schedule of one task on one
+// machine, kept as a JSON line (the manner of Ansor's and TenSet's logs), so
+// a tuning run appends as it goes, a restarted run re-measures nothing it
+// already has, and compiling picks each task's best schedule for the machine
+// it runs on. A record names its task by the task key (compile/task.h: a
+// hash of what the program computes, not of node names) and its machine by
+// Target::to_string(); records of another machine are never applied.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace tessera::tune {
+
+// Why a measurement has no valid cost (the numbering is the file format's).
+enum class MeasureError : int {
+  None = 0,
+  Lowering = 1,     // the schedule is invalid for the program
+  Compile = 2,      // the JIT failed
+  Run = 3,          // the kernel raised an error or crashed
+  WrongOutput = 4,  // outputs differ from the default schedule's
+  Timeout = 5,      // the per-candidate time limit passed
+};
+std::string_view measure_error_name(MeasureError e);  // "none", "lowering", ...
+
+struct Record {
+  std::string task_key;       // compile::key_text of the task
+  std::string task;           // the task as described in messages ("Conv 'c1' + Relu 'r1'")
+  std::string target;         // Target::to_string() of the machine measured on
+  std::string schedule;       // schedule::to_text of the candidate
+  std::vector<double> costs;  // seconds, one per repeat (empty when error != None)
+  MeasureError error = MeasureError::None;
+  double seconds_spent = 0;   // wall time building and measuring
+  int64_t timestamp = 0;      // Unix seconds
+
+  bool ok() const { return error == MeasureError::None && !costs.empty(); }
+  double mean_cost() const;   // infinity unless ok()
+};
+
+// One JSON object, no newline.
+std::string to_json(const Record& r);
+// Parses one line; throws tessera::Error saying which field is wrong.
+Record parse_record(std::string_view line);
+
+// A records file: every record in it, appended to as measurements come.
+// A last line cut short by an interrupted run is dropped (and overwritten by
+// the next append); any other malformed line is an error naming the file
+// and line.
+class RecordFile {
+ public:
+  // Reads `path` if it exists (a missing file is an empty log).
+  explicit RecordFile(std::string path);
+
+  const std::string& path() const { return path_; }
+  const std::vector<Record>& records() const { return records_; }
+  int dropped_partial_lines() const { return dropped_; }
+
+  // True when this schedule of this task was measured on this machine
+  // (with or without an error): a resumed run skips it.
+  bool has(const std::string& task_key, const std::string& target, const std::string& schedule) const;
+  // Appends one record and flushes it to the file.
+  void append(const Record& r);
+  // The measured record of the task on this machine with the lowest mean
+  // cost, or null when none is valid.
+  const Record* best(const std::string& task_key, const std::string& target) const;
+
+ private:
+  std::string path_;
+  std::vector<Record> records_;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;
+  int dropped_ = 0;
+  bool truncate_tail_ = false;  // the file ends in a partial line to cut before appending
+  uint64_t good_bytes_ = 0;     // bytes of the file up to the last complete line
+};
+
+}  // namespace tessera::tune
