@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "ir/op_key.h"
 #include "support/error.h"
 
 namespace tessera {
@@ -160,15 +161,14 @@ const AttrSpec* OpDef::attr_spec(std::string_view name) const {
 // ---------------------------------------------------------------- registry
 
 void OpRegistry::add(OpDef def) {
-  std::string key = def.domain + "::" + def.name;
+  std::string key = op_key(def.name, def.domain);
   TESSERA_CHECK(!ops_.count(key), "op '", def.name, "' registered twice");
   TESSERA_CHECK(def.infer && def.reference, "op '", def.name, "' needs inference and a reference kernel");
   ops_.emplace(std::move(key), std::move(def));
 }
 
 const OpDef* OpRegistry::find(const std::string& op, const std::string& domain) const {
-  std::string d = domain == "ai.onnx" ? "" : domain;
-  auto it = ops_.find(d + "::" + op);
+  auto it = ops_.find(op_key(op, domain));
   return it == ops_.end() ? nullptr : &it->second;
 }
 

@@ -1,6 +1,7 @@
 // The expression registry: every op family's tensor-expression definitions.
 #include "opexpr/expr_registry.h"
 
+#include "ir/op_key.h"
 #include "opexpr/expr_util.h"
 #include "support/error.h"
 
@@ -34,16 +35,12 @@ std::string ExprContext::stage_name(const std::string& suffix) const {
 }
 
 namespace {
-std::string expr_key(const std::string& op, const std::string& domain) {
-  return (domain == "ai.onnx" ? std::string() : domain) + "::" + op;
-}
-
 // The entry for a registered op, created on first use; throws for an op the
 // op registry does not have (a misspelt name would otherwise go unnoticed).
 ExprDef& entry(std::map<std::string, ExprDef>& defs, const std::string& op, const std::string& domain,
                const char* what) {
   TESSERA_CHECK(op_registry().find(op, domain), what, " for unregistered op '", op, "'");
-  return defs[expr_key(op, domain)];
+  return defs[op_key(op, domain)];
 }
 }  // namespace
 
@@ -58,7 +55,7 @@ void ExprRegistry::set_opaque(const std::string& op, const std::string& domain, 
 }
 
 const ExprDef* ExprRegistry::find(const std::string& op, const std::string& domain) const {
-  auto it = defs_.find(expr_key(op, domain));
+  auto it = defs_.find(op_key(op, domain));
   return it == defs_.end() ? nullptr : &it->second;
 }
 
