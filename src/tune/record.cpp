@@ -111,11 +111,13 @@ RecordFile::RecordFile(std::string path) : path_(std::move(path)) {
         break;
       }
     }
-    if (!complete) break;
+    if (!complete) {
+      needs_newline_ = true;  // a valid last record, written without its newline
+      break;
+    }
     at = end + 1;
     good_bytes_ = at;
   }
-  if (!truncate_tail_) good_bytes_ = bytes.size();
 }
 
 bool RecordFile::has(const std::string& task_key, const std::string& target, const std::string& schedule) const {
@@ -127,19 +129,12 @@ void RecordFile::append(const Record& r) {
     std::filesystem::resize_file(path_, good_bytes_);
     truncate_tail_ = false;
   }
-  bool needs_newline = false;
-  if (std::filesystem::exists(path_) && std::filesystem::file_size(path_) > 0) {
-    std::ifstream in(path_, std::ios::binary);
-    in.seekg(-1, std::ios::end);
-    needs_newline = in.get() != '\n';
-  }
   std::ofstream out(path_, std::ios::binary | std::ios::app);
   TESSERA_CHECK(out, "cannot open records file '", path_, "' for appending");
-  const std::string line = (needs_newline ? "\n" : "") + to_json(r) + "\n";
-  out << line;
+  out << (needs_newline_ ? "\n" : "") << to_json(r) << '\n';
   out.flush();
   TESSERA_CHECK(out, "cannot write records file '", path_, "'");
-  good_bytes_ += line.size();
+  needs_newline_ = false;
   index_[{r.task_key, r.target, r.schedule}] = records_.size();
   records_.push_back(r);
 }

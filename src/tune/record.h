@@ -74,7 +74,8 @@ class RecordFile {
   std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;
   int dropped_ = 0;
   bool truncate_tail_ = false;  // the file ends in a partial line to cut before appending
-  uint64_t good_bytes_ = 0;     // bytes of the file up to the last complete line
+  uint64_t good_bytes_ = 0;     // bytes of the file up to the last complete line (truncate_tail_)
+  bool needs_newline_ = false;  // the file's last record has no newline: the next append adds one
 };
 
 }  // namespace tessera::tune

@@ -143,6 +143,21 @@ TEST_F(Records, InterruptedLastLineIsDroppedAndOverwritten) {
   EXPECT_EQ(read_file(path_).back(), '\n');
 }
 
+TEST_F(Records, LastRecordWithoutNewlineIsKeptAndFollowed) {
+  {
+    std::ofstream out(path_);
+    out << to_json(make("k1", kAvx512, "a", {3e-3}));  // written by hand, no newline
+  }
+  RecordFile f(path_);
+  EXPECT_EQ(f.records().size(), 1u);
+  EXPECT_EQ(f.dropped_partial_lines(), 0);
+  f.append(make("k1", kAvx512, "b", {2e-3}));
+  RecordFile again(path_);
+  ASSERT_EQ(again.records().size(), 2u);
+  EXPECT_TRUE(again.has("k1", kAvx512, "a"));
+  EXPECT_TRUE(again.has("k1", kAvx512, "b"));
+}
+
 TEST_F(Records, MalformedCompleteLineIsAnErrorNamingIt) {
   {
     RecordFile f(path_);
