@@ -41,7 +41,7 @@ def main():
         sys.exit(__doc__)
     layers = {}
     for line in open(args[0]):
-        fields = line.replace(";", " ").split()  # CMake writes a list of deps with ';'
+        fields = line.split()
         if fields:
             name, archive, deps = fields[0], fields[1], [d.removeprefix("tessera_") for d in fields[2:]]
             layers[name] = (archive, deps)
