@@ -93,15 +93,20 @@ std::vector<bool> in_place_params(const std::vector<te::Tensor>& params, const s
   return r;
 }
 
+schedule::TargetInfo program_target(const std::vector<te::Tensor>& params, const std::vector<bool>& constant,
+                                    const Target& machine) {
+  schedule::TargetInfo target(machine);
+  for (size_t i = 0; i < params.size(); ++i)
+    if (constant[i]) target.constant_inputs.insert(params[i].name());
+  return target;
+}
+
 LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
                              const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
                              const std::optional<schedule::Schedule>& sched, const Target& machine) {
-  schedule::TargetInfo target(machine);
+  const schedule::TargetInfo target = program_target(params, constant, machine);
   schedule::LowerOptions lopts;
-  for (size_t i = 0; i < params.size(); ++i) {
-    lopts.constant_inputs.push_back(constant[i]);
-    if (constant[i]) target.constant_inputs.insert(params[i].name());
-  }
+  lopts.constant_inputs = constant;
   LoweredProgram lp;
   lp.schedule = sched ? *sched : schedule::default_schedule(outs, target);
   schedule::LoweredKernels lk = schedule::lower_with_prepack(name, params, outs, lp.schedule, lopts);

@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "loop/stmt.h"
 #include "schedule/schedule.h"
+#include "schedule/target_info.h"
 #include "support/target.h"
 #include "te/tensor_expr.h"
 
@@ -57,6 +58,11 @@ struct LoweredProgram {
   std::vector<bool> in_place;       // per param: the output may be written over it (in_place_params)
   int64_t internal_bytes = 0;       // intermediates materialized inside (scratch and allocations outside loops)
 };
+// What schedules of a program plan for on `machine`: the machine, and which
+// params are constants (weights: packed once). Default schedules, the
+// tuner's spaces and lowering read the same one.
+schedule::TargetInfo program_target(const std::vector<te::Tensor>& params, const std::vector<bool>& constant,
+                                    const Target& machine);
 LoweredProgram lower_program(const std::string& name, const std::vector<te::Tensor>& params,
                              const std::vector<bool>& constant, const std::vector<te::Tensor>& outs,
                              const std::optional<schedule::Schedule>& sched, const Target& target);

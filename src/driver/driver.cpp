@@ -43,27 +43,31 @@ std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& op
   return g;
 }
 
+Tensor random_tensor(DType dtype, const Dims& dims, std::mt19937_64& rng) {
+  Tensor t(dtype, dims);
+  dispatch_dtype(t.dtype(), [&]<class T>() {
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if constexpr (std::is_same_v<T, bool>) {
+        p[i] = (rng() & 1) != 0;
+      } else if constexpr (std::is_integral_v<T>) {
+        p[i] = static_cast<T>(rng() % 10);
+      } else {
+        double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+        p[i] = to_storage<T>(2.0 * u - 1.0);
+      }
+    }
+  });
+  return t;
+}
+
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<Tensor> ins;
   for (const Value* v : g.inputs()) {
     TESSERA_CHECK(v->type.fully_known(), "input '", v->name, "' has dynamic shape ", v->type.to_string(),
                   ": fix it with --shape ", v->name, "=DIMS or give --inputs");
-    Tensor t(v->type.dtype, v->type.dims);
-    dispatch_dtype(t.dtype(), [&]<class T>() {
-      T* p = t.data<T>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        if constexpr (std::is_same_v<T, bool>) {
-          p[i] = (rng() & 1) != 0;
-        } else if constexpr (std::is_integral_v<T>) {
-          p[i] = static_cast<T>(rng() % 10);
-        } else {
-          double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-          p[i] = to_storage<T>(2.0 * u - 1.0);
-        }
-      }
-    });
-    ins.push_back(std::move(t));
+    ins.push_back(random_tensor(v->type.dtype, v->type.dims, rng));
   }
   return ins;
 }

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct LoadOptions {
 // "zoo:NAME" builds an embedded model; anything else is an ONNX file. Then
 // the load pipeline (opt/pipeline.h) runs on it.
 std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& opts = {});
+
+// A tensor of random values: floats in [-1, 1), integers in [0, 10), bools fair.
+Tensor random_tensor(DType dtype, const Dims& dims, std::mt19937_64& rng);
 
 // Seeded random inputs matching the graph's signature (floats in [-1, 1),
 // integers in [0, 10), bools fair). Throws naming an input with dynamic dims.

@@ -204,6 +204,12 @@ const std::vector<std::vector<int>>& Executor::block_lists() {
   return block_nodes_;
 }
 
+std::vector<TaskUse> Executor::tasks(const std::vector<Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_inputs(*graph_, inputs);
+  return plan_tasks(*graph_, inputs, opts_, &block_lists());
+}
+
 const Plan& Executor::prepare(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(mu_);
   return find_or_compile(inputs);

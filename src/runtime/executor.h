@@ -153,6 +153,18 @@ std::unique_ptr<Plan> compile_plan(const Graph& g, const std::vector<Tensor>& in
                                  const SavedSteps* saved = nullptr,
                                  const std::vector<std::vector<int>>* blocks = nullptr);
 
+// A distinct task of a plan and the number of its steps that run it.
+struct TaskUse {
+  std::shared_ptr<const compile::Task> task;
+  int weight = 0;
+};
+// The distinct tasks a plan for `inputs` would compile (in step order, one
+// per key), without compiling anything: what a tuner tunes. Fused blocks are
+// listed as blocks even where lowering one would fail (the plan then runs
+// its nodes apart).
+std::vector<TaskUse> plan_tasks(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
+                                const std::vector<std::vector<int>>* blocks = nullptr);
+
 // Runs a plan on inputs matching it; returns the graph outputs. With
 // step_seconds (resized to the plan's steps), adds each step's wall time.
 std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs,
@@ -174,6 +186,10 @@ class Executor {
   std::vector<Tensor> run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds);
   // The plan for these inputs, compiling it when none matches (checks them).
   const Plan& prepare(const std::vector<Tensor>& inputs);
+
+  // The distinct tasks of the plan for these inputs (checks them), with
+  // their weights; nothing is compiled.
+  std::vector<TaskUse> tasks(const std::vector<Tensor>& inputs);
 
   // The fusion plan (made on the first compile; every node alone when fusion is off).
   const fusion::Partition& partition();

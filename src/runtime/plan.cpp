@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -82,6 +83,21 @@ class PlanCompiler {
     plan_->compile_seconds = seconds_since(t0);
     plan_->nodes_run_when_compiling = oracle_.nodes_run();
     return std::move(plan_);
+  }
+
+  // The tasks the plan would compile, without compiling them.
+  std::vector<TaskUse> tasks() {
+    types_ = std::make_unique<ConcreteTypes>(g_, inputs_, oracle_);
+    plan_steps();
+    std::map<uint64_t, size_t> at;
+    std::vector<TaskUse> r;
+    for (PendingStep& p : pending_) {
+      if (!p.task) continue;
+      auto [it, fresh] = at.emplace(p.task->key, r.size());
+      if (fresh) r.push_back({std::shared_ptr<const compile::Task>(std::move(p.task)), 0});
+      ++r[it->second].weight;
+    }
+    return r;
   }
 
  private:
@@ -486,6 +502,11 @@ class PlanCompiler {
 std::unique_ptr<Plan> compile_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
                                    const SavedSteps* saved, const std::vector<std::vector<int>>* blocks) {
   return PlanCompiler(g, inputs, opts, saved, blocks).compile();
+}
+
+std::vector<TaskUse> plan_tasks(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
+                                const std::vector<std::vector<int>>* blocks) {
+  return PlanCompiler(g, inputs, opts, nullptr, blocks).tasks();
 }
 
 }  // namespace tessera::runtime
