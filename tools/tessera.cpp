@@ -1,4 +1,4 @@
-// The tessera command-line tool: run (compiled or reference), compile, bench,
+// The tessera command-line tool: run (compiled or reference), compile, bench, tune,
 // serve, viz, info, print and export-zoo.
 #include <CLI/CLI.hpp>
 #include <sys/wait.h>
@@ -25,6 +25,7 @@
 #include "runtime/arena_layout.h"
 #include "support/thread_pool.h"
 #include "serve.h"
+#include "tune_command.h"
 #include "support/error.h"
 #include "support/file_util.h"
 #include "tessera/runtime.h"
@@ -82,6 +83,7 @@ struct Exec {
   bool dump_ir = false, dump_llvm = false, dump_asm = false, verbose = false;
   bool no_fusion = false;
   std::string kernel;
+  std::string records;
 
   bool compiled() const {
     TESSERA_CHECK(backend == "compiled" || backend == "reference", "unknown --backend '", backend,
@@ -101,6 +103,7 @@ struct Exec {
     o.dump_kernel = kernel;
     o.verbose = verbose;
     o.fusion = !no_fusion;
+    o.records = records;
     PassOptions passes = c.pass_options();
     o.disabled_passes.assign(passes.disabled.begin(), passes.disabled.end());
     o.dump_after.assign(passes.dump_after.begin(), passes.dump_after.end());
@@ -480,6 +483,7 @@ int main(int argc, char** argv) {
     sub->add_option("--kernel", exec.kernel, "dump only kernels whose node name contains NAME");
     sub->add_flag("-v,--verbose", exec.verbose, "print compile progress (stderr)");
     sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
+    sub->add_option("--records", exec.records, "apply the best schedules of a tuning records file ('tessera tune')");
     add_pass_flags(sub, PassStage::Target);
   };
 
@@ -547,6 +551,22 @@ int main(int argc, char** argv) {
 
   CLI::App* zoo = app.add_subcommand("zoo", "list the embedded zoo models");
 
+  tune::TuneOptions tune_opts;
+  double budget_minutes = 10;
+  CLI::App* tune_cmd = app.add_subcommand("tune", "search kernel schedules within a time budget; write the measurements to a records file");
+  add_common(tune_cmd);
+  add_exec(tune_cmd, false);
+  tune_cmd->add_option("--budget-minutes", budget_minutes, "search time (default 10); the closing comparison comes after");
+  tune_cmd->add_option("--cost-model", tune_opts.cost_model, "how candidates are ranked: none (measure every candidate)");
+  tune_cmd->add_option("--per-round", tune_opts.per_round, "candidates measured per round of a task (default 8)");
+  tune_cmd->add_option("--candidate-timeout", tune_opts.candidate_seconds, "seconds one candidate may take (default 60)");
+  tune_cmd->add_option("--seed", tune_opts.seed, "search seed (default 1)");
+  tune_cmd->add_option("--final-runs", tune_opts.final_runs, "end-to-end runs of the default and tuned model at the end (default 30; 0: none)");
+  std::string worker_config;
+  CLI::App* worker = app.add_subcommand("tune-worker", "(internal) the measurement worker 'tessera tune' starts");
+  worker->group("");
+  worker->add_option("config", worker_config)->required();
+
   CLI::App* passes = app.add_subcommand("passes", "list the graph passes: name, stage, the flag that skips it, what it does");
 
   CLI11_PARSE(app, argc, argv);
@@ -555,6 +575,21 @@ int main(int argc, char** argv) {
     if (*comp) return cmd_compile(common, exec, compile_out, report, dump_fusion);
     if (*bench) return cmd_bench(common, exec, runs, warmup, seed, profile, vs_reference, vs_no_fusion);
     if (*info) return cmd_info(common);
+    if (*worker) return tools::cmd_tune_worker(worker_config);
+    if (*tune_cmd) {
+      TESSERA_CHECK(!exec.records.empty(), "tessera tune needs --records FILE (measurements are appended to it)");
+      TESSERA_CHECK(exec.compiled(), "tessera tune needs --backend compiled");
+      CompileOptions co = exec.compile_options(common);
+      tune_opts.model.model = common.model;
+      tune_opts.model.input_shapes = co.input_shapes;
+      tune_opts.model.disabled_passes = co.disabled_passes;
+      tune_opts.model.isa = isa_from_name(exec.isa);
+      tune_opts.model.threads = exec.threads;
+      tune_opts.model.fusion = !exec.no_fusion;
+      tune_opts.records = exec.records;
+      tune_opts.budget_seconds = budget_minutes * 60;
+      return tools::cmd_tune(tune_opts);
+    }
     if (*serve) return cmd_serve(common, exec, inputs, seed);
     if (*viz) return cmd_viz(common, exec, viz_out, viz_fusion);
     if (*print) {

@@ -39,6 +39,9 @@ struct CompileOptions {
   bool verbose = false;
   // DNNFusion's fusion planner: blocks of ops compiled as one kernel each.
   bool fusion = true;
+  // A tuning records file (`tessera tune`): each kernel gets the schedule of
+  // its task's best record measured on this machine; others the default.
+  std::string records;
   // Graph passes (`tessera passes` lists them with what they do): names of
   // passes not to run, of passes after which the graph is printed to stderr,
   // and whether to verify the graph after every pass (unknown names throw).

@@ -9,6 +9,7 @@
 #include "ops/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/executor.h"
+#include "tune/record_schedules.h"
 #include "support/error.h"
 
 namespace tessera {
@@ -44,6 +45,8 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   e.verbose = o.verbose;
   e.fusion = o.fusion;
   e.passes = pass_options(o);
+  if (!o.records.empty())
+    e.schedule_providers.push_back(std::make_shared<tune::RecordSchedules>(o.records, Target::for_isa(e.isa)));
   return e;
 }
 

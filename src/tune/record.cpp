@@ -124,6 +124,12 @@ bool RecordFile::has(const std::string& task_key, const std::string& target, con
   return index_.count({task_key, target, schedule}) != 0;
 }
 
+const Record* RecordFile::find(const std::string& task_key, const std::string& target,
+                               const std::string& schedule) const {
+  auto it = index_.find({task_key, target, schedule});
+  return it == index_.end() ? nullptr : &records_[it->second];
+}
+
 void RecordFile::append(const Record& r) {
   if (truncate_tail_) {
     std::filesystem::resize_file(path_, good_bytes_);

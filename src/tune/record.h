@@ -62,6 +62,8 @@ class RecordFile {
   // True when this schedule of this task was measured on this machine
   // (with or without an error): a resumed run skips it.
   bool has(const std::string& task_key, const std::string& target, const std::string& schedule) const;
+  // That record (the last one written for it), or null.
+  const Record* find(const std::string& task_key, const std::string& target, const std::string& schedule) const;
   // Appends one record and flushes it to the file.
   void append(const Record& r);
   // The measured record of the task on this machine with the lowest mean

@@ -1,0 +1,88 @@
+// Measuring schedules of one task, in this process: each candidate compiled
+// and run on fresh random inputs, with the core's private caches flushed
+// before every timed run (measure.cpp says why not the last level), repeated
+// to a minimum time, and its outputs compared with the default
+// schedule's on the same inputs. The tuner runs this in a worker process
+// (measure_worker.h), so a crashing or hanging candidate cannot take it down.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compile/task.h"
+#include "runtime/task_kernel.h"
+#include "schedule/schedule.h"
+#include "support/target.h"
+#include "tune/record.h"
+
+namespace tessera::tune {
+
+struct MeasureOptions {
+  Isa isa = Isa::Host;
+  int min_repeats = 5;        // timed runs at least
+  int max_repeats = 30;       // and at most
+  double min_seconds = 0.05;  // timed runs continue until this much wall time passed (flushes included)
+  bool flush_caches = true;   // write over a buffer twice the private caches before every timed run
+  uint64_t seed = 1;          // of the random inputs (each measurement draws fresh ones)
+  // Largest relative difference from the default schedule's outputs
+  // (max |a - b| over max |b|, per output) a candidate may have.
+  double tolerance = 1e-4;
+};
+
+struct Measurement {
+  MeasureError error = MeasureError::None;
+  std::vector<double> costs;  // seconds per timed run
+  std::string message;        // what went wrong
+};
+
+// The value of a task input that is not a float (indices, masks, shapes):
+// as the model computes it, so a candidate reads what it will read in the
+// model. Null: random.
+using InputValues = std::function<const Tensor*(const Value*)>;
+
+// Times a schedule of the task some other way (inside the model:
+// model_timer.h): seconds per timed run.
+using Timer = std::function<std::vector<double>(const std::optional<schedule::Schedule>&)>;
+
+class TaskBench {
+ public:
+  // Compiles the default schedule of `task` (the reference every candidate
+  // is compared with); throws when it cannot be compiled. With a `timer`,
+  // candidates are checked here and timed by it.
+  TaskBench(const compile::Task& task, const MeasureOptions& options, InputValues values = nullptr,
+            Timer timer = nullptr);
+  ~TaskBench();
+
+  // Measures the task at `schedule` (nullopt: the default schedule).
+  // `corrupt_output` changes the candidate's first output before the check
+  // (for tests: the check must catch it).
+  Measurement measure(const std::optional<schedule::Schedule>& schedule, bool corrupt_output = false);
+
+ private:
+  struct Prepared;
+  std::shared_ptr<const runtime::TaskKernel> compile(const std::optional<schedule::Schedule>& s, Measurement& m) const;
+  // Fresh inputs for a kernel and buffers for everything else it writes.
+  void prepare(const runtime::TaskKernel& k, Prepared& p);
+  void run(const runtime::TaskKernel& k, Prepared& p) const;
+  Tensor output(const runtime::TaskKernel& k, const Prepared& p, size_t i) const;  // output i, copied
+
+  const compile::Task& task_;
+  MeasureOptions options_;
+  InputValues values_;
+  Timer timer_;
+  std::shared_ptr<const runtime::TaskKernel> reference_;
+  std::mt19937_64 rng_;
+  std::vector<char> flush_;
+};
+
+// The largest relative difference between two outputs (max |a - b| over
+// max |b|; exact comparison for integers and bools: 0 or infinity); NaN
+// where one has NaN and the other not counts as infinity.
+double relative_difference(const Tensor& a, const Tensor& b);
+
+}  // namespace tessera::tune

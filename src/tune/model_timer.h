@@ -1,0 +1,50 @@
+// Timing a task's kernels where they run: inside the model. A candidate
+// schedule of one task is compiled into a plan of the whole model (the other
+// tasks keep their kernels, found again in the JIT's cache), the model is
+// run, and the cost is the time of the steps running that task's kernel.
+// The candidate's outputs are checked apart (measure.h), on fresh inputs.
+// Measured apart, on buffers of its own, a kernel meets other cache contents,
+// other thread states and other buffer placements than in the model, and
+// the schedules that win apart were found to lose inside it (fused
+// Concat blocks ran 1.5-2x slower in the model with the schedule that was
+// fastest apart).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/executor.h"
+#include "schedule/schedule.h"
+
+namespace tessera::tune {
+
+struct TimerOptions {
+  int min_repeats = 5, max_repeats = 30;
+  double min_seconds = 0.05;   // model runs continue until this much time passed
+  bool flush_caches = true;    // each core's private caches before every run
+};
+
+class ModelTimer {
+ public:
+  // `executor` holds the model (its graph and fusion plan); `inputs` are run.
+  ModelTimer(runtime::Executor& executor, std::vector<Tensor> inputs, TimerOptions options);
+  ~ModelTimer();
+
+  // Seconds one kernel of task `key` takes in the model (its steps' time in
+  // a run over their number), one per run, with `schedule` for the task
+  // (nullopt: the default).
+  // Throws when the plan has no compiled step of the task (the block could
+  // not be lowered with the schedule).
+  std::vector<double> time_task(uint64_t key, const std::optional<schedule::Schedule>& schedule);
+
+ private:
+  void flush();
+  runtime::Executor& executor_;
+  std::vector<Tensor> inputs_;
+  TimerOptions options_;
+  std::vector<std::vector<int>> blocks_;
+  std::vector<char> flush_;
+};
+
+}  // namespace tessera::tune

@@ -1,0 +1,62 @@
+// Evolutionary search over one task's space (task_space.h): a population of
+// the best points measured so far, from which each round's candidates are
+// bred — a knob changed (mutation), stages mixed from two parents
+// (crossover), now and then a fresh random point — deduplicated by the
+// schedule they give, optionally ranked by a cost model, the best few
+// measured. The default schedule is measured first, so the best is never
+// worse than it.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tune/task_space.h"
+
+namespace tessera::tune {
+
+// Predicted costs of candidates of the task (lower = faster); empty: no model.
+using Ranker = std::function<std::vector<double>(const std::vector<schedule::SchedulePoint>&)>;
+
+struct SearchOptions {
+  int population = 24;        // best points kept to breed from
+  double mutation = 0.75;     // share of children made by mutation (the rest: crossover / random)
+  double random_share = 0.1;  // of children drawn fresh
+  int pool_factor = 8;        // with a ranker: candidates bred per candidate proposed
+  double explore = 0.2;       // with a ranker: share of proposals taken at random from the pool
+};
+
+class TaskSearch {
+ public:
+  TaskSearch(const TaskSpace& space, uint64_t seed, SearchOptions options = {});
+
+  // Up to `n` valid points not proposed before (fewer when the space is
+  // used up); the first call starts with the default point.
+  std::vector<schedule::SchedulePoint> propose(int n, const Ranker& rank = nullptr);
+  // The cost measured for a proposed point (infinity: an error).
+  void observe(const schedule::SchedulePoint& p, double cost);
+
+  double best_cost() const { return best_cost_; }
+  const schedule::SchedulePoint& best_point() const { return best_point_; }
+  int proposed() const { return static_cast<int>(seen_.size()); }
+  bool exhausted() const { return exhausted_; }
+
+ private:
+  // A bred or random point, valid and new (by its schedule's text); false after many tries.
+  bool breed(schedule::SchedulePoint& out);
+  bool accept(const schedule::SchedulePoint& p);
+
+  const TaskSpace& space_;
+  std::mt19937_64 rng_;
+  SearchOptions options_;
+  std::vector<std::pair<double, schedule::SchedulePoint>> population_;  // best first
+  std::set<std::string> seen_;  // schedules proposed, by text
+  double best_cost_ = std::numeric_limits<double>::infinity();
+  schedule::SchedulePoint best_point_;
+  bool exhausted_ = false;
+};
+
+}  // namespace tessera::tune

@@ -1,0 +1,62 @@
+// The auto-tuner: a model's distinct kernels (tasks, weighted by how often
+// they run) searched over their schedule spaces within a time budget. The
+// task scheduler (task_scheduler.h) gives rounds to the tasks whose progress
+// lowers the model's latency most; each round the task's evolutionary search
+// (search.h) proposes candidates, which a worker process measures
+// (measure_worker.h) and the records file keeps (record.h): a restarted
+// run re-measures nothing it already has. At the end the model compiled
+// with the records is timed against the defaults, interleaved.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tune/measure.h"
+#include "tune/model_config.h"
+
+namespace tessera::tune {
+
+struct TuneOptions {
+  ModelConfig model;
+  std::string records;              // the records file (appended to; resumed from)
+  double budget_seconds = 600;      // wall time for the search (the closing comparison comes after)
+  std::string cost_model = "none";  // "none": measure every candidate
+  std::string exe;                  // the tessera executable (runs the measurement workers)
+  MeasureOptions measure;
+  double candidate_seconds = 60;    // time limit of one candidate (compile and measure)
+  int per_round = 8;                // candidates a round measures
+  uint64_t seed = 1;
+  bool progress = true;             // a progress line on stderr
+  int final_runs = 30;              // end-to-end runs of each model at the end (0: no comparison)
+};
+
+struct TaskReport {
+  std::string key, description;
+  int weight = 0;
+  double log10_space = 0;
+  double default_seconds = std::numeric_limits<double>::infinity();
+  double best_seconds = std::numeric_limits<double>::infinity();
+  int measured = 0, reused = 0, errors = 0;
+  std::string skipped;  // why the task is not tuned (empty: tuned)
+};
+
+struct TuneReport {
+  std::vector<TaskReport> tasks;
+  double search_seconds = 0;
+  int measured = 0, reused = 0, errors = 0, worker_restarts = 0;
+  // End-to-end medians (ms) with the default schedules and with the records,
+  // and the largest relative difference between their outputs.
+  double model_default_ms = 0, model_tuned_ms = 0, output_difference = 0;
+  double weighted_default_ms() const;  // sum of weight × task time
+  double weighted_tuned_ms() const;
+};
+
+// Tunes the model; throws when it cannot be opened or the workers cannot start.
+TuneReport tune_model(const TuneOptions& options);
+
+// The closing table: each task's default and tuned time, then the model's.
+std::string report_table(const TuneReport& r);
+
+}  // namespace tessera::tune

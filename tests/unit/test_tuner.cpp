@@ -1,0 +1,249 @@
+// The auto-tuner: task spaces and their positional points, the task
+// scheduler, measurement workers, records that resume a run, and the checks
+// that keep a wrong candidate out of a compiled model. Tuning runs start real
+// workers (the tessera CLI's tune-worker) on a small model.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "frontend/onnx_export.h"
+#include "interp/interpreter.h"
+#include "random_tensor.h"
+#include "support/error.h"
+#include "tessera/runtime.h"
+#include "tune/measure.h"
+#include "tune/model_config.h"
+#include "tune/record.h"
+#include "tune/record_schedules.h"
+#include "tune/task_scheduler.h"
+#include "tune/task_space.h"
+#include "tune/tuner.h"
+
+using namespace tessera;
+using namespace tessera::tune;
+using tessera::testing::random_f32;
+
+namespace {
+
+// x f32[1,8,12,12] -> Conv 16x3x3 (pad 1) -> Relu -> GlobalAveragePool ->
+// Flatten -> Gemm 16->10: a contraction with a tiled rule, a reduction and a
+// small product. `prefix` renames every node and value.
+std::unique_ptr<Graph> small_net(const std::string& prefix = "") {
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input(prefix + "x", {DType::F32, {1, 8, 12, 12}, true});
+  Value* w = g->add_constant(prefix + "w", random_f32({16, 8, 3, 3}, 3, -0.5f, 0.5f));
+  Value* fc = g->add_constant(prefix + "fc", random_f32({10, 16}, 4, -0.5f, 0.5f));
+  AttrMap conv;
+  conv["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* c = g->add_node("Conv", {x, w}, {prefix + "c"}, conv, prefix + "conv")->outputs[0];
+  Value* r = g->add_node("Relu", {c}, {prefix + "r"}, {}, prefix + "relu")->outputs[0];
+  Value* p = g->add_node("GlobalAveragePool", {r}, {prefix + "p"}, {}, prefix + "pool")->outputs[0];
+  Value* f = g->add_node("Flatten", {p}, {prefix + "f"}, {}, prefix + "flatten")->outputs[0];
+  AttrMap gemm;
+  gemm["transB"] = Attribute::of_int(1);
+  Value* y = g->add_node("Gemm", {f, fc}, {prefix + "y"}, gemm, prefix + "gemm")->outputs[0];
+  g->add_output(y);
+  return g;
+}
+
+std::string temp_path(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / "tessera-tuner-test";
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+std::string small_net_file() {
+  static const std::string path = [] {
+    std::string p = temp_path("small_net.onnx");
+    export_onnx_file(*small_net(), p);
+    return p;
+  }();
+  return path;
+}
+
+TuneOptions quick_options(const std::string& records) {
+  TuneOptions o;
+  o.model.model = small_net_file();
+  o.model.threads = 1;
+  o.records = records;
+  o.exe = TESSERA_CLI;
+  o.budget_seconds = 4;
+  o.per_round = 4;
+  o.final_runs = 0;
+  o.progress = false;
+  o.measure.min_repeats = 2;
+  o.measure.max_repeats = 3;
+  o.measure.min_seconds = 0;
+  return o;
+}
+
+std::vector<Record> read_records(const std::string& path) { return RecordFile(path).records(); }
+
+}  // namespace
+
+TEST(TaskSpace, PositionalPointsApplyToTasksOfOtherNames) {
+  ModelConfig a, b;
+  auto ga = small_net("a_"), gb = small_net("b_");
+  runtime::ExecutorOptions eo;
+  eo.isa = Isa::AVX2;
+  runtime::Executor ea(std::move(ga), eo), eb(std::move(gb), eo);
+  std::vector<Tensor> in{random_f32({1, 8, 12, 12}, 1)};
+  std::vector<runtime::TaskUse> ta = ea.tasks(in), tb = eb.tasks(in);
+  ASSERT_EQ(ta.size(), tb.size());
+  const Target machine = Target::for_isa(Isa::AVX2);
+  int tried = 0;
+  for (size_t i = 0; i < ta.size(); ++i) {
+    ASSERT_EQ(ta[i].task->key, tb[i].task->key) << "task keys must not depend on names";
+    TaskSpace sa(*ta[i].task, machine), sb(*tb[i].task, machine);
+    std::mt19937_64 rng(7);
+    for (int k = 0; k < 20; ++k) {
+      schedule::SchedulePoint p = sa.random_point(rng);
+      std::optional<schedule::Schedule> s1 = sa.schedule_at(p), s2 = sb.schedule_at(p);
+      ASSERT_EQ(s1.has_value(), s2.has_value()) << p.to_text();
+      if (!s1) continue;
+      ++tried;
+      // The same schedule, up to the names.
+      ASSERT_EQ(s1->directives.size(), s2->directives.size());
+      for (size_t d = 0; d < s1->directives.size(); ++d) EXPECT_EQ(s1->directives[d].kind, s2->directives[d].kind);
+      for (const auto& [stage, values] : sa.named(p).stages) EXPECT_EQ(stage.rfind("a_", 0), 0u) << stage;
+    }
+  }
+  EXPECT_GT(tried, 0);
+}
+
+TEST(TaskSpace, MutationChangesOneKnob) {
+  runtime::Executor e(small_net(), {});
+  std::vector<runtime::TaskUse> tasks = e.tasks({random_f32({1, 8, 12, 12}, 1)});
+  std::mt19937_64 rng(3);
+  int checked = 0;
+  for (const runtime::TaskUse& u : tasks) {
+    TaskSpace s(*u.task, Target::for_isa(Isa::Host));
+    if (s.free_knobs() == 0) continue;
+    schedule::SchedulePoint p = s.random_point(rng);
+    schedule::SchedulePoint q = s.mutate(p, rng);
+    int differ = 0;
+    for (const auto& [stage, values] : q.stages)
+      for (const auto& [knob, v] : values) {
+        auto st = p.stages.find(stage);
+        differ += st == p.stages.end() || !st->second.count(knob) || st->second.at(knob) != v;
+      }
+    EXPECT_EQ(differ, 1) << p.to_text() << " -> " << q.to_text();
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(TaskScheduler, HeaviestFirstThenTheLargestWeightedGain) {
+  TaskScheduler s({1, 3, 2});
+  EXPECT_EQ(s.next(), 1);
+  s.update(1, 1.0);
+  EXPECT_EQ(s.next(), 2);
+  s.update(2, 1.0);
+  EXPECT_EQ(s.next(), 0);
+  s.update(0, 1.0);
+  // All tried: task 2's cost falls fast, task 1 stalls over many rounds; 0 is light.
+  s.update(2, 0.5);
+  for (int i = 0; i < 8; ++i) s.update(1, 1.0);
+  EXPECT_EQ(s.next(), 2);
+  s.retire(2);
+  EXPECT_EQ(s.next(), 0) << "one round of a light task promises more than a ninth of a stalled one";
+  s.retire(0);
+  EXPECT_EQ(s.next(), 1);
+  s.retire(1);
+  EXPECT_EQ(s.next(), -1);
+}
+
+TEST(ModelConfig, JsonRoundTrip) {
+  ModelConfig c;
+  c.model = "zoo:resnet18";
+  c.input_shapes["x"] = {1, 3, 64, 64};
+  c.disabled_passes = {"winograd"};
+  c.isa = Isa::AVX2;
+  c.threads = 3;
+  c.fusion = false;
+  c.seed = 42;
+  ModelConfig d = ModelConfig::from_json(c.to_json());
+  EXPECT_EQ(d.to_json(), c.to_json());
+  EXPECT_THROW(ModelConfig::from_json("{\"model\": 3}"), Error);
+}
+
+TEST(Measure, RelativeDifference) {
+  Tensor a = random_f32({4, 4}, 1), b = a.clone();
+  EXPECT_EQ(relative_difference(a, b), 0.0);
+  b.data<float>()[3] += 0.5f * std::fabs(b.data<float>()[3]) + 1e-3f;
+  EXPECT_GT(relative_difference(a, b), 1e-4);
+  Tensor i(DType::I64, {3}), j(DType::I64, {3});
+  i.data<int64_t>()[0] = j.data<int64_t>()[0] = 5;
+  EXPECT_EQ(relative_difference(i, j), 0.0);
+  j.data<int64_t>()[2] = 1;
+  EXPECT_TRUE(std::isinf(relative_difference(i, j)));
+}
+
+// A restarted run finds what the first one measured in the records and
+// measures none of it again; what it applies matches the interpreter.
+TEST(Tuner, ResumeMeasuresNothingTwiceAndRecordsApply) {
+  const std::string records = temp_path("resume.jsonl");
+  std::filesystem::remove(records);
+  TuneReport first = tune_model(quick_options(records));
+  const size_t n1 = read_records(records).size();
+  ASSERT_GT(n1, 0u);
+  EXPECT_EQ(first.measured, static_cast<int>(n1));
+  TuneReport second = tune_model(quick_options(records));
+  EXPECT_EQ(second.reused, static_cast<int>(n1)) << "the second run replays the first from the records";
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const Record& r : read_records(records))
+    EXPECT_TRUE(seen.insert({r.task_key, r.target, r.schedule}).second) << "measured twice: " << r.task << "\n" << r.schedule;
+  for (const TaskReport& t : second.tasks)
+    if (t.skipped.empty()) EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+
+  CompileOptions co;
+  co.records = records;
+  co.threads = 1;
+  CompiledModel m = CompiledModel::compile(small_net_file(), co);
+  std::vector<Tensor> in{random_f32({1, 8, 12, 12}, 9)};
+  std::vector<Tensor> got = m.run(in), want = m.run_reference(in);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LE(relative_difference(got[0], want[0]), 1e-4);
+}
+
+// Every candidate's output is corrupted in the worker (the test hook of
+// measure_worker.h): each is recorded as a wrong output, and compiling with
+// the records applies none of them — even one written with the best cost.
+TEST(Tuner, WrongOutputsAreRecordedAndNeverApplied) {
+  const std::string records = temp_path("wrong.jsonl");
+  std::filesystem::remove(records);
+  ::setenv("TESSERA_TUNE_FAULT", "wrong-output:#", 1);
+  TuneOptions o = quick_options(records);
+  o.budget_seconds = 2;
+  TuneReport r;
+  EXPECT_NO_THROW(r = tune_model(o));
+  ::unsetenv("TESSERA_TUNE_FAULT");
+  int wrong = 0, defaults = 0;
+  std::vector<Record> all = read_records(records);
+  for (const Record& rec : all) {
+    if (rec.schedule.empty()) {
+      ++defaults;
+      EXPECT_EQ(rec.error, MeasureError::None);
+    } else {
+      ++wrong;
+      EXPECT_EQ(rec.error, MeasureError::WrongOutput) << rec.schedule;
+      EXPECT_TRUE(rec.costs.empty());
+    }
+  }
+  EXPECT_GT(wrong, 0);
+  EXPECT_GT(defaults, 0);
+  // A wrong record claiming the lowest cost.
+  Record cheat = all.back();
+  cheat.costs = {1e-12};
+  RecordFile(records).append(cheat);
+  runtime::Executor e(small_net(), {});
+  const Target machine = Target::for_isa(Isa::Host);
+  RecordSchedules provider(records, machine);
+  for (const runtime::TaskUse& u : e.tasks({random_f32({1, 8, 12, 12}, 1)}))
+    EXPECT_FALSE(provider.schedule_for(*u.task).has_value()) << u.task->describe();
+}
