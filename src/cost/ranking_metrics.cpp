@@ -1,0 +1,66 @@
+// Ranking metrics (see ranking_metrics.h).
+#include "cost/ranking_metrics.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "support/error.h"
+
+namespace tessera::cost {
+
+namespace {
+
+void check_shapes(const CostGroups& measured, const CostGroups& predicted) {
+  TESSERA_CHECK(measured.size() == predicted.size(), "ranking metrics: ", measured.size(), " measured groups, ",
+                predicted.size(), " predicted");
+  for (size_t g = 0; g < measured.size(); ++g)
+    TESSERA_CHECK(measured[g].size() == predicted[g].size(), "ranking metrics: group ", g, " has ",
+                  measured[g].size(), " measured costs, ", predicted[g].size(), " predicted");
+}
+
+}  // namespace
+
+double pairwise_accuracy(const CostGroups& measured, const CostGroups& predicted) {
+  check_shapes(measured, predicted);
+  double agree = 0, pairs = 0;
+  for (size_t g = 0; g < measured.size(); ++g) {
+    const std::vector<double>& y = measured[g];
+    const std::vector<double>& p = predicted[g];
+    for (size_t i = 0; i < y.size(); ++i)
+      for (size_t j = i + 1; j < y.size(); ++j) {
+        if (y[i] == y[j]) continue;
+        pairs += 1;
+        if (p[i] == p[j]) agree += 0.5;
+        else if ((p[i] < p[j]) == (y[i] < y[j])) agree += 1;
+      }
+  }
+  // Weighting each group's accuracy by its pair count is the pooled fraction.
+  return pairs > 0 ? agree / pairs : 0.5;
+}
+
+double peak_score(const CostGroups& measured, const CostGroups& predicted, int k) {
+  check_shapes(measured, predicted);
+  TESSERA_CHECK(k >= 1, "peak score: k must be at least 1, got ", k);
+  double total = 0, weight = 0;
+  for (size_t g = 0; g < measured.size(); ++g) {
+    const std::vector<double>& y = measured[g];
+    const std::vector<double>& p = predicted[g];
+    if (y.empty()) continue;
+    for (double c : y) TESSERA_CHECK(c > 0, "peak score: measured costs must be positive, got ", c);
+    std::vector<size_t> order(y.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+    double best = 1 / *std::min_element(y.begin(), y.end());
+    size_t n = std::min(order.size(), static_cast<size_t>(k));
+    double running = 0, score = 0;
+    for (size_t i = 0; i < n; ++i) {
+      running = std::max(running, 1 / y[order[i]]);
+      score += running / best;
+    }
+    total += score / static_cast<double>(n) * static_cast<double>(y.size());
+    weight += static_cast<double>(y.size());
+  }
+  return weight > 0 ? total / weight : 0;
+}
+
+}  // namespace tessera::cost
