@@ -551,21 +551,11 @@ int main(int argc, char** argv) {
 
   CLI::App* zoo = app.add_subcommand("zoo", "list the embedded zoo models");
 
-  tune::TuneOptions tune_opts;
-  double budget_minutes = 10;
-  CLI::App* tune_cmd = app.add_subcommand("tune", "search kernel schedules within a time budget; write the measurements to a records file");
+  // tune, tune-fit and the internal tune-worker (tools/tune_command.cpp).
+  tools::TuneCommands tune_cmds;
+  CLI::App* tune_cmd = tune_cmds.add(app, exec.isa, exec.threads);
   add_common(tune_cmd);
   add_exec(tune_cmd, false);
-  tune_cmd->add_option("--budget-minutes", budget_minutes, "search time (default 10); the closing comparison comes after");
-  tune_cmd->add_option("--cost-model", tune_opts.cost_model, "how candidates are ranked: none (measure every candidate)");
-  tune_cmd->add_option("--per-round", tune_opts.per_round, "candidates measured per round of a task (default 8)");
-  tune_cmd->add_option("--candidate-timeout", tune_opts.candidate_seconds, "seconds one candidate may take (default 60)");
-  tune_cmd->add_option("--seed", tune_opts.seed, "search seed (default 1)");
-  tune_cmd->add_option("--final-runs", tune_opts.final_runs, "end-to-end runs of the default and tuned model at the end (default 30; 0: none)");
-  std::string worker_config;
-  CLI::App* worker = app.add_subcommand("tune-worker", "(internal) the measurement worker 'tessera tune' starts");
-  worker->group("");
-  worker->add_option("config", worker_config)->required();
 
   CLI::App* passes = app.add_subcommand("passes", "list the graph passes: name, stage, the flag that skips it, what it does");
 
@@ -575,21 +565,22 @@ int main(int argc, char** argv) {
     if (*comp) return cmd_compile(common, exec, compile_out, report, dump_fusion);
     if (*bench) return cmd_bench(common, exec, runs, warmup, seed, profile, vs_reference, vs_no_fusion);
     if (*info) return cmd_info(common);
-    if (*worker) return tools::cmd_tune_worker(worker_config);
     if (*tune_cmd) {
-      TESSERA_CHECK(!exec.records.empty(), "tessera tune needs --records FILE (measurements are appended to it)");
       TESSERA_CHECK(exec.compiled(), "tessera tune needs --backend compiled");
+      TESSERA_CHECK(!exec.dump_ir && !exec.dump_llvm && !exec.dump_asm && exec.kernel.empty(),
+                    "tessera tune compiles candidates, not the model: --dump-ir, --dump-llvm, --dump-asm and --kernel "
+                    "do not apply");
       CompileOptions co = exec.compile_options(common);
-      tune_opts.model.model = common.model;
-      tune_opts.model.input_shapes = co.input_shapes;
-      tune_opts.model.disabled_passes = co.disabled_passes;
-      tune_opts.model.isa = isa_from_name(exec.isa);
-      tune_opts.model.threads = exec.threads;
-      tune_opts.model.fusion = !exec.no_fusion;
-      tune_opts.records = exec.records;
-      tune_opts.budget_seconds = budget_minutes * 60;
-      return tools::cmd_tune(tune_opts);
+      tune::ModelConfig m;
+      m.model = common.model;
+      m.input_shapes = co.input_shapes;
+      m.disabled_passes = co.disabled_passes;
+      m.isa = isa_from_name(exec.isa);
+      m.threads = exec.threads;
+      m.fusion = !exec.no_fusion;
+      return tune_cmds.run_tune(m, exec.records);
     }
+    if (int rc = tune_cmds.run_other(isa_from_name(exec.isa), exec.threads); rc >= 0) return rc;
     if (*serve) return cmd_serve(common, exec, inputs, seed);
     if (*viz) return cmd_viz(common, exec, viz_out, viz_fusion);
     if (*print) {

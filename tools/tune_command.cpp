@@ -5,6 +5,11 @@
 #include <filesystem>
 #include <iostream>
 
+#include "codegen/llvm/jit.h"
+#include "cost/hardware.h"
+#include "cost/static_model.h"
+#include "support/error.h"
+#include "tune/cost_eval.h"
 #include "tune/measure_worker.h"
 
 namespace tessera::tools {
@@ -16,6 +21,97 @@ int cmd_tune(tune::TuneOptions o) {
   std::printf("records  %s (apply with: tessera run|bench|compile MODEL --records %s)\n", o.records.c_str(),
               o.records.c_str());
   return 0;
+}
+
+int cmd_tune_fit(const TuneFitArgs& a) {
+  TESSERA_CHECK(!a.models.empty(), "tune-fit needs at least one model");
+  Isa isa = a.base.isa == Isa::Host ? codegen::host_isa() : a.base.isa;
+  cost::HardwareDesc hw = a.hardware.empty() ? cost::probe_hardware(isa) : cost::find_hardware(a.hardware);
+  cost::StaticModel model(hw, a.base.threads);
+  tune::RecordFile records(a.records);
+  const std::string target = Target::for_isa(isa).to_string();
+  std::vector<cost::FitGroup> groups;
+  for (const std::string& spec : a.models) {
+    tune::ModelConfig c = a.base;
+    c.model = spec;
+    c.isa = isa;
+    tune::TuningModel m = tune::open_model(c);
+    std::vector<cost::FitGroup> g = tune::measured_groups(m, records, target, isa, model, a.machine_code);
+    std::fprintf(stderr, "tune-fit: %s: %zu tasks with measured candidates\n", spec.c_str(), g.size());
+    for (auto& x : g) groups.push_back(std::move(x));
+  }
+  TESSERA_CHECK(!groups.empty(), "no task of these models has two or more valid records for this machine in ",
+                a.records, " (run 'tessera tune --cost-model none' first)");
+  const std::string out = a.out.empty() ? tune::default_coefficients_path() : a.out;
+  TESSERA_CHECK(!out.empty(), "no cache directory for the coefficients: give --coefficients FILE");
+  if (a.judge_only) {
+    model.load(out);
+    std::printf("static model for %s (%s), coefficients %s\n%s", hw.name.c_str(), isa_name(isa).data(), out.c_str(),
+                tune::judge(model, groups).text().c_str());
+    return 0;
+  }
+  tune::CostEvalOptions eo;
+  eo.test_share = a.test_share;
+  tune::CostEval e = tune::fit_and_evaluate(model, groups, eo);
+  std::printf("static model for %s (%s)\n%s", hw.name.c_str(), isa_name(isa).data(), e.text().c_str());
+  std::filesystem::path dir = std::filesystem::path(out).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir);
+  model.save(out);
+  std::printf("coefficients written to %s\n", out.c_str());
+  return 0;
+}
+
+CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
+  tune_ = app.add_subcommand("tune", "search kernel schedules within a time budget; write the measurements to a records file");
+  tune_->add_option("--budget-minutes", budget_minutes_, "search time (default 10); the closing comparison comes after");
+  tune_->add_option("--cost-model", tune_opts_.cost_model,
+                    "none: measure every candidate (default); static: rank candidates by Tuna's static model, "
+                    "measure only the best few of each task");
+  tune_->add_option("--hardware", tune_opts_.hardware, "static: a known machine description (default: probe this one)");
+  tune_->add_option("--coefficients", tune_opts_.coefficients,
+                    "static: fitted coefficients file (default: the cache directory's, if any)");
+  tune_->add_option("--per-round", tune_opts_.per_round, "candidates measured per round of a task (default 8)");
+  tune_->add_option("--candidate-timeout", tune_opts_.candidate_seconds, "seconds one candidate may take (default 60)");
+  tune_->add_option("--seed", tune_opts_.seed, "search seed (default 1)");
+  tune_->add_option("--final-runs", tune_opts_.final_runs,
+                    "end-to-end runs of the default and tuned model at the end (default 30; 0: none)");
+
+  fit_ = app.add_subcommand("tune-fit", "fit the static cost model on measured tuning records; report its ranking on held-out candidates");
+  fit_->add_option("models", fit_args_.models, "the models whose tasks the records measured (files or zoo:NAME)")->required();
+  fit_->add_option("--records", fit_args_.records, "records of measurement-only tuning ('tessera tune --cost-model none')")
+      ->required();
+  fit_->add_option("--isa", isa, "instruction set of the records: host (default), avx2, avx512");
+  fit_->add_option("--threads", threads, "threads the model runs with (the parallel balance features)");
+  fit_->add_option("--hardware", fit_args_.hardware, "a known machine description (default: probe this one)");
+  fit_->add_option("--coefficients", fit_args_.out, "where to write the coefficients (default: the cache directory's file)");
+  fit_->add_option("--test-share", fit_args_.test_share, "share of each task's candidates held out of fitting (default 0.5)");
+  fit_->add_flag("--loop-ir-only", loop_ir_only_, "features of the loop IR only (no machine code)");
+  fit_->add_flag("--judge", fit_args_.judge_only,
+                 "fit nothing: judge the coefficients file's model on every candidate of the records");
+
+  worker_ = app.add_subcommand("tune-worker", "(internal) the measurement worker 'tessera tune' starts");
+  worker_->group("");
+  worker_->add_option("config", worker_config_)->required();
+  return tune_;
+}
+
+int TuneCommands::run_tune(const tune::ModelConfig& model, const std::string& records) {
+  TESSERA_CHECK(!records.empty(), "tessera tune needs --records FILE (measurements are appended to it)");
+  tune_opts_.model = model;
+  tune_opts_.records = records;
+  tune_opts_.budget_seconds = budget_minutes_ * 60;
+  return cmd_tune(tune_opts_);
+}
+
+int TuneCommands::run_other(Isa isa, int threads) {
+  if (*worker_) return cmd_tune_worker(worker_config_);
+  if (*fit_) {
+    fit_args_.base.isa = isa;
+    fit_args_.base.threads = threads;
+    fit_args_.machine_code = !loop_ir_only_;
+    return cmd_tune_fit(fit_args_);
+  }
+  return -1;
 }
 
 int cmd_tune_worker(const std::string& config_json) {

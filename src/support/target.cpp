@@ -48,12 +48,14 @@ int64_t sys_cache_size(int index, int level, std::string_view type) {
   return v;
 }
 
+// The kernel's description first: glibc's sysconf derives sizes from CPUID,
+// which in virtual machines can describe another cache (320 MiB of L3 for a
+// guest whose host and lscpu say 32 MiB).
 int64_t cache_size(int sysconf_name, int level, std::string_view type) {
-  long v = sysconf(sysconf_name);
-  if (v > 0) return v;
   for (int index = 0; index < 8; ++index)
     if (int64_t s = sys_cache_size(index, level, type)) return s;
-  return 0;
+  long v = sysconf(sysconf_name);
+  return v > 0 ? v : 0;
 }
 
 // The value of `key=` in a space-separated description.

@@ -60,7 +60,7 @@ struct Target {
 // __builtin_cpu_supports: AVX512 with AVX-512F, else AVX2, else Generic).
 Isa host_isa_detected();
 
-// The host's caches (sysconf, then /sys/devices/system/cpu/cpu0/cache;
+// The host's caches (/sys/devices/system/cpu/cpu0/cache, then sysconf;
 // kReferenceCaches for any level neither reports) and online cores.
 CacheSizes detect_caches();
 int detect_cores();

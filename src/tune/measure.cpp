@@ -2,7 +2,6 @@
 #include "tune/measure.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,26 +9,9 @@
 #include "driver/driver.h"
 #include "support/dtype_dispatch.h"
 #include "support/error.h"
-#include "support/thread_pool.h"
 
 namespace tessera::tune {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Twice the core's private caches (L1d + L2): one pass evicts the kernel's
-// data from them, so it starts from the shared cache, as a kernel in a model
-// does, whose input the kernel before it just wrote and whose weights were
-// last read one inference ago. (Evicting the last level too, as TenSet
-// does, makes every run a DRAM-bound cold start on machines with large
-// shared caches and ranks schedules by what the model never sees.)
-size_t flush_bytes() {
-  const CacheSizes c = Target::host().caches;
-  return static_cast<size_t>(std::clamp<int64_t>(2 * (c.l1d + c.l2), 1 << 20, 64 << 20));
-}
-
-}  // namespace
 
 // One kernel's arguments: the task's params (shared by the candidate and the
 // reference), then its own packed constants, outputs and scratch.
@@ -62,7 +44,7 @@ TaskBench::TaskBench(const compile::Task& task, const MeasureOptions& options, I
   Measurement m;
   reference_ = compile(std::nullopt, m);
   TESSERA_CHECK(reference_, m.message);
-  if (options_.flush_caches && !timer_) flush_.assign(flush_bytes(), 1);
+  TESSERA_CHECK(timer_, "TaskBench: no timer");
 }
 
 TaskBench::~TaskBench() = default;
@@ -158,26 +140,7 @@ Measurement TaskBench::measure(const std::optional<schedule::Schedule>& schedule
         return m;
       }
     }
-    if (timer_) {
-      m.costs = timer_(schedule);
-      return m;
-    }
-    const auto start = Clock::now();
-    for (int r = 0; r < options_.max_repeats; ++r) {
-      if (r >= options_.min_repeats &&
-          std::chrono::duration<double>(Clock::now() - start).count() >= options_.min_seconds)
-        break;
-      if (!flush_.empty()) {
-        for (size_t i = 0; i < flush_.size(); i += 64) ++flush_[i];
-      }
-      // In a model the pool's workers are awake (the kernel before just ran
-      // a loop on them), not asleep as after the flush: a no-op loop wakes them.
-      ThreadPool& pool = ThreadPool::global();
-      pool.parallel_for(pool.threads(), [](int64_t, int64_t) {});
-      auto t0 = Clock::now();
-      run(*k, cand);
-      m.costs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    }
+    m.costs = timer_(schedule);
   } catch (const std::exception& e) {
     m.error = MeasureError::Run;
     m.message = task_.describe() + ": " + e.what();

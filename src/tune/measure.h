@@ -1,8 +1,7 @@
-// Measuring schedules of one task, in this process: each candidate compiled
-// and run on fresh random inputs, with the core's private caches flushed
-// before every timed run (measure.cpp says why not the last level), repeated
-// to a minimum time, and its outputs compared with the default
-// schedule's on the same inputs. The tuner runs this in a worker process
+// Measuring schedules of one task, in this process: each candidate compiled,
+// run on fresh random inputs and its outputs compared with the default
+// schedule's on the same inputs, then timed by a Timer (inside the model:
+// model_timer.h, which says why). The tuner runs this in a worker process
 // (measure_worker.h), so a crashing or hanging candidate cannot take it down.
 #pragma once
 
@@ -24,10 +23,13 @@ namespace tessera::tune {
 
 struct MeasureOptions {
   Isa isa = Isa::Host;
-  int min_repeats = 5;        // timed runs at least
-  int max_repeats = 30;       // and at most
-  double min_seconds = 0.05;  // timed runs continue until this much wall time passed (flushes included)
-  bool flush_caches = true;   // write over a buffer twice the private caches before every timed run
+  // How the timer repeats (model_timer.h's TimerOptions): timed runs at
+  // least, at most, until this much wall time passed, the core-private
+  // caches flushed before each.
+  int min_repeats = 5;
+  int max_repeats = 30;
+  double min_seconds = 0.05;
+  bool flush_caches = true;
   uint64_t seed = 1;          // of the random inputs (each measurement draws fresh ones)
   // Largest relative difference from the default schedule's outputs
   // (max |a - b| over max |b|, per output) a candidate may have.
@@ -45,17 +47,16 @@ struct Measurement {
 // model. Null: random.
 using InputValues = std::function<const Tensor*(const Value*)>;
 
-// Times a schedule of the task some other way (inside the model:
-// model_timer.h): seconds per timed run.
+// Times a schedule of the task (inside the model: model_timer.h): seconds
+// per timed run.
 using Timer = std::function<std::vector<double>(const std::optional<schedule::Schedule>&)>;
 
 class TaskBench {
  public:
   // Compiles the default schedule of `task` (the reference every candidate
-  // is compared with); throws when it cannot be compiled. With a `timer`,
-  // candidates are checked here and timed by it.
-  TaskBench(const compile::Task& task, const MeasureOptions& options, InputValues values = nullptr,
-            Timer timer = nullptr);
+  // is compared with); throws when it cannot be compiled. Candidates are
+  // checked here and timed by `timer`.
+  TaskBench(const compile::Task& task, const MeasureOptions& options, InputValues values, Timer timer);
   ~TaskBench();
 
   // Measures the task at `schedule` (nullopt: the default schedule).
@@ -77,7 +78,6 @@ class TaskBench {
   Timer timer_;
   std::shared_ptr<const runtime::TaskKernel> reference_;
   std::mt19937_64 rng_;
-  std::vector<char> flush_;
 };
 
 // The largest relative difference between two outputs (max |a - b| over

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -30,9 +31,12 @@ std::string_view measure_error_name(MeasureError e) {
   return "?";
 }
 
-double Record::mean_cost() const {
+double Record::cost() const {
   if (!ok()) return std::numeric_limits<double>::infinity();
-  return std::accumulate(costs.begin(), costs.end(), 0.0) / static_cast<double>(costs.size());
+  std::vector<double> c = costs;
+  std::sort(c.begin(), c.end());
+  const size_t n = c.size();
+  return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 }
 
 std::string to_json(const Record& r) {
@@ -148,7 +152,7 @@ void RecordFile::append(const Record& r) {
 const Record* RecordFile::best(const std::string& task_key, const std::string& target) const {
   const Record* best = nullptr;
   for (const Record& r : records_)
-    if (r.ok() && r.task_key == task_key && r.target == target && (!best || r.mean_cost() < best->mean_cost()))
+    if (r.ok() && r.task_key == task_key && r.target == target && (!best || r.cost() < best->cost()))
       best = &r;
   return best;
 }

@@ -38,7 +38,9 @@ struct Record {
   int64_t timestamp = 0;      // Unix seconds
 
   bool ok() const { return error == MeasureError::None && !costs.empty(); }
-  double mean_cost() const;   // infinity unless ok()
+  // The median of the costs (robust to the odd run a busy or virtual
+  // machine slows down); infinity unless ok().
+  double cost() const;
 };
 
 // One JSON object, no newline.

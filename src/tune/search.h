@@ -40,6 +40,8 @@ class TaskSearch {
   void observe(const schedule::SchedulePoint& p, double cost);
 
   double best_cost() const { return best_cost_; }
+  // The best points observed, best first (at most SearchOptions::population).
+  const std::vector<std::pair<double, schedule::SchedulePoint>>& population() const { return population_; }
   const schedule::SchedulePoint& best_point() const { return best_point_; }
   int proposed() const { return static_cast<int>(seen_.size()); }
   bool exhausted() const { return exhausted_; }

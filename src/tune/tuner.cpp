@@ -7,10 +7,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 
 #include "codegen/llvm/jit.h"
+#include "cost/hardware.h"
+#include "cost/static_model.h"
+#include "tune/candidate_program.h"
 #include "support/error.h"
 #include "tune/measure_worker.h"
 #include "tune/record.h"
@@ -100,123 +105,250 @@ double TuneReport::weighted_default_ms() const {
 double TuneReport::weighted_tuned_ms() const {
   double s = 0;
   for (const TaskReport& t : tasks)
-    if (std::isfinite(t.best_seconds)) s += t.weight * std::min(t.best_seconds, t.default_seconds) * 1e3;
+    if (std::isfinite(t.default_seconds)) s += t.weight * std::min(t.best_seconds, t.default_seconds) * 1e3;
   return s;
 }
 
+std::string default_coefficients_path() {
+  std::string base;
+  if (const char* d = std::getenv("TESSERA_CACHE_DIR"); d && *d) base = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = std::string(x) + "/tessera";
+  else if (const char* h = std::getenv("HOME"); h && *h) base = std::string(h) + "/.cache/tessera";
+  return base.empty() ? "" : base + "/static_model.json";
+}
+
+namespace {
+
+// One tuning run: the model's tasks, their spaces and searches, the records
+// and the worker, and the two ways of searching.
+class Tuner {
+ public:
+  explicit Tuner(TuneOptions o)
+      : o_(std::move(o)), start_(Clock::now()), progress_(o_.progress), m_(open_model(o_.model)),
+        machine_(Target::for_isa(o_.model.isa)), target_(machine_.to_string()), records_(o_.records),
+        worker_(o_.exe, WorkerConfig{o_.model, o_.measure}, o_.candidate_seconds) {
+    if (records_.dropped_partial_lines() > 0 && o_.progress)
+      std::fprintf(stderr, "tune: %s ended in a line cut short (an interrupted run); it is dropped\n",
+                   o_.records.c_str());
+    std::vector<double> weights;
+    for (size_t i = 0; i < m_.tasks.size(); ++i) {
+      const compile::Task& t = *m_.tasks[i].task;
+      TaskReport tr;
+      tr.key = compile::key_text(t.key);
+      tr.description = t.describe();
+      tr.weight = m_.tasks[i].weight;
+      try {
+        auto space = std::make_unique<TaskSpace>(t, machine_);
+        tr.log10_space = space->log10_size();
+        searches_.push_back(std::make_unique<TaskSearch>(*space, o_.seed * 1000003 + i));
+        spaces_.push_back(std::move(space));
+        report_of_.push_back(r_.tasks.size());
+        weights.push_back(tr.weight);
+      } catch (const std::exception& e) {
+        tr.skipped = e.what();
+      }
+      r_.tasks.push_back(std::move(tr));
+    }
+    scheduler_ = std::make_unique<TaskScheduler>(weights);
+    if (o_.progress)
+      std::fprintf(stderr, "tune: %zu tasks (%zu tunable) for %s, cost model %s, budget %s, records %s (%zu already)\n",
+                   r_.tasks.size(), spaces_.size(), isa_name(o_.model.isa).data(), o_.cost_model.c_str(),
+                   duration_text(o_.budget_seconds).c_str(), o_.records.c_str(), records_.records().size());
+  }
+
+  TuneReport run() {
+    if (o_.cost_model == "static") search_static();
+    else search_measured();
+    progress_.done();
+    r_.search_seconds = since(start_);
+    r_.worker_restarts = worker_.restarts();
+    if (o_.final_runs > 0) compare_models(o_, m_, r_);
+    return r_;
+  }
+
+ private:
+  double elapsed() const { return since(start_); }
+
+  // The measured cost of point `p` of tuned task `t`: from the records when
+  // they have it, else measured by the worker and appended.
+  double measure(size_t t, const schedule::SchedulePoint& p) {
+    TaskReport& tr = r_.tasks[report_of_[t]];
+    const std::string text = p.to_text();
+    double cost;
+    if (const Record* old = records_.find(tr.key, target_, text)) {
+      cost = old->cost();
+      ++tr.reused;
+      ++r_.reused;
+    } else {
+      auto t0 = Clock::now();
+      Measurement meas = worker_.measure(tr.key, text);
+      Record rec;
+      rec.task_key = tr.key;
+      rec.task = tr.description;
+      rec.target = target_;
+      rec.schedule = text;
+      rec.costs = meas.costs;
+      rec.error = meas.error;
+      rec.seconds_spent = since(t0);
+      rec.timestamp = static_cast<int64_t>(std::time(nullptr));
+      records_.append(rec);
+      cost = rec.cost();
+      ++tr.measured;
+      ++r_.measured;
+      if (meas.error != MeasureError::None) {
+        ++tr.errors;
+        ++r_.errors;
+        if (p.stages.empty())  // nothing to compare candidates with
+          TESSERA_FAIL(tr.description, ": the default schedule could not be measured: ", meas.message);
+      }
+    }
+    if (p.stages.empty()) tr.default_seconds = cost;
+    tr.best_seconds = std::min(tr.best_seconds, cost);
+    return cost;
+  }
+
+  void show(size_t t, const char* phase) {
+    const TaskReport& tr = r_.tasks[report_of_[t]];
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "[tune %s/%s] %s task %zu/%zu %.50s: %d measured, %d ranked, best %s ms (default %s) | model %.3f ms "
+                  "(default %.3f)",
+                  duration_text(elapsed()).c_str(), duration_text(o_.budget_seconds).c_str(), phase,
+                  report_of_[t] + 1, r_.tasks.size(), tr.description.c_str(), tr.measured + tr.reused, tr.ranked,
+                  ms_text(tr.best_seconds).c_str(), ms_text(tr.default_seconds).c_str(), r_.weighted_tuned_ms(),
+                  r_.weighted_default_ms());
+    progress_.show(line);
+  }
+
+  // Every candidate measured; rounds go to tasks by the gradient scheduler.
+  void search_measured() {
+    while (elapsed() < o_.budget_seconds) {
+      int ti = scheduler_->next();
+      if (ti < 0) break;
+      const size_t t = static_cast<size_t>(ti);
+      TaskSearch& search = *searches_[t];
+      std::vector<schedule::SchedulePoint> points = search.propose(o_.per_round);
+      for (const schedule::SchedulePoint& p : points) search.observe(p, measure(t, p));
+      scheduler_->update(t, search.best_cost());
+      if (search.exhausted() || points.empty()) scheduler_->retire(t);
+      show(t, "measuring");
+    }
+  }
+
+  std::unique_ptr<cost::StaticModel> static_model() {
+    cost::HardwareDesc hw = o_.hardware.empty() ? cost::probe_hardware(o_.model.isa) : cost::find_hardware(o_.hardware);
+    TESSERA_CHECK(hw.isa == o_.model.isa, "hardware '", hw.name, "' is ", isa_name(hw.isa), " but tuning is for ",
+                  isa_name(o_.model.isa));
+    auto model = std::make_unique<cost::StaticModel>(hw, o_.model.threads > 0 ? o_.model.threads : 0);
+    std::string path = o_.coefficients.empty() ? default_coefficients_path() : o_.coefficients;
+    bool fitted = false;
+    if (!path.empty() && std::filesystem::exists(path)) {
+      try {
+        model->load(path);
+        fitted = true;
+      } catch (const Error& e) {
+        TESSERA_CHECK(o_.coefficients.empty(), e.what());  // a file given must have this machine
+      }
+    } else {
+      TESSERA_CHECK(o_.coefficients.empty(), "coefficients file '", o_.coefficients, "' does not exist");
+    }
+    if (o_.progress)
+      std::fprintf(stderr, "tune: static model for %s (%s coefficients%s%s)\n", hw.name.c_str(),
+                   fitted ? "fitted" : "default", fitted ? " from " : "", fitted ? path.c_str() : "");
+    return model;
+  }
+
+  // Tuna: the search ranks candidates by the static model only; then the
+  // best few of each task are measured (and the default), heaviest tasks first.
+  void search_static() {
+    std::unique_ptr<cost::StaticModel> model = static_model();
+    const double search_end = o_.budget_seconds * o_.static_search_share;
+    while (elapsed() < search_end) {
+      int ti = scheduler_->next();
+      if (ti < 0) break;
+      const size_t t = static_cast<size_t>(ti);
+      TaskSearch& search = *searches_[t];
+      std::vector<schedule::SchedulePoint> points = search.propose(o_.per_round * 4);
+      std::vector<schedule::Schedule> schedules;
+      for (const schedule::SchedulePoint& p : points) schedules.push_back(*spaces_[t]->schedule_at(p));
+      std::vector<double> predicted =
+          predict_schedules(*model, spaces_[t]->task(), schedules, o_.model.isa, o_.machine_code);
+      for (size_t i = 0; i < points.size(); ++i) search.observe(points[i], predicted[i]);
+      r_.tasks[report_of_[t]].ranked += static_cast<int>(points.size());
+      scheduler_->update(t, search.best_cost());
+      if (search.exhausted() || points.empty()) scheduler_->retire(t);
+      codegen::jit_cache_clear();  // candidates are compiled once: keep memory flat
+      show(t, "ranking");
+    }
+    // Measure: the default and the best predicted, level by level over the
+    // tasks (heaviest by predicted time first), while the budget lasts.
+    std::vector<size_t> order(spaces_.size());
+    for (size_t t = 0; t < order.size(); ++t) order[t] = t;
+    const std::vector<double>& predicted_best = scheduler_->best();
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      auto w = [&](size_t t) {
+        const double c = std::isfinite(predicted_best[t]) ? predicted_best[t] : 0;
+        return r_.tasks[report_of_[t]].weight * c;
+      };
+      return w(a) > w(b);
+    });
+    for (int level = 0; level <= o_.validate_top; ++level) {
+      for (size_t t : order) {
+        if (elapsed() >= o_.budget_seconds && level > 0) return;
+        const auto& pop = searches_[t]->population();
+        if (level == 0) {
+          measure(t, {});
+        } else {
+          // The level-th best predicted point other than the default.
+          int seen = 0;
+          for (const auto& [cost, p] : pop) {
+            if (p.stages.empty()) continue;
+            if (++seen == level) {
+              measure(t, p);
+              break;
+            }
+          }
+        }
+        show(t, "measuring");
+      }
+    }
+  }
+
+  TuneOptions o_;
+  Clock::time_point start_;
+  Progress progress_;
+  TuningModel m_;
+  Target machine_;
+  std::string target_;
+  RecordFile records_;
+  MeasureWorker worker_;
+  TuneReport r_;
+  std::vector<std::unique_ptr<TaskSpace>> spaces_;
+  std::vector<std::unique_ptr<TaskSearch>> searches_;
+  std::vector<size_t> report_of_;  // per tuned task: its index in r_.tasks
+  std::unique_ptr<TaskScheduler> scheduler_;
+};
+
+}  // namespace
+
 TuneReport tune_model(const TuneOptions& options) {
   TuneOptions o = options;
-  TESSERA_CHECK(o.cost_model == "none", "unknown --cost-model '", o.cost_model, "' (available: none)");
+  TESSERA_CHECK(o.cost_model == "none" || o.cost_model == "static", "unknown --cost-model '", o.cost_model,
+                "' (available: none, static)");
   TESSERA_CHECK(!o.records.empty(), "tuning needs a records file (--records FILE)");
   TESSERA_CHECK(!o.exe.empty(), "tuning needs the tessera executable to start measurement workers");
   if (o.model.isa == Isa::Host) o.model.isa = codegen::host_isa();
   TESSERA_CHECK(codegen::host_supports(o.model.isa), "cannot tune for ", isa_name(o.model.isa),
                 ": this host supports at most ", isa_name(codegen::host_isa()));
   o.measure.isa = o.model.isa;
-  const auto start = Clock::now();
-  Progress progress(o.progress);
-
-  TuningModel m = open_model(o.model);
-  const Target machine = Target::for_isa(o.model.isa);
-  const std::string target = machine.to_string();
-  RecordFile records(o.records);
-  if (records.dropped_partial_lines() > 0 && o.progress)
-    std::fprintf(stderr, "tune: %s ended in a line cut short (an interrupted run); it is dropped\n", o.records.c_str());
-
-  TuneReport r;
-  std::vector<std::unique_ptr<TaskSpace>> spaces;
-  std::vector<std::unique_ptr<TaskSearch>> searches;
-  std::vector<size_t> task_of;  // per tuned task: its index in r.tasks
-  std::vector<double> weights;
-  for (size_t i = 0; i < m.tasks.size(); ++i) {
-    const compile::Task& t = *m.tasks[i].task;
-    TaskReport tr;
-    tr.key = compile::key_text(t.key);
-    tr.description = t.describe();
-    tr.weight = m.tasks[i].weight;
-    try {
-      auto space = std::make_unique<TaskSpace>(t, machine);
-      tr.log10_space = space->log10_size();
-      searches.push_back(std::make_unique<TaskSearch>(*space, o.seed * 1000003 + i));
-      spaces.push_back(std::move(space));
-      task_of.push_back(r.tasks.size());
-      weights.push_back(tr.weight);
-    } catch (const std::exception& e) {
-      tr.skipped = e.what();
-    }
-    r.tasks.push_back(std::move(tr));
-  }
-  if (o.progress)
-    std::fprintf(stderr, "tune: %zu tasks (%zu tunable) for %s, budget %s, records %s (%zu already)\n", r.tasks.size(),
-                 spaces.size(), isa_name(o.model.isa).data(), duration_text(o.budget_seconds).c_str(),
-                 o.records.c_str(), records.records().size());
-
-  WorkerConfig wc{o.model, o.measure};
-  MeasureWorker worker(o.exe, wc, o.candidate_seconds);
-  TaskScheduler scheduler(weights);
-  for (;;) {
-    if (since(start) >= o.budget_seconds) break;
-    int ti = scheduler.next();
-    if (ti < 0) break;
-    const size_t t = static_cast<size_t>(ti);
-    TaskSearch& search = *searches[t];
-    TaskReport& tr = r.tasks[task_of[t]];
-    std::vector<schedule::SchedulePoint> points = search.propose(o.per_round);
-    for (const schedule::SchedulePoint& p : points) {
-      const std::string text = p.to_text();
-      double cost;
-      if (const Record* old = records.find(tr.key, target, text)) {
-        cost = old->mean_cost();
-        ++tr.reused;
-        ++r.reused;
-      } else {
-        auto t0 = Clock::now();
-        Measurement meas = worker.measure(tr.key, text);
-        Record rec;
-        rec.task_key = tr.key;
-        rec.task = tr.description;
-        rec.target = target;
-        rec.schedule = text;
-        rec.costs = meas.costs;
-        rec.error = meas.error;
-        rec.seconds_spent = since(t0);
-        rec.timestamp = static_cast<int64_t>(std::time(nullptr));
-        records.append(rec);
-        cost = rec.mean_cost();
-        ++tr.measured;
-        ++r.measured;
-        if (meas.error != MeasureError::None) {
-          ++tr.errors;
-          ++r.errors;
-          if (p.stages.empty())  // the default schedule failed: nothing to compare with
-            TESSERA_FAIL(tr.description, ": the default schedule could not be measured: ", meas.message);
-        }
-      }
-      if (p.stages.empty()) tr.default_seconds = cost;
-      search.observe(p, cost);
-    }
-    tr.best_seconds = search.best_cost();
-    scheduler.update(t, search.best_cost());
-    if (search.exhausted() || points.empty()) scheduler.retire(t);
-    char line[512];
-    std::snprintf(line, sizeof line, "[tune %s/%s] task %zu/%zu %.60s: %d trials, best %s ms (default %s) | model %.3f ms (default %.3f)",
-                  duration_text(since(start)).c_str(), duration_text(o.budget_seconds).c_str(), task_of[t] + 1,
-                  r.tasks.size(), tr.description.c_str(), tr.measured + tr.reused, ms_text(tr.best_seconds).c_str(),
-                  ms_text(tr.default_seconds).c_str(), r.weighted_tuned_ms(), r.weighted_default_ms());
-    progress.show(line);
-  }
-  progress.done();
-  r.search_seconds = since(start);
-  r.worker_restarts = worker.restarts();
-  if (o.final_runs > 0) compare_models(o, m, r);
-  return r;
+  return Tuner(o).run();
 }
 
 std::string report_table(const TuneReport& r) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-4s %-60s %6s %7s %12s %12s %7s %8s\n", "#", "task", "weight", "trials", "default ms",
-                "tuned ms", "speedup", "errors");
+  std::snprintf(line, sizeof line, "%-4s %-60s %6s %8s %7s %12s %12s %7s %7s\n", "#", "task", "weight", "measured",
+                "ranked", "default ms", "tuned ms", "speedup", "errors");
   out += line;
   for (size_t i = 0; i < r.tasks.size(); ++i) {
     const TaskReport& t = r.tasks[i];
@@ -227,8 +359,8 @@ std::string report_table(const TuneReport& r) {
       continue;
     }
     const double best = std::min(t.best_seconds, t.default_seconds);
-    std::snprintf(line, sizeof line, "%-4zu %-60s %6d %7d %12s %12s %6.2fx %8d\n", i + 1, desc.c_str(), t.weight,
-                  t.measured + t.reused, ms_text(t.default_seconds).c_str(), ms_text(best).c_str(),
+    std::snprintf(line, sizeof line, "%-4zu %-60s %6d %8d %7d %12s %12s %6.2fx %7d\n", i + 1, desc.c_str(), t.weight,
+                  t.measured + t.reused, t.ranked, ms_text(t.default_seconds).c_str(), ms_text(best).c_str(),
                   std::isfinite(best) && best > 0 ? t.default_seconds / best : 1.0, t.errors);
     out += line;
   }

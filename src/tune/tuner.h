@@ -22,7 +22,15 @@ struct TuneOptions {
   ModelConfig model;
   std::string records;              // the records file (appended to; resumed from)
   double budget_seconds = 600;      // wall time for the search (the closing comparison comes after)
-  std::string cost_model = "none";  // "none": measure every candidate
+  // "none": every candidate is measured. "static": Tuna's model ranks the
+  // candidates (compiled, never run) through the search, and only the best
+  // few of each task are measured after it.
+  std::string cost_model = "none";
+  std::string hardware;             // static: a known_hardware() name; empty: probe this machine
+  std::string coefficients;         // static: coefficients file (empty: default_coefficients_path(), if it exists)
+  bool machine_code = true;         // static: features of the JIT's code too (else loop IR only)
+  int validate_top = 3;             // static: candidates of each task measured after the search
+  double static_search_share = 0.6; // static: share of the budget searching (the rest measures)
   std::string exe;                  // the tessera executable (runs the measurement workers)
   MeasureOptions measure;
   double candidate_seconds = 60;    // time limit of one candidate (compile and measure)
@@ -39,6 +47,7 @@ struct TaskReport {
   double default_seconds = std::numeric_limits<double>::infinity();
   double best_seconds = std::numeric_limits<double>::infinity();
   int measured = 0, reused = 0, errors = 0;
+  int ranked = 0;       // candidates the cost model predicted
   std::string skipped;  // why the task is not tuned (empty: tuned)
 };
 
@@ -52,6 +61,11 @@ struct TuneReport {
   double weighted_default_ms() const;  // sum of weight × task time
   double weighted_tuned_ms() const;
 };
+
+// Where fitted static-model coefficients are kept by default: the cache
+// directory (TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera, else
+// ~/.cache/tessera), static_model.json.
+std::string default_coefficients_path();
 
 // Tunes the model; throws when it cannot be opened or the workers cannot start.
 TuneReport tune_model(const TuneOptions& options);

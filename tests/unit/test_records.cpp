@@ -59,12 +59,12 @@ TEST(Record, JsonLineRoundTrips) {
   EXPECT_EQ(back.error, r.error);
   EXPECT_EQ(back.seconds_spent, r.seconds_spent);
   EXPECT_EQ(back.timestamp, r.timestamp);
-  EXPECT_DOUBLE_EQ(back.mean_cost(), 1.375e-3);
+  EXPECT_DOUBLE_EQ(back.cost(), 1.375e-3);
   Record bad = make("00ab", kAvx512, "s", {}, MeasureError::WrongOutput);
   Record bad_back = parse_record(to_json(bad));
   EXPECT_EQ(bad_back.error, MeasureError::WrongOutput);
   EXPECT_FALSE(bad_back.ok());
-  EXPECT_TRUE(std::isinf(bad_back.mean_cost()));
+  EXPECT_TRUE(std::isinf(bad_back.cost()));
 }
 
 TEST(Record, MalformedRecordsSayWhatIsWrong) {

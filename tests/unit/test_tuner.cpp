@@ -198,8 +198,11 @@ TEST(Tuner, ResumeMeasuresNothingTwiceAndRecordsApply) {
   std::set<std::tuple<std::string, std::string, std::string>> seen;
   for (const Record& r : read_records(records))
     EXPECT_TRUE(seen.insert({r.task_key, r.target, r.schedule}).second) << "measured twice: " << r.task << "\n" << r.schedule;
-  for (const TaskReport& t : second.tasks)
-    if (t.skipped.empty()) EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+  for (const TaskReport& t : second.tasks) {
+    if (t.skipped.empty()) {
+      EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+    }
+  }
 
   CompileOptions co;
   co.records = records;
@@ -246,4 +249,31 @@ TEST(Tuner, WrongOutputsAreRecordedAndNeverApplied) {
   RecordSchedules provider(records, machine);
   for (const runtime::TaskUse& u : e.tasks({random_f32({1, 8, 12, 12}, 1)}))
     EXPECT_FALSE(provider.schedule_for(*u.task).has_value()) << u.task->describe();
+}
+
+// With the static model the search measures nothing: it ranks candidates
+// (compiled, never run) and afterwards measures only the default and the
+// best few predicted of each task.
+TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
+  const std::string records = temp_path("static.jsonl");
+  std::filesystem::remove(records);
+  TuneOptions o = quick_options(records);
+  o.cost_model = "static";
+  o.hardware = Target::for_isa(Isa::Host).isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
+  o.model.isa = Target::for_isa(Isa::Host).isa;
+  o.validate_top = 2;
+  o.budget_seconds = 6;
+  TuneReport r = tune_model(o);
+  int ranked = 0, tuned = 0;
+  for (const TaskReport& t : r.tasks) {
+    if (!t.skipped.empty()) continue;
+    ++tuned;
+    ranked += t.ranked;
+    EXPECT_LE(t.measured + t.reused, 1 + o.validate_top) << t.description;
+    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
+    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+  }
+  EXPECT_GT(tuned, 0);
+  EXPECT_GT(ranked, r.measured) << "the model ranked more candidates than were measured";
+  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
 }

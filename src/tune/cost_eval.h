@@ -1,0 +1,49 @@
+// Fitting and judging the static cost model on measured candidates: the
+// records of a tuning run (measurement-only search measures many candidates
+// of every task) become one group per task — each valid record's schedule
+// compiled again for its features, with its measured cost — and the groups'
+// candidates are split in two: the model is fitted on one part and judged on
+// the other, by TenSet's pairwise comparison accuracy and peak scores.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost/static_model.h"
+#include "tune/model_config.h"
+#include "tune/record.h"
+
+namespace tessera::tune {
+
+// The measured candidates of the model's tasks found in `records` for
+// `target` (Target text), with their static features.
+std::vector<cost::FitGroup> measured_groups(const TuningModel& model, const RecordFile& records,
+                                            const std::string& target, Isa isa, const cost::StaticModel& features_of,
+                                            bool machine_code);
+
+struct CostEvalOptions {
+  double test_share = 0.5;  // of each task's candidates, held out of fitting
+  uint64_t seed = 1;
+  cost::FitOptions fit;
+};
+
+struct CostEval {
+  int tasks = 0, train_candidates = 0, test_candidates = 0;
+  // On the held-out candidates: before fitting (default coefficients) and after.
+  double pairwise_default = 0, pairwise_fitted = 0;
+  double peak1_default = 0, peak1_fitted = 0, peak5_default = 0, peak5_fitted = 0;
+  double pairwise_train = 0;  // after fitting, on the candidates fitted on
+  std::string text() const;   // a short table
+};
+
+// Splits every group (seeded), fits `model` on the train parts and judges it
+// on the test parts; the model keeps the fitted coefficients.
+CostEval fit_and_evaluate(cost::StaticModel& model, const std::vector<cost::FitGroup>& groups,
+                          const CostEvalOptions& options);
+
+// Judges `model` as it is on every candidate of the groups (records of
+// other models than it was fitted on): the "fitted" fields hold the result.
+CostEval judge(const cost::StaticModel& model, const std::vector<cost::FitGroup>& groups);
+
+}  // namespace tessera::tune
