@@ -3,13 +3,17 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "codegen/llvm/jit.h"
 #include "cost/hardware.h"
 #include "cost/static_model.h"
 #include "support/error.h"
 #include "tune/cost_eval.h"
+#include "cost/static_features.h"
 #include "tune/measure_worker.h"
 
 namespace tessera::tools {
@@ -42,6 +46,17 @@ int cmd_tune_fit(const TuneFitArgs& a) {
   }
   TESSERA_CHECK(!groups.empty(), "no task of these models has two or more valid records for this machine in ",
                 a.records, " (run 'tessera tune --cost-model none' first)");
+  if (!a.dump.empty()) {  // first line: the feature names; then one candidate per line
+    std::ofstream f(a.dump);
+    TESSERA_CHECK(f, "cannot write ", a.dump);
+    nlohmann::json names = nlohmann::json::array();
+    for (int i = 0; i < cost::kFeatureCount; ++i) names.push_back(cost::feature_name(static_cast<cost::Feature>(i)));
+    f << nlohmann::json{{"features", names}}.dump() << "\n";
+    for (size_t g = 0; g < groups.size(); ++g)
+      for (size_t i = 0; i < groups[g].features.size(); ++i)
+        f << nlohmann::json{{"group", g}, {"seconds", groups[g].seconds[i]}, {"f", groups[g].features[i].v}}.dump()
+          << "\n";
+  }
   const std::string out = a.out.empty() ? tune::default_coefficients_path() : a.out;
   TESSERA_CHECK(!out.empty(), "no cache directory for the coefficients: give --coefficients FILE");
   if (a.judge_only) {
@@ -86,6 +101,7 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   fit_->add_option("--coefficients", fit_args_.out, "where to write the coefficients (default: the cache directory's file)");
   fit_->add_option("--test-share", fit_args_.test_share, "share of each task's candidates held out of fitting (default 0.5)");
   fit_->add_flag("--loop-ir-only", loop_ir_only_, "features of the loop IR only (no machine code)");
+  fit_->add_option("--dump-features", fit_args_.dump, "also write every candidate's features and measured cost (JSON lines)");
   fit_->add_flag("--judge", fit_args_.judge_only,
                  "fit nothing: judge the coefficients file's model on every candidate of the records");
 

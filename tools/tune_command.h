@@ -23,6 +23,7 @@ struct TuneFitArgs {
   double test_share = 0.5;
   bool machine_code = true;
   bool judge_only = false;  // load the coefficients and judge them on all candidates; fit nothing
+  std::string dump;         // also write every candidate's features and cost here (JSON lines)
 };
 int cmd_tune_fit(const TuneFitArgs& a);
 

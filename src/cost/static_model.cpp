@@ -16,7 +16,7 @@ namespace tessera::cost {
 
 namespace {
 
-constexpr std::array<std::string_view, kTermCount> kTermNames{
+constexpr std::array<std::string_view, kSummaryTerms> kTermNames{
     "est_seconds", "compute_seconds", "memory_seconds", "front_end_seconds", "overhead_seconds",
     "spill_ratio",  "gather_ratio",    "scalar_share",   "imbalance",         "bias"};
 
@@ -27,7 +27,10 @@ double sigmoid(double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) 
 
 }  // namespace
 
-std::string_view term_name(Term t) { return kTermNames.at(static_cast<size_t>(t)); }
+std::string term_name(int term) {
+  if (term < kSummaryTerms) return std::string(kTermNames.at(static_cast<size_t>(term)));
+  return "slog_" + std::string(feature_name(static_cast<Feature>(term - kSummaryTerms)));
+}
 
 std::vector<double> terms(const StaticFeatures& f) {
   using F = Feature;
@@ -50,6 +53,10 @@ std::vector<double> terms(const StaticFeatures& f) {
   t[static_cast<int>(Term::ScalarShare)] = std::log1p(scalar);
   t[static_cast<int>(Term::Imbalance)] = std::log(std::max(1.0, f[F::ParallelBalance]));
   t[static_cast<int>(Term::Bias)] = 1;
+  for (int i = 0; i < kFeatureCount; ++i) {
+    const double x = f.v[static_cast<size_t>(i)];
+    t[static_cast<size_t>(kSummaryTerms + i)] = std::copysign(std::log1p(std::abs(x)), x);
+  }
   return t;
 }
 
@@ -153,7 +160,7 @@ double StaticModel::fit(const std::vector<FitGroup>& groups, const FitOptions& o
 
 std::string StaticModel::coefficients_json() const {
   nlohmann::json c = nlohmann::json::object();
-  for (int k = 0; k < kTermCount; ++k) c[std::string(term_name(static_cast<Term>(k)))] = w_[static_cast<size_t>(k)];
+  for (int k = 0; k < kTermCount; ++k) c[term_name(k)] = w_[static_cast<size_t>(k)];
   nlohmann::json j = {{hw_.name, {{"hardware", hw_.to_string()}, {"coefficients", c}}}};
   return j.dump(2);
 }
@@ -178,7 +185,7 @@ void StaticModel::load(const std::string& path) {
   const nlohmann::json& c = (*entry)["coefficients"];
   std::vector<double> w = default_coefficients();
   for (int k = 0; k < kTermCount; ++k) {
-    std::string key(term_name(static_cast<Term>(k)));
+    std::string key = term_name(k);
     auto it = c.find(key);
     TESSERA_CHECK(it != c.end() && it->is_number(), "static model: '", path, "' lacks coefficient '", key,
                   "' for hardware '", hw_.name, "'");

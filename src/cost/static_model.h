@@ -33,8 +33,11 @@ enum class Term : int {
   Bias,              // constant (ranks nothing; absorbs scale)
   kCount
 };
-inline constexpr int kTermCount = static_cast<int>(Term::kCount);
-std::string_view term_name(Term t);  // "est_seconds", ...
+// Then one term per feature: its signed log, sign(x) log(1 + |x|) (named
+// "slog_<feature>"), so that fitting can weigh what the summary terms miss.
+inline constexpr int kSummaryTerms = static_cast<int>(Term::kCount);
+inline constexpr int kTermCount = kSummaryTerms + kFeatureCount;
+std::string term_name(int term);  // "est_seconds", ..., "slog_ir_flops", ...
 std::vector<double> terms(const StaticFeatures& f);
 
 // One task's measured candidates, for fitting.
@@ -44,10 +47,10 @@ struct FitGroup {
 };
 
 struct FitOptions {
-  int iterations = 400;
+  int iterations = 600;
   double learning_rate = 0.05;
   double l2 = 1e-3;              // pull toward the default coefficients
-  int max_pairs_per_group = 4000;  // pairs sampled (seeded) beyond this
+  int max_pairs_per_group = 20000;  // pairs sampled (seeded) beyond this
   double min_relative_gap = 1e-3;  // pairs measured closer than this are noise, skipped
   uint64_t seed = 1;
 };
