@@ -213,7 +213,9 @@ def main():
     args = p.parse_args()
     os.makedirs(OUT, exist_ok=True)
     results_path = os.path.join(OUT, "results.json")
-    results = {"budget_minutes": args.budget_minutes, "threads": args.threads, "rounds": args.rounds,
+    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
+                            text=True).stdout.strip()
+    results = {"commit": commit, "budget_minutes": args.budget_minutes, "threads": args.threads, "rounds": args.rounds,
                "checkpoints": args.checkpoints, "coefficients": coefficients_path(), "cells": {}}
     report = ["## The static model", "",
               f"Fitted per ISA on the measured candidates of {', '.join(args.train_models)} "

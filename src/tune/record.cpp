@@ -107,6 +107,7 @@ RecordFile::RecordFile(std::string path) : path_(std::move(path)) {
       try {
         Record r = parse_record(line);
         index_[{r.task_key, r.target, r.schedule}] = records_.size();
+        all_[{r.task_key, r.target, r.schedule}].push_back(records_.size());
         records_.push_back(std::move(r));
       } catch (const Error& e) {
         if (complete) TESSERA_FAIL("records file '", path_, "' line ", line_no, ": ", e.what());
@@ -146,14 +147,41 @@ void RecordFile::append(const Record& r) {
   TESSERA_CHECK(out, "cannot write records file '", path_, "'");
   needs_newline_ = false;
   index_[{r.task_key, r.target, r.schedule}] = records_.size();
+  all_[{r.task_key, r.target, r.schedule}].push_back(records_.size());
   records_.push_back(r);
+}
+
+int RecordFile::count(const std::string& task_key, const std::string& target, const std::string& schedule) const {
+  auto it = all_.find({task_key, target, schedule});
+  return it == all_.end() ? 0 : static_cast<int>(it->second.size());
+}
+
+double RecordFile::pooled_cost(const std::string& task_key, const std::string& target,
+                               const std::string& schedule) const {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto it = all_.find({task_key, target, schedule});
+  if (it == all_.end()) return inf;
+  Record pooled;
+  for (size_t i : it->second) {
+    const Record& r = records_[i];
+    if (r.error != MeasureError::None) return inf;
+    pooled.costs.insert(pooled.costs.end(), r.costs.begin(), r.costs.end());
+  }
+  return pooled.cost();
 }
 
 const Record* RecordFile::best(const std::string& task_key, const std::string& target) const {
   const Record* best = nullptr;
-  for (const Record& r : records_)
-    if (r.ok() && r.task_key == task_key && r.target == target && (!best || r.cost() < best->cost()))
-      best = &r;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (auto it = all_.lower_bound({task_key, target, ""}); it != all_.end(); ++it) {
+    const auto& [key, tgt, schedule] = it->first;
+    if (key != task_key || tgt != target) break;
+    const double c = pooled_cost(task_key, target, schedule);
+    if (c < best_cost) {
+      best_cost = c;
+      best = &records_[it->second.back()];
+    }
+  }
   return best;
 }
 

@@ -68,14 +68,23 @@ class RecordFile {
   const Record* find(const std::string& task_key, const std::string& target, const std::string& schedule) const;
   // Appends one record and flushes it to the file.
   void append(const Record& r);
-  // The measured record of the task on this machine with the lowest mean
-  // cost, or null when none is valid.
+  // How many records the schedule has.
+  int count(const std::string& task_key, const std::string& target, const std::string& schedule) const;
+  // The cost of a schedule over all its records: the median of every
+  // repeat of every record (a schedule measured again — a tuner confirming
+  // its best — is judged on all of it); infinity when it has no valid
+  // record or any record of it is an error (a schedule that once crashed
+  // or computed a wrong output is never chosen).
+  double pooled_cost(const std::string& task_key, const std::string& target, const std::string& schedule) const;
+  // The record (the last) of the task's schedule on this machine with the
+  // lowest pooled cost, or null when none is valid.
   const Record* best(const std::string& task_key, const std::string& target) const;
 
  private:
   std::string path_;
   std::vector<Record> records_;
-  std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;  // the last record of each
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<size_t>> all_;  // every record of each
   int dropped_ = 0;
   bool truncate_tail_ = false;  // the file ends in a partial line to cut before appending
   uint64_t good_bytes_ = 0;     // bytes of the file up to the last complete line (truncate_tail_)

@@ -157,8 +157,10 @@ class Tuner {
   }
 
   TuneReport run() {
+    search_end_ = o_.budget_seconds * (1 - o_.confirm_share);
     if (o_.cost_model == "static") search_static();
     else search_measured();
+    confirm();
     progress_.done();
     r_.search_seconds = since(start_);
     r_.worker_restarts = worker_.restarts();
@@ -170,13 +172,13 @@ class Tuner {
   double elapsed() const { return since(start_); }
 
   // The measured cost of point `p` of tuned task `t`: from the records when
-  // they have it, else measured by the worker and appended.
-  double measure(size_t t, const schedule::SchedulePoint& p) {
+  // they have it (unless `again`), else measured by the worker and appended.
+  double measure(size_t t, const schedule::SchedulePoint& p, bool again = false) {
     TaskReport& tr = r_.tasks[report_of_[t]];
     const std::string text = p.to_text();
     double cost;
-    if (const Record* old = records_.find(tr.key, target_, text)) {
-      cost = old->cost();
+    if (!again && records_.has(tr.key, target_, text)) {
+      cost = records_.pooled_cost(tr.key, target_, text);
       ++tr.reused;
       ++r_.reused;
     } else {
@@ -192,19 +194,54 @@ class Tuner {
       rec.seconds_spent = since(t0);
       rec.timestamp = static_cast<int64_t>(std::time(nullptr));
       records_.append(rec);
-      cost = rec.cost();
+      cost = records_.pooled_cost(tr.key, target_, text);
       ++tr.measured;
       ++r_.measured;
       if (meas.error != MeasureError::None) {
         ++tr.errors;
         ++r_.errors;
-        if (p.stages.empty())  // nothing to compare candidates with
-          TESSERA_FAIL(tr.description, ": the default schedule could not be measured: ", meas.message);
+        if (p.stages.empty())  // nothing to compare candidates with: the task is left as it is
+          tr.skipped = "its default schedule could not be measured (" + std::string(measure_error_name(meas.error)) +
+                       "): " + meas.message;
       }
     }
     if (p.stages.empty()) tr.default_seconds = cost;
     tr.best_seconds = std::min(tr.best_seconds, cost);
     return cost;
+  }
+
+  // The best schedule of each task measured again, alternating with its
+  // default, heaviest tasks first, until each has confirm_rounds more records: the best of many noisy measurements is
+  // likely to have been lucky, and pooled costs (RecordFile::pooled_cost)
+  // take its lead back unless it holds. Then the report's costs are the
+  // pooled ones of what the records now choose.
+  void confirm() {
+    std::vector<size_t> order(spaces_.size());
+    for (size_t t = 0; t < order.size(); ++t) order[t] = t;
+    auto weight = [&](size_t t) {
+      const TaskReport& tr = r_.tasks[report_of_[t]];
+      return std::isfinite(tr.default_seconds) ? tr.weight * tr.default_seconds : 0.0;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight(a) > weight(b); });
+    for (int round = 0; round < o_.confirm_rounds; ++round)
+      for (size_t t : order) {
+        if (elapsed() >= o_.budget_seconds) break;
+        TaskReport& tr = r_.tasks[report_of_[t]];
+        const Record* best = tr.skipped.empty() ? records_.best(tr.key, target_) : nullptr;
+        if (!best || best->schedule.empty()) continue;
+        // Up to confirm_rounds more records of each, over all runs (a resumed run adds none).
+        if (records_.count(tr.key, target_, best->schedule) > o_.confirm_rounds) continue;
+        const schedule::SchedulePoint p = schedule::SchedulePoint::parse(best->schedule);
+        if (records_.count(tr.key, target_, "") <= o_.confirm_rounds) measure(t, {}, true);
+        measure(t, p, true);
+        show(t, "confirming");
+      }
+    for (size_t t : order) {
+      TaskReport& tr = r_.tasks[report_of_[t]];
+      tr.default_seconds = records_.pooled_cost(tr.key, target_, "");
+      const Record* best = records_.best(tr.key, target_);
+      tr.best_seconds = best ? records_.pooled_cost(tr.key, target_, best->schedule) : tr.default_seconds;
+    }
   }
 
   void show(size_t t, const char* phase) {
@@ -222,15 +259,18 @@ class Tuner {
 
   // Every candidate measured; rounds go to tasks by the gradient scheduler.
   void search_measured() {
-    while (elapsed() < o_.budget_seconds) {
+    while (elapsed() < search_end_) {
       int ti = scheduler_->next();
       if (ti < 0) break;
       const size_t t = static_cast<size_t>(ti);
       TaskSearch& search = *searches_[t];
       std::vector<schedule::SchedulePoint> points = search.propose(o_.per_round);
-      for (const schedule::SchedulePoint& p : points) search.observe(p, measure(t, p));
+      for (const schedule::SchedulePoint& p : points) {
+        search.observe(p, measure(t, p));
+        if (!r_.tasks[report_of_[t]].skipped.empty()) break;
+      }
       scheduler_->update(t, search.best_cost());
-      if (search.exhausted() || points.empty()) scheduler_->retire(t);
+      if (search.exhausted() || points.empty() || !r_.tasks[report_of_[t]].skipped.empty()) scheduler_->retire(t);
       show(t, "measuring");
     }
   }
@@ -262,7 +302,7 @@ class Tuner {
   // best few of each task are measured (and the default), heaviest tasks first.
   void search_static() {
     std::unique_ptr<cost::StaticModel> model = static_model();
-    const double search_end = o_.budget_seconds * o_.static_search_share;
+    const double search_end = search_end_ * o_.static_search_share;
     while (elapsed() < search_end) {
       int ti = scheduler_->next();
       if (ti < 0) break;
@@ -294,7 +334,8 @@ class Tuner {
     });
     for (int level = 0; level <= o_.validate_top; ++level) {
       for (size_t t : order) {
-        if (elapsed() >= o_.budget_seconds && level > 0) return;
+        if (elapsed() >= search_end_ && level > 0) return;
+        if (!r_.tasks[report_of_[t]].skipped.empty()) continue;
         const auto& pop = searches_[t]->population();
         if (level == 0) {
           measure(t, {});
@@ -327,6 +368,7 @@ class Tuner {
   std::vector<std::unique_ptr<TaskSearch>> searches_;
   std::vector<size_t> report_of_;  // per tuned task: its index in r_.tasks
   std::unique_ptr<TaskScheduler> scheduler_;
+  double search_end_ = 0;  // the search's share of the budget (then confirm())
 };
 
 }  // namespace

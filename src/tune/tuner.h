@@ -4,8 +4,11 @@
 // lowers the model's latency most; each round the task's evolutionary search
 // (search.h) proposes candidates, which a worker process measures
 // (measure_worker.h) and the records file keeps (record.h): a restarted
-// run re-measures nothing it already has. At the end the model compiled
-// with the records is timed against the defaults, interleaved.
+// run re-measures nothing it already has. The last share of the budget
+// measures each task's best again beside its default (the best of many
+// noisy measurements is often lucky; records pool a schedule's
+// measurements). At the end the model compiled with the records is timed
+// against the defaults, interleaved.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +33,11 @@ struct TuneOptions {
   std::string coefficients;         // static: coefficients file (empty: default_coefficients_path(), if it exists)
   bool machine_code = true;         // static: features of the JIT's code too (else loop IR only)
   int validate_top = 3;             // static: candidates of each task measured after the search
-  double static_search_share = 0.6; // static: share of the budget searching (the rest measures)
+  double static_search_share = 0.6; // static: share of the search's time ranking (the rest measures)
+  // The last share of the budget measures each task's best again beside its
+  // default, up to confirm_rounds times (Tuner::confirm).
+  double confirm_share = 0.15;
+  int confirm_rounds = 3;
   std::string exe;                  // the tessera executable (runs the measurement workers)
   MeasureOptions measure;
   double candidate_seconds = 60;    // time limit of one candidate (compile and measure)

@@ -15,6 +15,7 @@
 #include "random_tensor.h"
 #include "support/error.h"
 #include "tessera/runtime.h"
+#include "codegen/llvm/jit.h"
 #include "tune/measure.h"
 #include "tune/model_config.h"
 #include "tune/record.h"
@@ -79,6 +80,7 @@ TuneOptions quick_options(const std::string& records) {
   o.measure.min_repeats = 2;
   o.measure.max_repeats = 3;
   o.measure.min_seconds = 0;
+  o.confirm_rounds = 0;
   return o;
 }
 
@@ -212,6 +214,34 @@ TEST(Tuner, ResumeMeasuresNothingTwiceAndRecordsApply) {
   std::vector<Tensor> got = m.run(in), want = m.run_reference(in);
   ASSERT_EQ(got.size(), want.size());
   EXPECT_LE(relative_difference(got[0], want[0]), 1e-4);
+}
+
+// The best schedule of each task is measured again beside its default, at
+// most confirm_rounds more times over all runs, and the report gives the
+// pooled costs of what the records choose.
+TEST(Tuner, ConfirmationMeasuresTheBestAgainAndPools) {
+  const std::string records = temp_path("confirm.jsonl");
+  std::filesystem::remove(records);
+  TuneOptions o = quick_options(records);
+  o.confirm_rounds = 2;
+  o.confirm_share = 0.5;
+  TuneReport r = tune_model(o);
+  tune_model(o);  // resumed: no task gets more than confirm_rounds further records of its best
+  RecordFile f(records);
+  const std::string target = Target::for_isa(codegen::host_isa()).to_string();
+  for (const TaskReport& t : r.tasks) {
+    if (!t.skipped.empty()) continue;
+    const Record* best = f.best(t.key, target);
+    ASSERT_NE(best, nullptr) << t.description;
+    const int n = f.count(t.key, target, best->schedule);
+    EXPECT_LE(n, 1 + o.confirm_rounds) << t.description;
+    // A best other than the default won against it measured again (the
+    // confirmation runs after the search; the budget leaves it time).
+    if (!best->schedule.empty()) {
+      EXPECT_GE(n, 2) << t.description << ": its best was not confirmed";
+    }
+    EXPECT_LE(f.pooled_cost(t.key, target, best->schedule), f.pooled_cost(t.key, target, ""));
+  }
 }
 
 // Every candidate's output is corrupted in the worker (the test hook of
