@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/file_util.h"
+
 namespace tessera::fusion {
 
 ProfileDb::ProfileDb(std::string path) : path_(std::move(path)) {
@@ -26,18 +28,8 @@ ProfileDb::ProfileDb(std::string path) : path_(std::move(path)) {
 }
 
 std::string ProfileDb::default_path() {
-  const char* dir = std::getenv("TESSERA_CACHE_DIR");
-  std::string base;
-  if (dir && *dir) {
-    base = dir;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-    base = std::string(x) + "/tessera";
-  } else if (const char* h = std::getenv("HOME"); h && *h) {
-    base = std::string(h) + "/.cache/tessera";
-  } else {
-    return "";
-  }
-  return base + "/fusion_profile.tsv";
+  const std::string base = cache_directory();
+  return base.empty() ? "" : base + "/fusion_profile.tsv";
 }
 
 std::optional<ProfileEntry> ProfileDb::find(const std::string& key) const {

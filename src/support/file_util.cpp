@@ -2,6 +2,7 @@
 #include "support/file_util.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -23,6 +24,13 @@ void write_file(const std::string& path, const std::string& bytes) {
   TESSERA_CHECK(f, "cannot write '", path, "': ", std::strerror(errno));
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   TESSERA_CHECK(f, "error writing '", path, "'");
+}
+
+std::string cache_directory() {
+  if (const char* d = std::getenv("TESSERA_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tessera";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tessera";
+  return "";
 }
 
 }  // namespace tessera

@@ -1,4 +1,5 @@
-// Whole-file reads and writes with errors that name the path.
+// Whole-file reads and writes with errors that name the path, and where
+// Tessera keeps what it learns about a machine.
 #pragma once
 
 #include <string>
@@ -7,5 +8,10 @@ namespace tessera {
 
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);
+
+// The cache directory (the fusion profiling database, fitted cost-model
+// coefficients): $TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera, else
+// $HOME/.cache/tessera; "" when none of them is set.
+std::string cache_directory();
 
 }  // namespace tessera

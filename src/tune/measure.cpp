@@ -7,34 +7,20 @@
 #include <limits>
 
 #include "driver/driver.h"
-#include "support/dtype_dispatch.h"
 #include "support/error.h"
 
 namespace tessera::tune {
 
-
 // One kernel's arguments: the task's params (shared by the candidate and the
 // reference), then its own packed constants, outputs and scratch.
 struct TaskBench::Prepared {
-  std::vector<Tensor> storage;  // the buffers this measurement made
-  std::vector<void*> params;    // per task param
-  std::vector<Tensor> packed;
-  std::vector<void*> written;   // outputs, then scratch
-  size_t slots = 0;             // buffers placed so far
-
-  // A buffer of `bytes` at its own offset within a 4 KiB page, as buffers
-  // of the runtime's arena are: buffers all starting on a page boundary make
-  // a kernel's loads alias its stores in the store buffer (4K aliasing),
-  // which slowed some kernels 5-8x when measured apart.
-  void* place(int64_t bytes) {
-    storage.emplace_back(DType::U8, Dims{bytes + 4096});
-    const size_t offset = (slots++ * 17 * 64) % 4096;
-    return static_cast<uint8_t*>(storage.back().raw()) + offset;
-  }
+  std::vector<Tensor> owned;  // params made for this measurement
+  std::vector<void*> params;  // per task param
+  std::vector<Tensor> packed, written;  // written: outputs, then scratch
   std::vector<void*> args() const {
     std::vector<void*> a = params;
-    for (const Tensor& t : packed) a.push_back(const_cast<void*>(t.raw()));
-    a.insert(a.end(), written.begin(), written.end());
+    for (const auto* part : {&packed, &written})
+      for (const Tensor& t : *part) a.push_back(const_cast<void*>(t.raw()));
     return a;
   }
 };
@@ -82,10 +68,8 @@ void TaskBench::prepare(const runtime::TaskKernel& k, Prepared& p) {
         p.params.push_back(const_cast<void*>(given->raw()));
         continue;
       }
-      Tensor t = random_tensor(b.dtype(), b.dims(), rng_);
-      void* at = p.place(static_cast<int64_t>(t.nbytes()));
-      std::memcpy(at, t.raw(), t.nbytes());
-      p.params.push_back(at);
+      p.owned.push_back(random_tensor(b.dtype(), b.dims(), rng_));
+      p.params.push_back(p.owned.back().raw());
     }
   }
   p.packed.clear();
@@ -98,19 +82,8 @@ void TaskBench::prepare(const runtime::TaskKernel& k, Prepared& p) {
     }
     p.packed = runtime::pack_constants(k, constants);
   }
-  for (size_t at = n + k.packed.size(); at < k.params.size(); ++at) {
-    const loop::Buffer& b = k.params[at];
-    const int64_t bytes = numel_of(b.dims()) * static_cast<int64_t>(dtype_size(b.dtype()));
-    p.written.push_back(p.place(bytes));
-    std::memset(p.written.back(), 0, static_cast<size_t>(bytes));
-  }
-}
-
-Tensor TaskBench::output(const runtime::TaskKernel& k, const Prepared& p, size_t i) const {
-  const loop::Buffer& b = k.params[task_.params.size() + k.packed.size() + i];
-  Tensor t(b.dtype(), b.dims());
-  std::memcpy(t.raw(), p.written[i], t.nbytes());
-  return t;
+  for (size_t at = n + k.packed.size(); at < k.params.size(); ++at)
+    p.written.emplace_back(k.params[at].dtype(), k.params[at].dims());
 }
 
 void TaskBench::run(const runtime::TaskKernel& k, Prepared& p) const { k.kernel->run(p.args()); }
@@ -123,16 +96,15 @@ Measurement TaskBench::measure(const std::optional<schedule::Schedule>& schedule
     Prepared ref, cand;
     prepare(*reference_, ref);
     cand.params = ref.params;  // the same inputs
-    cand.slots = ref.slots;
     prepare(*k, cand);
     run(*reference_, ref);
     run(*k, cand);
     if (corrupt_output && !cand.written.empty()) {  // the first element's top byte: sign and exponent
-      const size_t size = dtype_size(k->params[task_.params.size() + k->packed.size()].dtype());
-      static_cast<uint8_t*>(cand.written[0])[size - 1] ^= 0x40;
+      Tensor& out = cand.written[0];
+      static_cast<uint8_t*>(out.raw())[dtype_size(out.dtype()) - 1] ^= 0x40;
     }
     for (size_t i = 0; i < task_.outputs.size(); ++i) {
-      double d = relative_difference(output(*k, cand, i), output(*reference_, ref, i));
+      double d = relative_difference(cand.written[i], ref.written[i]);
       if (d > options_.tolerance) {
         m.error = MeasureError::WrongOutput;
         m.message = task_.describe() + ": output " + std::to_string(i) + " differs from the default schedule's by " +

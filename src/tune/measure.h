@@ -17,19 +17,14 @@
 #include "runtime/task_kernel.h"
 #include "schedule/schedule.h"
 #include "support/target.h"
+#include "tune/model_timer.h"
 #include "tune/record.h"
 
 namespace tessera::tune {
 
 struct MeasureOptions {
   Isa isa = Isa::Host;
-  // How the timer repeats (model_timer.h's TimerOptions): timed runs at
-  // least, at most, until this much wall time passed, the core-private
-  // caches flushed before each.
-  int min_repeats = 5;
-  int max_repeats = 30;
-  double min_seconds = 0.05;
-  bool flush_caches = true;
+  TimerOptions timing;  // how the timer (model_timer.h) repeats the model's runs
   uint64_t seed = 1;          // of the random inputs (each measurement draws fresh ones)
   // Largest relative difference from the default schedule's outputs
   // (max |a - b| over max |b|, per output) a candidate may have.
@@ -70,7 +65,6 @@ class TaskBench {
   // Fresh inputs for a kernel and buffers for everything else it writes.
   void prepare(const runtime::TaskKernel& k, Prepared& p);
   void run(const runtime::TaskKernel& k, Prepared& p) const;
-  Tensor output(const runtime::TaskKernel& k, const Prepared& p, size_t i) const;  // output i, copied
 
   const compile::Task& task_;
   MeasureOptions options_;

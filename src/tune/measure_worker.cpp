@@ -27,10 +27,10 @@ namespace tessera::tune {
 
 std::string WorkerConfig::to_json() const {
   nlohmann::json j = {{"model", nlohmann::json::parse(model.to_json())},
-                      {"min_repeats", measure.min_repeats},
-                      {"max_repeats", measure.max_repeats},
-                      {"min_seconds", measure.min_seconds},
-                      {"flush_caches", measure.flush_caches},
+                      {"min_repeats", measure.timing.min_repeats},
+                      {"max_repeats", measure.timing.max_repeats},
+                      {"min_seconds", measure.timing.min_seconds},
+                      {"flush_caches", measure.timing.flush_caches},
                       {"seed", measure.seed},
                       {"tolerance", measure.tolerance}};
   return j.dump();
@@ -42,10 +42,10 @@ WorkerConfig WorkerConfig::from_json(const std::string& text) {
     nlohmann::json j = nlohmann::json::parse(text);
     c.model = ModelConfig::from_json(j.at("model").dump());
     c.measure.isa = c.model.isa;
-    c.measure.min_repeats = j.at("min_repeats").get<int>();
-    c.measure.max_repeats = j.at("max_repeats").get<int>();
-    c.measure.min_seconds = j.at("min_seconds").get<double>();
-    c.measure.flush_caches = j.at("flush_caches").get<bool>();
+    c.measure.timing.min_repeats = j.at("min_repeats").get<int>();
+    c.measure.timing.max_repeats = j.at("max_repeats").get<int>();
+    c.measure.timing.min_seconds = j.at("min_seconds").get<double>();
+    c.measure.timing.flush_caches = j.at("flush_caches").get<bool>();
     c.measure.seed = j.at("seed").get<uint64_t>();
     c.measure.tolerance = j.at("tolerance").get<double>();
   } catch (const nlohmann::json::exception& e) {
@@ -90,12 +90,7 @@ int run_measure_worker(const std::string& config_json, std::istream& in, std::os
       return nullptr;  // random values then
     }
   };
-  TimerOptions to;
-  to.min_repeats = cfg.measure.min_repeats;
-  to.max_repeats = cfg.measure.max_repeats;
-  to.min_seconds = cfg.measure.min_seconds;
-  to.flush_caches = cfg.measure.flush_caches;
-  ModelTimer timer(*model.executor, model.inputs, to);
+  ModelTimer timer(*model.executor, model.inputs, cfg.measure.timing);
   std::map<std::string, WorkerTask> tasks;
   std::vector<std::string> keys;
   for (const runtime::TaskUse& u : model.tasks) {

@@ -106,7 +106,6 @@ RecordFile::RecordFile(std::string path) : path_(std::move(path)) {
     if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
       try {
         Record r = parse_record(line);
-        index_[{r.task_key, r.target, r.schedule}] = records_.size();
         all_[{r.task_key, r.target, r.schedule}].push_back(records_.size());
         records_.push_back(std::move(r));
       } catch (const Error& e) {
@@ -126,13 +125,13 @@ RecordFile::RecordFile(std::string path) : path_(std::move(path)) {
 }
 
 bool RecordFile::has(const std::string& task_key, const std::string& target, const std::string& schedule) const {
-  return index_.count({task_key, target, schedule}) != 0;
+  return all_.count({task_key, target, schedule}) != 0;
 }
 
 const Record* RecordFile::find(const std::string& task_key, const std::string& target,
                                const std::string& schedule) const {
-  auto it = index_.find({task_key, target, schedule});
-  return it == index_.end() ? nullptr : &records_[it->second];
+  auto it = all_.find({task_key, target, schedule});
+  return it == all_.end() ? nullptr : &records_[it->second.back()];
 }
 
 void RecordFile::append(const Record& r) {
@@ -146,7 +145,6 @@ void RecordFile::append(const Record& r) {
   out.flush();
   TESSERA_CHECK(out, "cannot write records file '", path_, "'");
   needs_newline_ = false;
-  index_[{r.task_key, r.target, r.schedule}] = records_.size();
   all_[{r.task_key, r.target, r.schedule}].push_back(records_.size());
   records_.push_back(r);
 }

@@ -83,8 +83,8 @@ class RecordFile {
  private:
   std::string path_;
   std::vector<Record> records_;
-  std::map<std::tuple<std::string, std::string, std::string>, size_t> index_;  // the last record of each
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<size_t>> all_;  // every record of each
+  // Every record of each (task, machine, schedule), in file order.
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<size_t>> all_;
   int dropped_ = 0;
   bool truncate_tail_ = false;  // the file ends in a partial line to cut before appending
   uint64_t good_bytes_ = 0;     // bytes of the file up to the last complete line (truncate_tail_)

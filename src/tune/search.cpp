@@ -2,7 +2,6 @@
 #include "tune/search.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace tessera::tune {
 
@@ -38,39 +37,21 @@ bool TaskSearch::breed(schedule::SchedulePoint& out) {
   return false;
 }
 
-std::vector<schedule::SchedulePoint> TaskSearch::propose(int n, const Ranker& rank) {
+std::vector<schedule::SchedulePoint> TaskSearch::propose(int n) {
   std::vector<schedule::SchedulePoint> out;
   if (seen_.empty() && n > 0 && accept({})) out.push_back({});  // the default schedule first
   if (space_.free_knobs() == 0) {
     exhausted_ = true;
     return out;
   }
-  const int want = n - static_cast<int>(out.size());
-  const int pool_size = rank ? want * options_.pool_factor : want;
-  std::vector<schedule::SchedulePoint> pool;
-  for (int i = 0; i < pool_size; ++i) {
+  while (static_cast<int>(out.size()) < n) {
     schedule::SchedulePoint p;
     if (!breed(p)) {
-      exhausted_ = pool.empty() && out.empty();
+      exhausted_ = out.empty();
       break;
     }
-    pool.push_back(std::move(p));
+    out.push_back(std::move(p));
   }
-  if (!rank || static_cast<int>(pool.size()) <= want) {
-    for (auto& p : pool) out.push_back(std::move(p));
-    return out;
-  }
-  std::vector<double> score = rank(pool);
-  std::vector<size_t> order(pool.size());
-  std::iota(order.begin(), order.end(), 0);
-  if (score.size() == pool.size())
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] < score[b]; });
-  // The best predicted, and a few at random from the rest (the model may be wrong).
-  const int explore = static_cast<int>(options_.explore * want);
-  for (int i = 0; i < want - explore; ++i) out.push_back(pool[order[static_cast<size_t>(i)]]);
-  std::vector<size_t> rest(order.begin() + (want - explore), order.end());
-  std::shuffle(rest.begin(), rest.end(), rng_);
-  for (int i = 0; i < explore && i < static_cast<int>(rest.size()); ++i) out.push_back(pool[rest[static_cast<size_t>(i)]]);
   return out;
 }
 

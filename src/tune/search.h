@@ -2,12 +2,11 @@
 // the best points measured so far, from which each round's candidates are
 // bred — a knob changed (mutation), stages mixed from two parents
 // (crossover), now and then a fresh random point — deduplicated by the
-// schedule they give, optionally ranked by a cost model, the best few
-// measured. The default schedule is measured first, so the best is never
+// schedule they give. The caller measures them (or predicts their costs)
+// and reports back. The default schedule comes first, so the best is never
 // worse than it.
 #pragma once
 
-#include <functional>
 #include <limits>
 #include <random>
 #include <set>
@@ -18,15 +17,10 @@
 
 namespace tessera::tune {
 
-// Predicted costs of candidates of the task (lower = faster); empty: no model.
-using Ranker = std::function<std::vector<double>(const std::vector<schedule::SchedulePoint>&)>;
-
 struct SearchOptions {
   int population = 24;        // best points kept to breed from
   double mutation = 0.75;     // share of children made by mutation (the rest: crossover / random)
   double random_share = 0.1;  // of children drawn fresh
-  int pool_factor = 8;        // with a ranker: candidates bred per candidate proposed
-  double explore = 0.2;       // with a ranker: share of proposals taken at random from the pool
 };
 
 class TaskSearch {
@@ -35,8 +29,8 @@ class TaskSearch {
 
   // Up to `n` valid points not proposed before (fewer when the space is
   // used up); the first call starts with the default point.
-  std::vector<schedule::SchedulePoint> propose(int n, const Ranker& rank = nullptr);
-  // The cost measured for a proposed point (infinity: an error).
+  std::vector<schedule::SchedulePoint> propose(int n);
+  // The cost of a proposed point, measured or predicted (infinity: an error).
   void observe(const schedule::SchedulePoint& p, double cost);
 
   double best_cost() const { return best_cost_; }

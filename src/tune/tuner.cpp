@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "cost/static_model.h"
 #include "tune/candidate_program.h"
 #include "support/error.h"
+#include "support/file_util.h"
 #include "tune/measure_worker.h"
 #include "tune/record.h"
 #include "tune/record_schedules.h"
@@ -110,10 +110,7 @@ double TuneReport::weighted_tuned_ms() const {
 }
 
 std::string default_coefficients_path() {
-  std::string base;
-  if (const char* d = std::getenv("TESSERA_CACHE_DIR"); d && *d) base = d;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = std::string(x) + "/tessera";
-  else if (const char* h = std::getenv("HOME"); h && *h) base = std::string(h) + "/.cache/tessera";
+  const std::string base = cache_directory();
   return base.empty() ? "" : base + "/static_model.json";
 }
 

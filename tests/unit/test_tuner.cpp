@@ -77,9 +77,9 @@ TuneOptions quick_options(const std::string& records) {
   o.per_round = 4;
   o.final_runs = 0;
   o.progress = false;
-  o.measure.min_repeats = 2;
-  o.measure.max_repeats = 3;
-  o.measure.min_seconds = 0;
+  o.measure.timing.min_repeats = 2;
+  o.measure.timing.max_repeats = 3;
+  o.measure.timing.min_seconds = 0;
   o.confirm_rounds = 0;
   return o;
 }
