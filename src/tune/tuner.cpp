@@ -208,10 +208,14 @@ class Tuner {
   }
 
   // The best schedule of each task measured again, alternating with its
-  // default, heaviest tasks first, until each has confirm_rounds more records: the best of many noisy measurements is
+  // default, heaviest tasks first: the best of many noisy measurements is
   // likely to have been lucky, and pooled costs (RecordFile::pooled_cost)
-  // take its lead back unless it holds. Then the report's costs are the
-  // pooled ones of what the records now choose.
+  // take its lead back unless it holds. Every task's best is measured a
+  // second time even past the budget (one that loses its lead hands it to
+  // the next, which is measured again in turn), so no best stands on one
+  // measurement; further rounds, up to confirm_rounds more records of each
+  // over all runs, while the budget lasts (confirm_rounds 0: none at all).
+  // Then the report's costs are the pooled ones of what the records now choose.
   void confirm() {
     std::vector<size_t> order(spaces_.size());
     for (size_t t = 0; t < order.size(); ++t) order[t] = t;
@@ -220,18 +224,26 @@ class Tuner {
       return std::isfinite(tr.default_seconds) ? tr.weight * tr.default_seconds : 0.0;
     };
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight(a) > weight(b); });
-    for (int round = 0; round < o_.confirm_rounds; ++round)
+    // The task's best and its default measured once more; false when the
+    // best is the default or has confirm_rounds further records already.
+    auto again = [&](size_t t, int at_most) {
+      TaskReport& tr = r_.tasks[report_of_[t]];
+      const Record* best = tr.skipped.empty() ? records_.best(tr.key, target_) : nullptr;
+      if (!best || best->schedule.empty() || records_.count(tr.key, target_, best->schedule) > at_most) return false;
+      const schedule::SchedulePoint p = schedule::SchedulePoint::parse(best->schedule);
+      if (records_.count(tr.key, target_, "") <= o_.confirm_rounds) measure(t, {}, true);
+      measure(t, p, true);
+      show(t, "confirming");
+      return true;
+    };
+    if (o_.confirm_rounds > 0)
+      for (size_t t : order)
+        while (again(t, 1)) {
+        }
+    for (int round = 1; round < o_.confirm_rounds; ++round)
       for (size_t t : order) {
         if (elapsed() >= o_.budget_seconds) break;
-        TaskReport& tr = r_.tasks[report_of_[t]];
-        const Record* best = tr.skipped.empty() ? records_.best(tr.key, target_) : nullptr;
-        if (!best || best->schedule.empty()) continue;
-        // Up to confirm_rounds more records of each, over all runs (a resumed run adds none).
-        if (records_.count(tr.key, target_, best->schedule) > o_.confirm_rounds) continue;
-        const schedule::SchedulePoint p = schedule::SchedulePoint::parse(best->schedule);
-        if (records_.count(tr.key, target_, "") <= o_.confirm_rounds) measure(t, {}, true);
-        measure(t, p, true);
-        show(t, "confirming");
+        again(t, o_.confirm_rounds);
       }
     for (size_t t : order) {
       TaskReport& tr = r_.tasks[report_of_[t]];

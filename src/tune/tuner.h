@@ -35,7 +35,8 @@ struct TuneOptions {
   int validate_top = 3;             // static: candidates of each task measured after the search
   double static_search_share = 0.6; // static: share of the search's time ranking (the rest measures)
   // The last share of the budget measures each task's best again beside its
-  // default, up to confirm_rounds times (Tuner::confirm).
+  // default, up to confirm_rounds times; once at least, past the budget if
+  // need be (Tuner::confirm); 0: never.
   double confirm_share = 0.15;
   int confirm_rounds = 3;
   std::string exe;                  // the tessera executable (runs the measurement workers)
