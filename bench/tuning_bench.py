@@ -11,9 +11,11 @@ settle), medians over the rounds. Outputs are compared with torch's (an
 independent peer) and with the untuned model's.
 
 Models: ResNet-50, MobileNetV2 and BERT-base as bench/RESULTS.md exports them
-(bench/perf_models.py), and two the default rules were not written for:
-torchvision's ResNet3D-18 (3-D convolutions, 8 frames of 64x64) and
-ResNet-18 on 197x197 images (odd image sizes all the way down).
+(bench/perf_models.py), and three the default rules were not written for:
+torchvision's ResNet3D-18 (3-D convolutions, 8 frames of 64x64), ResNet-18
+on 197x197 images (odd image sizes all the way down) and RegNetY-400MF (odd
+channel counts, 48 to 440, grouped convolutions of 8 channels a group,
+squeeze-and-excitation).
 
     /usr/bin/python3 bench/tuning_bench.py [--budget-minutes 2] [--isas avx512 avx2]
         [--models ...] [--rounds 15] [--skip-tune] [--tessera build/tessera]
@@ -48,12 +50,13 @@ MODELS = {  # name -> title
     "bert_base": "BERT-base (seq 128)",
     "r3d_18": "ResNet3D-18 (8x64x64)",
     "resnet18_197": "ResNet-18 at 197x197",
+    "regnet_y_400mf": "RegNetY-400MF",
 }
 MODES = {"none": "measurement only", "static": "static model"}
 
 
 def export_extra(name, d):
-    """The two models RESULTS.md does not have, exported like its models."""
+    """The models RESULTS.md does not have, exported like its models."""
     import numpy as np
     import torch
     import torchvision
@@ -64,6 +67,9 @@ def export_extra(name, d):
     if name == "r3d_18":
         model = torchvision.models.video.r3d_18(weights=None)
         shape = (1, 3, 8, 64, 64)
+    elif name == "regnet_y_400mf":
+        model = torchvision.models.regnet_y_400mf(weights=None)
+        shape = (1, 3, 224, 224)
     else:
         model = torchvision.models.resnet18(weights=None)
         shape = (1, 3, 197, 197)

@@ -15,6 +15,7 @@
 #include "tune/cost_eval.h"
 #include "cost/static_features.h"
 #include "tune/measure_worker.h"
+#include "tune/task_space.h"
 
 namespace tessera::tools {
 
@@ -24,6 +25,35 @@ int cmd_tune(tune::TuneOptions o) {
   std::fputs(tune::report_table(r).c_str(), stdout);
   std::printf("records  %s (apply with: tessera run|bench|compile MODEL --records %s)\n", o.records.c_str(),
               o.records.c_str());
+  return 0;
+}
+
+int cmd_tune_space(const tune::ModelConfig& config) {
+  tune::TuningModel m = tune::open_model(config);
+  const Target machine = Target::for_isa(config.isa == Isa::Host ? codegen::host_isa() : config.isa);
+  for (size_t i = 0; i < m.tasks.size(); ++i) {
+    const runtime::TaskUse& u = m.tasks[i];
+    std::printf("task %zu/%zu  weight %d  %s\n", i + 1, m.tasks.size(), u.weight, u.task->describe().c_str());
+    try {
+      tune::TaskSpace space(*u.task, machine);
+      for (size_t s = 0; s < space.stages().size(); ++s) {
+        const schedule::StageSpace& st = space.stages()[s];
+        std::printf("  %s %-14s %s:", tune::stage_position(s).c_str(), st.rule.c_str(), st.stage.c_str());
+        for (const schedule::Knob& k : st.knobs) {
+          std::printf(" %s=", k.name.c_str());
+          for (size_t v = 0; v < k.values.size(); ++v)
+            std::printf("%s%s%lld", v ? "|" : "{", k.values[v] == k.default_value ? "*" : "",
+                        static_cast<long long>(k.values[v]));
+          std::printf("}");
+        }
+        std::printf("\n");
+      }
+      std::printf("  %d free knobs, 10^%.1f points\n", space.free_knobs(), space.log10_size());
+    } catch (const Error& e) {
+      std::printf("  not tunable: %s\n", e.what());
+    }
+  }
+  std::printf("%zu tasks (* marks each knob's default)\n", m.tasks.size());
   return 0;
 }
 
@@ -54,7 +84,12 @@ int cmd_tune_fit(const TuneFitArgs& a) {
     f << nlohmann::json{{"features", names}}.dump() << "\n";
     for (size_t g = 0; g < groups.size(); ++g)
       for (size_t i = 0; i < groups[g].features.size(); ++i)
-        f << nlohmann::json{{"group", g}, {"seconds", groups[g].seconds[i]}, {"f", groups[g].features[i].v}}.dump()
+        f << nlohmann::json{{"group", g},
+                            {"task", groups[g].task},
+                            {"schedule", groups[g].schedules[i]},
+                            {"seconds", groups[g].seconds[i]},
+                            {"f", groups[g].features[i].v}}
+                 .dump()
           << "\n";
   }
   const std::string out = a.out.empty() ? tune::default_coefficients_path() : a.out;
@@ -88,6 +123,8 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   tune_->add_option("--per-round", tune_opts_.per_round, "candidates measured per round of a task (default 8)");
   tune_->add_option("--candidate-timeout", tune_opts_.candidate_seconds, "seconds one candidate may take (default 60)");
   tune_->add_option("--seed", tune_opts_.seed, "search seed (default 1)");
+  tune_->add_flag("--show-space", show_space_,
+                  "list the tasks and each one's search space (rules, knobs, values); measure nothing");
   tune_->add_option("--final-runs", tune_opts_.final_runs,
                     "end-to-end runs of the default and tuned model at the end (default 30; 0: none)");
 
@@ -112,6 +149,7 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
 }
 
 int TuneCommands::run_tune(const tune::ModelConfig& model, const std::string& records) {
+  if (show_space_) return cmd_tune_space(model);
   TESSERA_CHECK(!records.empty(), "tessera tune needs --records FILE (measurements are appended to it)");
   tune_opts_.model = model;
   tune_opts_.records = records;

@@ -45,11 +45,15 @@ class TuneCommands {
   double budget_minutes_ = 10;
   TuneFitArgs fit_args_;
   bool loop_ir_only_ = false;
+  bool show_space_ = false;
   std::string worker_config_;
 };
 
 // Tunes with `o` (o.exe is filled in: this executable); prints the table.
 int cmd_tune(tune::TuneOptions o);
+// Lists the model's tasks and each one's search space (rules, knobs and
+// their values, size); measures nothing.
+int cmd_tune_space(const tune::ModelConfig& model);
 // The worker's loop on stdin/stdout.
 int cmd_tune_worker(const std::string& config_json);
 

@@ -44,6 +44,9 @@ std::vector<double> terms(const StaticFeatures& f);
 struct FitGroup {
   std::vector<StaticFeatures> features;
   std::vector<double> seconds;  // measured cost of each
+  // What the candidates are, for reports and feature dumps (may be empty).
+  std::string task;
+  std::vector<std::string> schedules;
 };
 
 struct FitOptions {

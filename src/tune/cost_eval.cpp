@@ -2,9 +2,11 @@
 #include "tune/cost_eval.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <random>
+#include <set>
 
 #include "cost/ranking_metrics.h"
 #include "tune/candidate_program.h"
@@ -17,22 +19,28 @@ std::vector<cost::FitGroup> measured_groups(const TuningModel& model, const Reco
                                             bool machine_code) {
   std::map<std::string, const compile::Task*> by_key;
   for (const runtime::TaskUse& u : model.tasks) by_key.emplace(compile::key_text(u.task->key), u.task.get());
-  std::map<std::string, std::vector<const Record*>> of_task;
+  // One candidate per distinct schedule (repeat measurements pooled, as the
+  // tuner pools them; a schedule with a failed measurement is left out).
+  std::map<std::string, std::set<std::string>> of_task;
   for (const Record& r : records.records())
-    if (r.ok() && r.target == target && by_key.count(r.task_key)) of_task[r.task_key].push_back(&r);
+    if (r.ok() && r.target == target && by_key.count(r.task_key)) of_task[r.task_key].insert(r.schedule);
   std::vector<cost::FitGroup> groups;
-  for (const auto& [key, recs] : of_task) {
-    if (recs.size() < 2) continue;
+  for (const auto& [key, schedules] : of_task) {
+    if (schedules.size() < 2) continue;
     const compile::Task& task = *by_key.at(key);
     TaskSpace space(task, Target::for_isa(isa));
     cost::FitGroup g;
-    for (const Record* r : recs) {
-      std::optional<schedule::Schedule> s = space.schedule_at(schedule::SchedulePoint::parse(r->schedule));
+    g.task = task.describe();
+    for (const std::string& text : schedules) {
+      const double seconds = records.pooled_cost(key, target, text);
+      if (!std::isfinite(seconds)) continue;
+      std::optional<schedule::Schedule> s = space.schedule_at(schedule::SchedulePoint::parse(text));
       if (!s) continue;
       std::optional<CandidateProgram> c = compile_candidate(task, *s, isa, machine_code);
       if (!c) continue;
       g.features.push_back(features_of.features(c->candidate()));
-      g.seconds.push_back(r->cost());
+      g.seconds.push_back(seconds);
+      g.schedules.push_back(text);
     }
     codegen::jit_cache_clear();
     if (g.features.size() >= 2) groups.push_back(std::move(g));

@@ -17,7 +17,8 @@
 namespace tessera::tune {
 
 // The measured candidates of the model's tasks found in `records` for
-// `target` (Target text), with their static features.
+// `target` (Target text): one per distinct schedule, at its pooled cost
+// (every repeat measurement; none failed), with its static features.
 std::vector<cost::FitGroup> measured_groups(const TuningModel& model, const RecordFile& records,
                                             const std::string& target, Isa isa, const cost::StaticModel& features_of,
                                             bool machine_code);

@@ -140,6 +140,47 @@ TEST(TaskSpace, MutationChangesOneKnob) {
   EXPECT_GT(checked, 0);
 }
 
+// `tessera tune --show-space` lists each task's rules and knobs with their
+// defaults marked, the same space TaskSpace gives, and measures nothing.
+TEST(TaskSpace, ShowSpaceListsTheKnobsAndMeasuresNothing) {
+  const std::string records = temp_path("show_space.jsonl");
+  std::filesystem::remove(records);
+  const std::string cmd = std::string(TESSERA_CLI) + " tune " + small_net_file() + " --records " + records +
+                          " --isa avx2 --show-space 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << out;
+  EXPECT_FALSE(std::filesystem::exists(records)) << "--show-space must not measure";
+  ModelConfig config;
+  config.model = small_net_file();
+  config.isa = Isa::AVX2;
+  const std::vector<runtime::TaskUse> tasks = open_model(config).tasks;
+  ASSERT_FALSE(tasks.empty());
+  EXPECT_NE(out.find(std::to_string(tasks.size()) + " tasks"), std::string::npos) << out;
+  int knobs = 0;
+  for (const runtime::TaskUse& u : tasks) {
+    TaskSpace space(*u.task, Target::for_isa(Isa::AVX2));
+    for (const schedule::StageSpace& st : space.stages()) {
+      const size_t line = out.find(st.rule + " ");
+      ASSERT_NE(line, std::string::npos) << st.rule << "\n" << out;
+      ASSERT_NE(out.find(st.stage + ":"), std::string::npos) << st.stage << "\n" << out;
+      for (const schedule::Knob& k : st.knobs) {
+        // "name={v|*default|v}" after the stage's name: the default marked.
+        const size_t at = out.find(" " + k.name + "={", out.find(st.stage + ":"));
+        ASSERT_NE(at, std::string::npos) << k.name << "\n" << out;
+        const std::string group = out.substr(at, out.find('}', at) - at);
+        EXPECT_NE(group.find("*" + std::to_string(k.default_value)), std::string::npos) << group;
+        ++knobs;
+      }
+    }
+  }
+  EXPECT_GT(knobs, 3) << "the small net's convolution and product have tiling knobs";
+}
+
 TEST(TaskScheduler, HeaviestFirstThenTheLargestWeightedGain) {
   TaskScheduler s({1, 3, 2});
   EXPECT_EQ(s.next(), 1);
