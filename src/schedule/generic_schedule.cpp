@@ -9,18 +9,27 @@ namespace {
 
 // Vector lengths the generic rule offers, in native vectors.
 constexpr int64_t kVectorMultiples[] = {1, 2, 4};
+// Row counts of a two-dimensional tile (knob "tile"; 0: no tile).
+constexpr int64_t kTileRows[] = {4, 8, 16, 32};
 
 // What the generic rule decides for a stage, today's heuristic unless set.
 struct Generic {
   bool rows = false;      // split the last axis into vectors (else the fused loop)
   int64_t vec = 1;        // vector length in native vectors
   bool parallel = false;  // the outer loop in parallel
+  int64_t tile = 0;       // rows of a 2-D tile over the last two axes (0: none)
 };
 
 // A stage the rule can split into rows: no top-level reduction, rank > 1.
 bool can_split_rows(const te::Stage& st) { return !te::is_top_reduce(st) && st.shapes[0].size() > 1; }
 // A stage with loops.
 bool has_loops(const te::Stage& st) { return !st.shapes[0].empty() && numel_of(st.shapes[0]) > 0; }
+// A stage whose last two axes can be tiled: rows it can split, the second
+// last axis longer than the smallest tile.
+bool can_tile(const te::Stage& st) {
+  const Dims& shape = st.shapes[0];
+  return can_split_rows(st) && shape[shape.size() - 2] > kTileRows[0];
+}
 
 // Generic rule: the spatial loops fused into one, a vector-wide inner loop
 // split off (vectorized when the stage has no top-level reduction) and the
@@ -40,6 +49,7 @@ Generic generic_choice(const te::Stage& st, const TargetInfo& target, const Knob
   g.rows = knob_or(values, "rows", g.rows);
   g.vec = knob_or(values, "vec", g.vec);
   g.parallel = knob_or(values, "parallel", g.parallel);
+  g.tile = knob_or(values, "tile", 0);
   return g;
 }
 
@@ -52,12 +62,49 @@ std::vector<Knob> generic_knobs(const te::Stage& st, const TargetInfo& target) {
   if (can_split_rows(st)) k.push_back(switch_knob("rows", g.rows));
   if (!te::is_top_reduce(st)) k.push_back({"vec", {std::begin(kVectorMultiples), std::end(kVectorMultiples)}, 1});
   k.push_back(switch_knob("parallel", g.parallel));
+  if (can_tile(st)) {
+    Knob tile{"tile", {0}, 0};
+    for (int64_t t : kTileRows)
+      if (t < st.shapes[0][st.shapes[0].size() - 2]) tile.values.push_back(t);
+    k.push_back(std::move(tile));
+  }
   return k;
 }
 
 bool generic_valid(const te::Stage& st, const TargetInfo& target, const KnobValues& values) {
+  if (knob_or(values, "tile", 0) && !can_tile(st)) return false;
   return !(knob_or(values, "rows", 0) && !can_split_rows(st));
 }
+
+namespace {
+
+// The 2-D tile: the leading axes and the second last axis's tiles fused
+// (in parallel), then the tiles of vectors of the last axis, inside them
+// the tile's rows, each one vector of the last axis. A transposing read (the
+// input's contiguous axis is the output's second last) then uses each cache
+// line it brings for a whole tile's rows instead of one.
+std::string schedule_tiled(Schedule& s, const te::Stage& st, int64_t vector, const Generic& g) {
+  const size_t rank = st.axes.size();
+  const std::string rows = st.axes[rank - 2].name(), last = st.axes[rank - 1].name();
+  s.split(st.name, rows, g.tile);
+  s.split(st.name, last, vector);
+  std::vector<std::string> order;
+  for (size_t i = 0; i + 2 < rank; ++i) order.push_back(st.axes[i].name());
+  for (const std::string& l : {outer_name(rows), outer_name(last), inner_name(rows), inner_name(last)})
+    order.push_back(l);
+  s.reorder(st.name, order);
+  std::string loop = outer_name(rows);
+  if (rank > 2) {
+    const std::string lead = fuse_leading(s, st, rank - 2);
+    s.fuse(st.name, lead, loop);
+    loop = fused_name(lead, loop);
+  }
+  s.vectorize(st.name, inner_name(last));
+  if (g.parallel) s.parallel(st.name, loop);
+  return loop;
+}
+
+}  // namespace
 
 std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo& target, const KnobValues& values) {
   if (!has_loops(st)) return "";
@@ -65,6 +112,7 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
   const int64_t numel = numel_of(shape), lanes = lanes_of(target, st.dtypes[0]);
   const Generic g = generic_choice(st, target, values);
   const int64_t vector = lanes * g.vec;
+  if (g.tile) return schedule_tiled(s, st, vector, g);
   std::string loop = fuse_leading(s, st, g.rows ? st.axes.size() - 1 : st.axes.size());
   if (g.rows) {
     std::string last = st.axes.back().name();

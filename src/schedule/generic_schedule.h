@@ -12,7 +12,9 @@
 namespace tessera::schedule {
 
 // The generic rule's knobs for `st`: rows (each row split into vectors,
-// rather than the fused loop), vec (vector length in vectors), parallel.
+// rather than the fused loop), vec (vector length in vectors), parallel, and
+// tile (rows of a 2-D tile over the last two axes, vectors of the last axis
+// across; 0, the default, for none).
 std::vector<Knob> generic_knobs(const te::Stage& st, const TargetInfo& target);
 // Schedules `st` by the generic rule at `values` (see generic_knobs);
 // returns the outermost loop it leaves ("" for a stage without loops).

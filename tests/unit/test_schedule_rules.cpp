@@ -99,6 +99,18 @@ TEST_P(ScheduleRules, Generic) {
   for (int64_t n : {int64_t{1}, lanes - 1, lanes + 1, 4 * lanes})
     RuleTester("Add").input({7, n}).input({n}).samples(2).sweep(isa(), "generic");
   RuleTester("Relu").input({3, 5, 2 * lanes}).samples(2).sweep(isa(), "generic");
+  // Transposes: the 2-D tiles (knob "tile") over whole and partial tiles and vectors.
+  RuleTester transpose("Transpose");
+  transpose.input({2, 37, 45}).attr("perm", ints({0, 2, 1})).samples(3).max_values(8);
+  bool tiles = false;
+  for (const schedule::StageSpace& st : transpose.space(isa(), "generic"))
+    for (const schedule::Knob& k : st.knobs) tiles |= k.name == "tile" && k.values.size() == 5;
+  EXPECT_TRUE(tiles) << "a 37x45 transpose offers tiles of 4 to 32 rows";
+  transpose.sweep(isa(), "generic");
+  RuleTester("Transpose").input({3 * lanes + 5, 29}).attr("perm", ints({1, 0})).samples(3).max_values(8)
+      .sweep(isa(), "generic");
+  RuleTester("Transpose").input({2, 3, 4 * lanes, 9}).attr("perm", ints({0, 3, 1, 2})).samples(3).max_values(8)
+      .sweep(isa(), "generic");
 }
 
 INSTANTIATE_TEST_SUITE_P(Jit, ScheduleRules, ::testing::Values(Isa::AVX512, Isa::AVX2),
