@@ -112,11 +112,14 @@ Measurement TaskBench::measure(const std::optional<schedule::Schedule>& schedule
         return m;
       }
     }
-    m.costs = timer_(schedule);
+    TaskTiming t = timer_(schedule);
+    m.costs = std::move(t.costs);
+    m.baseline = std::move(t.baseline);
   } catch (const std::exception& e) {
     m.error = MeasureError::Run;
     m.message = task_.describe() + ": " + e.what();
     m.costs.clear();
+    m.baseline.clear();
   }
   return m;
 }

@@ -33,8 +33,9 @@ struct MeasureOptions {
 
 struct Measurement {
   MeasureError error = MeasureError::None;
-  std::vector<double> costs;  // seconds per timed run
-  std::string message;        // what went wrong
+  std::vector<double> costs;     // seconds per timed run
+  std::vector<double> baseline;  // the default schedule's seconds in the run before each (model_timer.h)
+  std::string message;           // what went wrong
 };
 
 // The value of a task input that is not a float (indices, masks, shapes):
@@ -43,8 +44,8 @@ struct Measurement {
 using InputValues = std::function<const Tensor*(const Value*)>;
 
 // Times a schedule of the task (inside the model: model_timer.h): seconds
-// per timed run.
-using Timer = std::function<std::vector<double>(const std::optional<schedule::Schedule>&)>;
+// per timed run, each paired with the default schedule's.
+using Timer = std::function<TaskTiming(const std::optional<schedule::Schedule>&)>;
 
 class TaskBench {
  public:

@@ -66,7 +66,7 @@ struct WorkerTask {
 };
 
 nlohmann::json reply(const Measurement& m) {
-  return {{"error", static_cast<int>(m.error)}, {"costs", m.costs}, {"message", m.message}};
+  return {{"error", static_cast<int>(m.error)}, {"costs", m.costs}, {"baseline", m.baseline}, {"message", m.message}};
 }
 
 }  // namespace
@@ -260,6 +260,7 @@ Measurement MeasureWorker::measure(const std::string& task_key, const std::strin
     nlohmann::json j = nlohmann::json::parse(line);
     m.error = static_cast<MeasureError>(j.at("error").get<int>());
     m.costs = j.at("costs").get<std::vector<double>>();
+    m.baseline = j.at("baseline").get<std::vector<double>>();
     m.message = j.at("message").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     m = Measurement{};

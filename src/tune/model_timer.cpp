@@ -44,7 +44,8 @@ void ModelTimer::flush() {
   });
 }
 
-std::vector<double> ModelTimer::time_task(uint64_t key, const std::optional<schedule::Schedule>& schedule) {
+std::unique_ptr<runtime::Plan> ModelTimer::plan_with(uint64_t key,
+                                                     const std::optional<schedule::Schedule>& schedule) const {
   runtime::ExecutorOptions o = executor_.options();
   o.schedule_providers.clear();
   o.compile_threads = 1;
@@ -54,26 +55,46 @@ std::vector<double> ModelTimer::time_task(uint64_t key, const std::optional<sche
     given->by_key[key] = *schedule;
     o.schedule_providers.push_back(given);
   }
-  std::unique_ptr<runtime::Plan> plan = runtime::compile_plan(executor_.graph(), inputs_, o, nullptr, &blocks_);
-  std::vector<size_t> steps;
-  for (size_t i = 0; i < plan->steps.size(); ++i)
-    if (plan->steps[i].compiled && plan->steps[i].task_key == key) steps.push_back(i);
+  return runtime::compile_plan(executor_.graph(), inputs_, o, nullptr, &blocks_);
+}
+
+double ModelTimer::run_once(runtime::Plan& plan, const std::vector<size_t>& steps) {
+  flush();
+  std::vector<double> step_seconds(plan.steps.size(), 0.0);
+  runtime::run_plan(executor_.graph(), plan, inputs_, &step_seconds);
+  double s = 0;
+  for (size_t i : steps) s += step_seconds[i];
+  return s / static_cast<double>(steps.size());
+}
+
+TaskTiming ModelTimer::time_task(uint64_t key, const std::optional<schedule::Schedule>& schedule) {
+  auto task_steps = [key](const runtime::Plan& p) {
+    std::vector<size_t> steps;
+    for (size_t i = 0; i < p.steps.size(); ++i)
+      if (p.steps[i].compiled && p.steps[i].task_key == key) steps.push_back(i);
+    return steps;
+  };
+  if (!default_plan_) {
+    default_plan_ = plan_with(key, std::nullopt);
+    runtime::run_plan(executor_.graph(), *default_plan_, inputs_);  // first touches, packed weights
+  }
+  const std::vector<size_t> base_steps = task_steps(*default_plan_);
+  TESSERA_CHECK(!base_steps.empty(), "the model's default plan has no kernel of the task");
+  std::unique_ptr<runtime::Plan> plan = plan_with(key, schedule);
+  const std::vector<size_t> steps = task_steps(*plan);
   TESSERA_CHECK(!steps.empty(), "the model's plan has no kernel of the task with this schedule (its block ran apart)");
-  std::vector<double> seconds;
+  TaskTiming t;
   runtime::run_plan(executor_.graph(), *plan, inputs_);  // warm-up: first touches, packed weights
+  runtime::run_plan(executor_.graph(), *default_plan_, inputs_);  // and the default's memory back in place
   const auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < options_.max_repeats; ++r) {
     if (r >= options_.min_repeats &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options_.min_seconds)
       break;
-    flush();
-    std::vector<double> step_seconds(plan->steps.size(), 0.0);
-    runtime::run_plan(executor_.graph(), *plan, inputs_, &step_seconds);
-    double s = 0;
-    for (size_t i : steps) s += step_seconds[i];
-    seconds.push_back(s / static_cast<double>(steps.size()));
+    t.baseline.push_back(run_once(*default_plan_, base_steps));
+    t.costs.push_back(run_once(*plan, steps));
   }
-  return seconds;
+  return t;
 }
 
 }  // namespace tessera::tune

@@ -9,6 +9,7 @@
 #include <limits>
 #include <numeric>
 
+#include "runtime/latency_stats.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
@@ -31,13 +32,11 @@ std::string_view measure_error_name(MeasureError e) {
   return "?";
 }
 
-double Record::cost() const {
-  if (!ok()) return std::numeric_limits<double>::infinity();
-  std::vector<double> c = costs;
-  std::sort(c.begin(), c.end());
-  const size_t n = c.size();
-  return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-}
+namespace {
+double median(std::vector<double> v) { return runtime::percentile(std::move(v), 50); }
+}  // namespace
+
+double Record::cost() const { return ok() ? median(costs) : std::numeric_limits<double>::infinity(); }
 
 std::string to_json(const Record& r) {
   nlohmann::json j = {{"v", kFormatVersion},
@@ -46,6 +45,7 @@ std::string to_json(const Record& r) {
                       {"target", r.target},
                       {"schedule", r.schedule},
                       {"costs", r.costs},
+                      {"baseline", r.baseline},
                       {"error", static_cast<int>(r.error)},
                       {"seconds_spent", r.seconds_spent},
                       {"timestamp", r.timestamp}};
@@ -84,6 +84,15 @@ Record parse_record(std::string_view line) {
     TESSERA_CHECK(c.is_number() && c.get<double>() >= 0, "record: a cost is not a non-negative number");
     r.costs.push_back(c.get<double>());
   }
+  if (auto b = j.find("baseline"); b != j.end()) {  // absent in records of before paired timing
+    TESSERA_CHECK(b->is_array(), "record: field 'baseline' is not a list");
+    for (const nlohmann::json& c : *b) {
+      TESSERA_CHECK(c.is_number() && c.get<double>() > 0, "record: a baseline time is not a positive number");
+      r.baseline.push_back(c.get<double>());
+    }
+    TESSERA_CHECK(r.baseline.empty() || r.baseline.size() == r.costs.size(), "record: ", r.baseline.size(),
+                  " baseline times for ", r.costs.size(), " costs");
+  }
   const nlohmann::json& e = field("error");
   TESSERA_CHECK(e.is_number_integer() && e.get<int>() >= 0 && e.get<int>() <= static_cast<int>(kLastError),
                 "record: unknown error code ", e.dump());
@@ -105,9 +114,8 @@ RecordFile::RecordFile(std::string path) : path_(std::move(path)) {
     std::string_view line(bytes.data() + at, (complete ? end : bytes.size()) - at);
     if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
       try {
-        Record r = parse_record(line);
-        all_[{r.task_key, r.target, r.schedule}].push_back(records_.size());
-        records_.push_back(std::move(r));
+        records_.push_back(parse_record(line));
+        index(records_.size() - 1);
       } catch (const Error& e) {
         if (complete) TESSERA_FAIL("records file '", path_, "' line ", line_no, ": ", e.what());
         ++dropped_;  // a run stopped while writing its last record
@@ -122,6 +130,17 @@ RecordFile::RecordFile(std::string path) : path_(std::move(path)) {
     at = end + 1;
     good_bytes_ = at;
   }
+}
+
+void RecordFile::index(size_t i) {
+  const Record& r = records_[i];
+  all_[{r.task_key, r.target, r.schedule}].push_back(i);
+  if (r.paired()) references_.emplace(std::make_pair(r.task_key, r.target), median(r.baseline));
+}
+
+double RecordFile::reference(const std::string& task_key, const std::string& target) const {
+  auto it = references_.find({task_key, target});
+  return it == references_.end() ? 0.0 : it->second;
 }
 
 bool RecordFile::has(const std::string& task_key, const std::string& target, const std::string& schedule) const {
@@ -145,8 +164,8 @@ void RecordFile::append(const Record& r) {
   out.flush();
   TESSERA_CHECK(out, "cannot write records file '", path_, "'");
   needs_newline_ = false;
-  all_[{r.task_key, r.target, r.schedule}].push_back(records_.size());
   records_.push_back(r);
+  index(records_.size() - 1);
 }
 
 int RecordFile::count(const std::string& task_key, const std::string& target, const std::string& schedule) const {
@@ -159,13 +178,18 @@ double RecordFile::pooled_cost(const std::string& task_key, const std::string& t
   const double inf = std::numeric_limits<double>::infinity();
   auto it = all_.find({task_key, target, schedule});
   if (it == all_.end()) return inf;
-  Record pooled;
+  std::vector<double> costs, ratios;
+  bool paired = true;
   for (size_t i : it->second) {
     const Record& r = records_[i];
     if (r.error != MeasureError::None) return inf;
-    pooled.costs.insert(pooled.costs.end(), r.costs.begin(), r.costs.end());
+    costs.insert(costs.end(), r.costs.begin(), r.costs.end());
+    paired = paired && r.paired();
+    for (size_t k = 0; paired && k < r.costs.size(); ++k) ratios.push_back(r.costs[k] / r.baseline[k]);
   }
-  return pooled.cost();
+  if (costs.empty()) return inf;
+  const double ref = reference(task_key, target);
+  return paired && ref > 0 ? median(ratios) * ref : median(costs);
 }
 
 const Record* RecordFile::best(const std::string& task_key, const std::string& target) const {

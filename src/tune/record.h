@@ -33,6 +33,9 @@ struct Record {
   std::string target;         // Target::to_string() of the machine measured on
   std::string schedule;       // schedule::to_text of the candidate
   std::vector<double> costs;  // seconds, one per repeat (empty when error != None)
+  // The default schedule's seconds in the run before each repeat (as many as
+  // costs; empty in records written before paired timing).
+  std::vector<double> baseline;
   MeasureError error = MeasureError::None;
   double seconds_spent = 0;   // wall time building and measuring
   int64_t timestamp = 0;      // Unix seconds
@@ -41,7 +44,10 @@ struct Record {
   // The median of the costs (robust to the odd run a busy or virtual
   // machine slows down); infinity unless ok().
   double cost() const;
+  // True when every cost has its baseline.
+  bool paired() const { return ok() && baseline.size() == costs.size(); }
 };
+
 
 // One JSON object, no newline.
 std::string to_json(const Record& r);
@@ -70,12 +76,18 @@ class RecordFile {
   void append(const Record& r);
   // How many records the schedule has.
   int count(const std::string& task_key, const std::string& target, const std::string& schedule) const;
-  // The cost of a schedule over all its records: the median of every
-  // repeat of every record (a schedule measured again — a tuner confirming
-  // its best — is judged on all of it); infinity when it has no valid
-  // record or any record of it is an error (a schedule that once crashed
-  // or computed a wrong output is never chosen).
+  // The cost of a schedule over all its records (a schedule measured again
+  // — a tuner confirming its best — is judged on all of it); infinity when
+  // it has no valid record or any record of it is an error (a schedule that
+  // once crashed or computed a wrong output is never chosen). With paired
+  // timing (every record of it paired): the median ratio of a repeat to its
+  // baseline, times the task's reference (the median baseline of its first
+  // paired record: fixed from then on, so costs written at different times
+  // compare, and a resumed run sees the costs the first one saw). Otherwise
+  // the median of every repeat.
   double pooled_cost(const std::string& task_key, const std::string& target, const std::string& schedule) const;
+  // The task's reference seconds for paired records; 0 when it has none.
+  double reference(const std::string& task_key, const std::string& target) const;
   // The record (the last) of the task's schedule on this machine with the
   // lowest pooled cost, or null when none is valid.
   const Record* best(const std::string& task_key, const std::string& target) const;
@@ -85,6 +97,9 @@ class RecordFile {
   std::vector<Record> records_;
   // Every record of each (task, machine, schedule), in file order.
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<size_t>> all_;
+  // The baseline median of the first paired record of each (task, machine).
+  std::map<std::pair<std::string, std::string>, double> references_;
+  void index(size_t record);
   int dropped_ = 0;
   bool truncate_tail_ = false;  // the file ends in a partial line to cut before appending
   uint64_t good_bytes_ = 0;     // bytes of the file up to the last complete line (truncate_tail_)

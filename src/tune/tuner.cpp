@@ -187,6 +187,7 @@ class Tuner {
       rec.target = target_;
       rec.schedule = text;
       rec.costs = meas.costs;
+      rec.baseline = meas.baseline;
       rec.error = meas.error;
       rec.seconds_spent = since(t0);
       rec.timestamp = static_cast<int64_t>(std::time(nullptr));
@@ -236,15 +237,19 @@ class Tuner {
       show(t, "confirming");
       return true;
     };
-    if (o_.confirm_rounds > 0)
-      for (size_t t : order)
-        while (again(t, 1)) {
-        }
+    auto confirm_once = [&] {
+      if (o_.confirm_rounds > 0)
+        for (size_t t : order)
+          while (again(t, 1)) {
+          }
+    };
+    confirm_once();
     for (int round = 1; round < o_.confirm_rounds; ++round)
       for (size_t t : order) {
         if (elapsed() >= o_.budget_seconds) break;
         again(t, o_.confirm_rounds);
       }
+    confirm_once();  // a further round may have taken a best's lead to one measured once
     for (size_t t : order) {
       TaskReport& tr = r_.tasks[report_of_[t]];
       tr.default_seconds = records_.pooled_cost(tr.key, target_, "");

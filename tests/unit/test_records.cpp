@@ -47,6 +47,7 @@ const std::string kAvx2 = "avx2 vector_bytes=32";
 
 TEST(Record, JsonLineRoundTrips) {
   Record r = make("00ab", kAvx512, "c1 mr=4 nr=2\nsplit c1 x 16", {1.5e-3, 1.25e-3});
+  r.baseline = {1.75e-3, 1.5e-3};
   r.task = "MatMul \"q\" \\ tab\t";
   std::string line = to_json(r);
   EXPECT_EQ(line.find('\n'), std::string::npos);  // one line, whatever the schedule holds
@@ -56,6 +57,8 @@ TEST(Record, JsonLineRoundTrips) {
   EXPECT_EQ(back.target, r.target);
   EXPECT_EQ(back.schedule, r.schedule);
   EXPECT_EQ(back.costs, r.costs);
+  EXPECT_EQ(back.baseline, r.baseline);
+  EXPECT_TRUE(back.paired());
   EXPECT_EQ(back.error, r.error);
   EXPECT_EQ(back.seconds_spent, r.seconds_spent);
   EXPECT_EQ(back.timestamp, r.timestamp);
@@ -91,9 +94,44 @@ TEST(Record, MalformedRecordsSayWhatIsWrong) {
   std::string empty = good;
   empty.replace(empty.find("[0.001]"), 7, "[]");
   EXPECT_NE(error_of(empty).find("no error and no costs"), std::string::npos);
+  std::string pairs = good;
+  pairs.replace(pairs.find("\"baseline\":[]"), 13, "\"baseline\":[0.001,0.002]");
+  EXPECT_NE(error_of(pairs).find("2 baseline times for 1 costs"), std::string::npos) << error_of(pairs);
   std::string key = good;
   key.replace(key.find("\"task_key\":\"k\""), 14, "\"task_key\":7");
   EXPECT_NE(error_of(key).find("'task_key' is not a string"), std::string::npos);
+}
+
+// Paired records (each repeat beside a run of the default schedule) are
+// compared by their ratios, scaled by the task's first baseline: a schedule
+// measured while the machine ran at half speed is not judged by its raw
+// times. Records without baselines (older files) keep their medians.
+TEST_F(Records, PairedCostsCancelTheMachinesSlowPhases) {
+  auto paired = [](std::string sched, double cost, double base) {
+    Record r = make("t1", kAvx512, std::move(sched), {cost, cost, cost});
+    r.baseline = {base, base, base};
+    return r;
+  };
+  {
+    RecordFile f(path_);
+    f.append(paired("", 1.0e-3, 1.0e-3));        // the default: the task's reference is 1 ms
+    f.append(paired("slow", 1.8e-3, 2.0e-3));    // a slow phase: 0.9 of the default
+    f.append(paired("steady", 0.95e-3, 1.0e-3));  // 0.95 of the default
+    f.append(make("t1", kAvx512, "old", {0.92e-3}));  // unpaired: its median
+    EXPECT_DOUBLE_EQ(f.reference("t1", kAvx512), 1.0e-3);
+    EXPECT_DOUBLE_EQ(f.pooled_cost("t1", kAvx512, "slow"), 0.9e-3);
+    EXPECT_DOUBLE_EQ(f.pooled_cost("t1", kAvx512, "old"), 0.92e-3);
+    ASSERT_NE(f.best("t1", kAvx512), nullptr);
+    EXPECT_EQ(f.best("t1", kAvx512)->schedule, "slow");
+    // Measured again in a fast phase, the reference stays the first baseline's.
+    f.append(paired("", 0.5e-3, 0.5e-3));
+    EXPECT_DOUBLE_EQ(f.reference("t1", kAvx512), 1.0e-3);
+    EXPECT_DOUBLE_EQ(f.pooled_cost("t1", kAvx512, ""), 1.0e-3);
+  }
+  RecordFile again(path_);
+  EXPECT_EQ(again.best("t1", kAvx512)->schedule, "slow");
+  EXPECT_DOUBLE_EQ(again.pooled_cost("t1", kAvx512, "steady"), 0.95e-3);
+  EXPECT_DOUBLE_EQ(again.reference("t2", kAvx512), 0.0);
 }
 
 TEST_F(Records, ReopenedFileResumesAndPicksTheBestForItsMachine) {

@@ -239,8 +239,12 @@ TEST(Tuner, ResumeMeasuresNothingTwiceAndRecordsApply) {
   TuneReport second = tune_model(quick_options(records));
   EXPECT_EQ(second.reused, static_cast<int>(n1)) << "the second run replays the first from the records";
   std::set<std::tuple<std::string, std::string, std::string>> seen;
-  for (const Record& r : read_records(records))
+  for (const Record& r : read_records(records)) {
     EXPECT_TRUE(seen.insert({r.task_key, r.target, r.schedule}).second) << "measured twice: " << r.task << "\n" << r.schedule;
+    if (r.ok()) {
+      EXPECT_TRUE(r.paired()) << "every repeat timed beside the default's: " << r.task;
+    }
+  }
   for (const TaskReport& t : second.tasks) {
     if (t.skipped.empty()) {
       EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
