@@ -217,7 +217,53 @@ struct Contraction {
   bool blocked = false;  // cache-blocked (GEMM)
   GemmBlocks blocks;
   std::string pack_a;    // A packed per block ("" for none)
+  bool sum_blocks = false;  // the reduction summed in blocks (sum_block_loop), each added to the total
 };
+
+// Terms a block of the reduction sums before it joins the total: one chain
+// over thousands of terms (a 3x3 convolution over 512 channels sums 4,608)
+// rounds off about sqrt(terms) times as much as blocks of a few hundred.
+constexpr int64_t kSumBlockTerms = 256;
+
+int64_t reduce_axis_extent(const te::Stage& st, const std::string& name) {
+  for (const auto& a : st.body.as<loop::ReduceNode>()->axes)
+    if (a.var.name() == name) return *loop::as_const_int(a.extent);
+  return 1;
+}
+
+// Whether summing in blocks applies: a sum over constant extents longer than
+// two blocks.
+bool can_sum_blocks(const te::Stage& st) {
+  const auto* red = st.body.as<loop::ReduceNode>();
+  if (!red || red->op != loop::ReduceOp::Sum) return false;
+  int64_t terms = 1;
+  for (const auto& a : red->axes) {
+    const int64_t* n = loop::as_const_int(a.extent);
+    if (!n) return false;
+    terms *= *n;
+  }
+  return terms >= 2 * kSumBlockTerms;
+}
+
+// Splits the local stage's reduction (loops `order`, outermost first, the
+// first `reduce` of them reduction loops) into blocks of about
+// kSumBlockTerms terms; returns the loop whose iterations are one block's
+// terms (the accumulate loop), "" when the reduction is one block.
+std::string sum_block_loop(Schedule& s, const te::Stage& st, const std::string& local, std::vector<std::string>& order,
+                           size_t reduce) {
+  int64_t inner = 1;
+  for (size_t k = 1; k < reduce; ++k) inner *= reduce_axis_extent(st, order[k]);
+  const int64_t outer = reduce_axis_extent(st, order[0]);
+  int64_t f = std::max<int64_t>(1, kSumBlockTerms / inner);
+  if (f >= outer) return reduce > 1 ? order[1] : "";
+  while (outer % f != 0) --f;  // whole blocks: no guards in the reduction
+  if (f == 1) return reduce > 1 ? order[1] : "";
+  const std::string r = order[0];
+  s.split(local, r, f);
+  order[0] = outer_name(r);
+  order.insert(order.begin() + 1, inner_name(r));
+  return inner_name(r);
+}
 
 // True when the product may be cache-blocked with the tile: no epilogue
 // (the blocked tiles accumulate in place), one block of output channels.
@@ -236,6 +282,8 @@ std::optional<Contraction> choose(const te::Stage& st, const TargetInfo& target,
   c.halves = knob_or(v, "halves", spatial_halves(st, target));
   if (c.halves && !halves_possible(st)) return std::nullopt;
   c.unroll = knob_or(v, "unroll", 1);
+  c.sum_blocks = knob_or(v, "sum_blocks", 0);
+  if (c.sum_blocks && !can_sum_blocks(st)) return std::nullopt;
   const GemmTile g{tile->row, tile->col, tile->mr, tile->nr};
   const bool blockable = can_block(st, *tile, epilogue);
   c.blocked = knob_or(v, "blocked", blockable && gemm_needs_blocking(st, g, target.planned));
@@ -371,10 +419,13 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
     }
   // Blocks inside rows: a row's broadcast input is used by its kb FMAs at
   // once instead of kept live across them (register pressure).
+  const size_t reduce_loops = lorder.size();
+  const std::string block_loop = c.sum_blocks ? sum_block_loop(s, st, local, lorder, reduce_loops) : "";
   lorder.push_back(AI);
   if (tile->kb > 1) lorder.push_back(st.axes[tile->blk].name());
   lorder.push_back(AJ);
   s.reorder(local, lorder);
+  if (!block_loop.empty()) s.accumulate(local, block_loop);
   if (tile->kb > 1) s.unroll(local, st.axes[tile->blk].name());
   if (c.unroll) s.unroll(local, AI);
   s.vectorize(local, AJ);
@@ -440,6 +491,7 @@ class ContractionRule final : public ScheduleRule {
     if (!packings(st, ctx.target, t).empty()) k.push_back(switch_knob("pack", true));
     if (halves_possible(st)) k.push_back(switch_knob("halves", c.halves));
     k.push_back(switch_knob("unroll", true));
+    if (can_sum_blocks(st)) k.push_back(switch_knob("sum_blocks", false));
     if (can_block(st, t, epi)) {
       const GemmTile g{t.row, t.col, t.mr, t.nr};
       const GemmBlocks d = gemm_default_blocks(st, g, ctx.target.planned);

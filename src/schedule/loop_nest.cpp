@@ -313,9 +313,17 @@ Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_s
     Expr partial = load_self(out_idx, loop::logical_not(first));
     result = loop::select(first, result, loop::reduce_combine(red->op, partial, result));
   } else if (first.defined()) {
-    std::vector<Expr> partial = substituted(element_g, in_map);  // read where the element is in the domain
-    partial.insert(partial.begin(), loop::logical_not(first));
-    read_in = loop::store(acc, loop::select(first, start, load_self(in_idx, all_of(partial))), in_at);
+    // The block's sum starts from the identity too, and joins the init (on
+    // the first block) or the partial result at the write-back: each block
+    // is summed on its own, rather than the running total carried through
+    // every term (a chain of thousands of terms rounds off far more).
+    const Expr identity = loop::reduce_identity(red->op, red->init.type());
+    read_in = loop::block({loop::store(acc, identity, in_at),
+                           loop::prefetch(load_self(substituted(clamped, in_map), Expr()))});
+    std::vector<Expr> in_domain = substituted(element_g, out_map);  // read where the element is in the domain
+    in_domain.insert(in_domain.begin(), loop::logical_not(first));
+    Expr init_out = loop::substitute(loop::substitute(red->init, axis_map), out_map);
+    result = loop::reduce_combine(red->op, loop::select(first, init_out, load_self(out_idx, all_of(in_domain))), result);
   }
   read_in = wrap(in_loops, 0, in_loops.size(), read_in);
   Stmt write_back =
