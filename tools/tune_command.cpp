@@ -33,7 +33,8 @@ int cmd_tune_space(const tune::ModelConfig& config) {
   const Target machine = Target::for_isa(config.isa == Isa::Host ? codegen::host_isa() : config.isa);
   for (size_t i = 0; i < m.tasks.size(); ++i) {
     const runtime::TaskUse& u = m.tasks[i];
-    std::printf("task %zu/%zu  weight %d  %s\n", i + 1, m.tasks.size(), u.weight, u.task->describe().c_str());
+    std::printf("task %zu/%zu  key %s  weight %d  %s\n", i + 1, m.tasks.size(), compile::key_text(u.task->key).c_str(),
+                u.weight, u.task->describe().c_str());
     try {
       tune::TaskSpace space(*u.task, machine);
       for (size_t s = 0; s < space.stages().size(); ++s) {
@@ -53,7 +54,7 @@ int cmd_tune_space(const tune::ModelConfig& config) {
       std::printf("  not tunable: %s\n", e.what());
     }
   }
-  std::printf("%zu tasks (* marks each knob's default)\n", m.tasks.size());
+  std::printf("%zu tasks (* marks each knob's default) for %s\n", m.tasks.size(), machine.to_string().c_str());
   return 0;
 }
 
