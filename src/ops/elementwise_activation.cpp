@@ -34,7 +34,7 @@ template <unsigned Mask = kFloat, class Make>
 void add_act(OpRegistry& r, const char* name, int64_t min_opset, std::vector<AttrSpec> attrs, Make make) {
   OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .infer = infer_unary<Mask>,
           .reference = [make](const KernelContext& c) { return map_unary<Mask>(c, make(op_attrs(c))); },
-          .attributes = std::move(attrs), .inputs = {1, 1}, .outputs = {1, 1}};
+          .attributes = std::move(attrs)};
   r.add(min_opset == 6 ? with_consumed_inputs(std::move(d)) : std::move(d));
 }
 

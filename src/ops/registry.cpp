@@ -1,6 +1,8 @@
 // The built-in op registry and graph-wide inference over it.
 #include "ops/registry.h"
 
+#include "ops/onnx_signatures.h"
+
 #include "support/error.h"
 
 namespace tessera {
@@ -16,6 +18,9 @@ const OpRegistry& op_registry() {
     register_misc_ops(r);
     register_string_ops(r);
     register_ml_ops(r);
+    // ONNX's ops take ONNX's signatures (rows of ops Tessera lacks match none).
+    for (const OnnxSignatureRow& row : onnx_signature_rows())
+      r.add_signature(row.op, row.domain, {row.since_opset, row.inputs, row.outputs});
     return r;
   }();
   return reg;
