@@ -6,6 +6,7 @@
 
 #include "frontend/onnx_tensor.h"
 #include "support/error.h"
+#include "support/file_util.h"
 #include "tessera/tensor.h"
 
 namespace tessera {
@@ -95,6 +96,50 @@ TEST(Tensor, NpyRoundTrip) {
   write_npy(path, scalar);
   EXPECT_EQ(read_npy(path).rank(), 0);
   EXPECT_EQ(read_npy(path).get_double(0), 3.25);
+  std::filesystem::remove(path);
+}
+
+// A .npy file whose header says `shape` over `data_bytes` bytes of f32.
+std::string npy_with_shape(const std::string& shape, size_t data_bytes) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + std::string(data_bytes, '\0');
+}
+
+TEST(Tensor, NpyHeaderDimsAreChecked) {
+  auto path = (std::filesystem::temp_directory_path() / "tessera_npy_bad_dims.npy").string();
+  auto error_of = [&](const std::string& shape, size_t bytes) -> std::string {
+    write_file(path, npy_with_shape(shape, bytes));
+    try {
+      read_npy(path);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  };
+  // A negative dim used to be read as its digits (-224 as 224).
+  std::string err = error_of("1, 3, -224, 224", 4 * 3 * 224 * 224);
+  EXPECT_NE(err.find(path + ": .npy shape (1, 3, -224, 224) has dimension '-224', which is not a non-negative integer"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(error_of("2, x", 16).find("dimension 'x'"), std::string::npos);
+  EXPECT_NE(error_of("2,, 3", 24).find("dimension ''"), std::string::npos);
+  EXPECT_NE(error_of("99999999999999999999,", 16).find("dimension '99999999999999999999'"), std::string::npos);
+  // A header asking for more than the file holds fails before allocating.
+  err = error_of("1099511627776, 1024", 16);
+  EXPECT_NE(err.find(path + ": shape 1099511627776x1024 has too many elements"), std::string::npos) << err;
+  err = error_of("1000000000,", 16);
+  EXPECT_NE(err.find(path + ": .npy data is truncated (16 of 4000000000 bytes"), std::string::npos) << err;
+  // Well-formed shapes still read: rank 1 with its trailing comma, rank 0.
+  EXPECT_EQ(error_of("4,", 16), "");
+  EXPECT_EQ(error_of("", 4), "");
+  EXPECT_EQ(error_of(" 2 , 2 ", 16), "");
   std::filesystem::remove(path);
 }
 
