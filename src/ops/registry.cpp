@@ -97,10 +97,12 @@ std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vecto
   std::vector<Tensor> out;
   try {
     out = def.reference(ctx);
-  } catch (const Error&) {
-    throw;
   } catch (const std::exception& e) {
-    TESSERA_FAIL(n.describe(), ": ", e.what());
+    // Every error names the node: kernels' own checks do; a tensor too large
+    // for the machine (support/memory.h) and the like do not know it.
+    std::string m = e.what();
+    if (dynamic_cast<const Error*>(&e) && m.find(n.describe()) != std::string::npos) throw;
+    TESSERA_FAIL(n.describe(), ": ", m);
   }
   return out;
 }
