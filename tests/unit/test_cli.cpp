@@ -135,6 +135,44 @@ TEST_F(Cli, DynamicInputNeedsShape) {
   EXPECT_NE(r.out.find("f32[5x3]"), std::string::npos) << r.out;
 }
 
+// Hostile command lines: each is a clear sentence and a non-zero exit, found
+// before the run (the run may take minutes), never a raw filesystem error,
+// std::bad_alloc or a storm of threads.
+TEST_F(Cli, HostileArgumentsAreClearErrors) {
+  // --outputs naming an existing file (used to fail after the run with a raw
+  // filesystem error).
+  write_file((dir_ / "afile").string(), "x");
+  auto r = cli("run " + model_ + " --outputs " + (dir_ / "afile").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("error: --outputs '" + (dir_ / "afile").string() + "' is an existing file, not a directory"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("checksum"), std::string::npos) << "ran before failing:\n" << r.out;
+  r = cli("run " + model_ + " --backend reference --outputs " + (dir_ / "afile" / "sub").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("sub': cannot create the directory: Not a directory"), std::string::npos) << r.out;
+  // A directory given as the model (used to say "the model file is empty").
+  r = cli("run " + dir_.string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("'" + dir_.string() + "' is a directory, not a file"), std::string::npos) << r.out;
+  // Inputs no machine of this kind could hold: named, with the size.
+  write_file(model_, testing::bytes_of(testing::add_relu_model({-1, 3, 224, 224})));
+  for (const char* backend : {"compiled", "reference"}) {
+    r = cli("run " + model_ + " --shape x=100000x3x224x224 --backend " + backend);
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.out.find("error: input 'x' needs 56.1 GiB (100000x3x224x224 f32), more than this machine's memory"),
+              std::string::npos)
+        << r.out;
+  }
+  r = cli("run " + model_ + " --shape x=99999999999999999999x3x224x224");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("dimension '99999999999999999999' is too large"), std::string::npos) << r.out;
+  // Threads beyond any sensible pool.
+  r = cli("run " + model_ + " --shape x=1x3x224x224 --threads 100000");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--threads: Value 100000 not in range 0 to"), std::string::npos) << r.out;
+}
+
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.dims() == b.dims() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
