@@ -139,38 +139,33 @@ TEST_F(Cli, DynamicInputNeedsShape) {
 // before the run (the run may take minutes), never a raw filesystem error,
 // std::bad_alloc or a storm of threads.
 TEST_F(Cli, HostileArgumentsAreClearErrors) {
-  // --outputs naming an existing file (used to fail after the run with a raw
-  // filesystem error).
-  write_file((dir_ / "afile").string(), "x");
-  auto r = cli("run " + model_ + " --outputs " + (dir_ / "afile").string());
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("error: --outputs '" + (dir_ / "afile").string() + "' is an existing file, not a directory"),
-            std::string::npos)
-      << r.out;
-  EXPECT_EQ(r.out.find("checksum"), std::string::npos) << "ran before failing:\n" << r.out;
-  r = cli("run " + model_ + " --backend reference --outputs " + (dir_ / "afile" / "sub").string());
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("sub': cannot create the directory: Not a directory"), std::string::npos) << r.out;
+  // Runs `args`, expecting a non-zero exit whose output holds `message` and
+  // no output checksum (the error came before the run).
+  auto expect_error = [](const std::string& args, const std::string& message) {
+    auto r = cli(args);
+    EXPECT_NE(r.code, 0) << args;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("checksum"), std::string::npos) << "ran before failing: " << args << "\n" << r.out;
+  };
+  // --outputs naming an existing file, or a path under one (used to fail
+  // after the run with a raw filesystem error).
+  const std::string file = (dir_ / "afile").string();
+  write_file(file, "x");
+  expect_error("run " + model_ + " --outputs " + file,
+               "error: --outputs '" + file + "' is an existing file, not a directory");
+  expect_error("run " + model_ + " --backend reference --outputs " + file + "/sub",
+               "error: --outputs '" + file + "/sub': cannot create the directory: Not a directory");
   // A directory given as the model (used to say "the model file is empty").
-  r = cli("run " + dir_.string());
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("'" + dir_.string() + "' is a directory, not a file"), std::string::npos) << r.out;
+  expect_error("run " + dir_.string(), "'" + dir_.string() + "' is a directory, not a file");
   // Inputs no machine of this kind could hold: named, with the size.
   write_file(model_, testing::bytes_of(testing::add_relu_model({-1, 3, 224, 224})));
-  for (const char* backend : {"compiled", "reference"}) {
-    r = cli("run " + model_ + " --shape x=100000x3x224x224 --backend " + backend);
-    EXPECT_NE(r.code, 0);
-    EXPECT_NE(r.out.find("error: input 'x' needs 56.1 GiB (100000x3x224x224 f32), more than this machine's memory"),
-              std::string::npos)
-        << r.out;
-  }
-  r = cli("run " + model_ + " --shape x=99999999999999999999x3x224x224");
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("dimension '99999999999999999999' is too large"), std::string::npos) << r.out;
+  for (const char* backend : {"compiled", "reference"})
+    expect_error("run " + model_ + " --shape x=100000x3x224x224 --backend " + backend,
+                 "error: input 'x' needs 56.1 GiB (100000x3x224x224 f32), more than this machine's memory");
+  expect_error("run " + model_ + " --shape x=99999999999999999999x3x224x224",
+               "dimension '99999999999999999999' is too large");
   // Threads beyond any sensible pool.
-  r = cli("run " + model_ + " --shape x=1x3x224x224 --threads 100000");
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("--threads: Value 100000 not in range 0 to"), std::string::npos) << r.out;
+  expect_error("run " + model_ + " --shape x=1x3x224x224 --threads 100000", "--threads: Value 100000 not in range 0 to");
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {

@@ -9,6 +9,7 @@
 #include "runtime/executor.h"
 #include "support/error.h"
 #include "support/memory.h"
+#include "unit/error_message.h"
 
 namespace tessera {
 namespace {
@@ -25,15 +26,7 @@ std::unique_ptr<Graph> huge_expand() {
   return g;
 }
 
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
+using testing::error_of;
 
 TEST(MemoryLimits, HugeOutputIsAnErrorNamingTheNodeOnBothBackends) {
   ASSERT_LT(memory_limit_bytes(), int64_t{2} << 40) << "a machine with 2 TiB of memory";

@@ -12,6 +12,7 @@
 #include "ops/registry.h"
 #include "ops/op_attrs.h"
 #include "support/error.h"
+#include "unit/error_message.h"
 #include "unit/onnx_builder.h"
 
 namespace tessera {
@@ -29,16 +30,7 @@ std::string import_error(const onnx::ModelProto& m) {
   }
 }
 
-// The message of the Error `f` throws ("" when it does not throw).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
+using testing::error_of;
 
 TEST(OpSchema, EverySchemaIsWellFormed) {
   for (const OpDef* d : op_registry().all()) {
