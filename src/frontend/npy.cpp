@@ -41,8 +41,9 @@ Dims npy_shape(const std::string& tuple, const std::string& path) {
 
 }  // namespace
 
-Tensor read_npy(const std::string& path) {
-  std::string b = read_file(path);
+Tensor read_npy(const std::string& path) { return parse_npy(read_file(path), path); }
+
+Tensor parse_npy(const std::string& b, const std::string& path) {
   TESSERA_CHECK(b.size() >= 10 && b.compare(0, 6, "\x93NUMPY") == 0, path, ": not a .npy file");
   int major = static_cast<unsigned char>(b[6]);
   size_t hlen, hstart;

@@ -15,7 +15,7 @@
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_tensor.h"
 #include "opt/pipeline.h"
-#include "runtime/artifact.h"
+#include "support/artifact.h"
 #include "compile/task.h"
 #include "runtime/executor.h"
 #include "support/checked_int.h"

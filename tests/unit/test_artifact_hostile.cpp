@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "interp/interpreter.h"
-#include "runtime/artifact.h"
+#include "support/artifact.h"
 #include "runtime/executor.h"
 #include "support/error.h"
 #include "support/thread_pool.h"
