@@ -8,6 +8,7 @@
 
 #include "frontend/onnx_tensor.h"
 #include "support/error.h"
+#include "support/file_util.h"
 
 namespace tessera::tools {
 
@@ -55,7 +56,7 @@ std::string handle(CompiledModel& m, const std::vector<Tensor>& inputs, const st
     std::string dir;
     std::getline(words >> std::ws, dir);
     TESSERA_CHECK(!dir.empty(), "'save' expects a directory");
-    std::filesystem::create_directories(dir);
+    ensure_writable_directory(dir, "'save " + dir + "'");
     std::vector<Tensor> outs = m.run(inputs);
     for (size_t i = 0; i < outs.size(); ++i) write_npy(dir + "/output_" + std::to_string(i) + ".npy", outs[i]);
     return "saved " + std::to_string(outs.size());

@@ -128,7 +128,6 @@ CompiledModel open_compiled(const Common& c, const Exec& e) {
 
 void print_outputs(const std::vector<Tensor>& outs, const std::vector<std::string>& names, const std::string& out_dir,
                    bool npy) {
-  if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
   for (size_t i = 0; i < outs.size(); ++i) {
     std::printf("output %zu '%s' %s[%s] checksum %.6g\n", i, names[i].c_str(), std::string(dtype_name(outs[i].dtype())).c_str(),
                 dims_to_string(outs[i].dims()).c_str(), checksum(outs[i]));
@@ -143,6 +142,8 @@ void print_outputs(const std::vector<Tensor>& outs, const std::vector<std::strin
 int cmd_run(const Common& c, const Exec& e, const std::vector<std::string>& input_paths, const std::string& out_dir,
             bool npy, uint64_t seed, bool report) {
   std::string inputs_text = input_paths.empty() ? "random, seed " + std::to_string(seed) : "from files";
+  // Before the run: a bad output path fails in a second, not after the run.
+  if (!out_dir.empty()) ensure_writable_directory(out_dir, "--outputs '" + out_dir + "'");
   if (!e.compiled()) {
     auto t0 = Clock::now();
     std::unique_ptr<Graph> g;
@@ -476,7 +477,8 @@ int main(int argc, char** argv) {
   auto add_exec = [&](CLI::App* sub, bool backend) {
     if (backend) sub->add_option("--backend", exec.backend, "execution backend: compiled (default) or reference");
     sub->add_option("--isa", exec.isa, "instruction set: host (default), avx2, avx512, generic");
-    sub->add_option("--threads", exec.threads, "threads for parallel kernels (default: all cores)");
+    sub->add_option("--threads", exec.threads, "threads for parallel kernels (default: all cores)")
+        ->check(CLI::Range(0, ThreadPool::max_threads()));
     sub->add_flag("--dump-ir", exec.dump_ir, "print every kernel's loop IR (stderr)");
     sub->add_flag("--dump-llvm", exec.dump_llvm, "print every kernel's optimized LLVM IR (stderr)");
     sub->add_flag("--dump-asm", exec.dump_asm, "print every kernel's assembly (stderr)");

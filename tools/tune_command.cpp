@@ -12,6 +12,7 @@
 #include "cost/hardware.h"
 #include "cost/static_model.h"
 #include "support/error.h"
+#include "support/thread_pool.h"
 #include "tune/cost_eval.h"
 #include "cost/static_features.h"
 #include "tune/measure_worker.h"
@@ -134,7 +135,8 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   fit_->add_option("--records", fit_args_.records, "records of measurement-only tuning ('tessera tune --cost-model none')")
       ->required();
   fit_->add_option("--isa", isa, "instruction set of the records: host (default), avx2, avx512");
-  fit_->add_option("--threads", threads, "threads the model runs with (the parallel balance features)");
+  fit_->add_option("--threads", threads, "threads the model runs with (the parallel balance features)")
+      ->check(CLI::Range(0, ThreadPool::max_threads()));
   fit_->add_option("--hardware", fit_args_.hardware, "a known machine description (default: probe this one)");
   fit_->add_option("--coefficients", fit_args_.out, "where to write the coefficients (default: the cache directory's file)");
   fit_->add_option("--test-share", fit_args_.test_share, "share of each task's candidates held out of fitting (default 0.5)");

@@ -7,7 +7,7 @@
 #include "driver/driver.h"
 #include "interp/interpreter.h"
 #include "ops/registry.h"
-#include "runtime/artifact.h"
+#include "support/artifact.h"
 #include "runtime/executor.h"
 #include "tune/record_schedules.h"
 #include "support/error.h"
@@ -78,7 +78,7 @@ CompiledModel CompiledModel::load(const std::string& path, const CompileOptions&
 bool CompiledModel::is_artifact(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[4] = {};
-  return f.read(magic, 4) && std::equal(magic, magic + 4, runtime::kArtifactMagic);
+  return f.read(magic, 4) && std::equal(magic, magic + 4, kArtifactMagic);
 }
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) { return impl_->model->run(inputs); }

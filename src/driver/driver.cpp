@@ -12,6 +12,7 @@
 #include "ops/registry.h"
 #include "opt/pipeline.h"
 #include "support/error.h"
+#include "support/memory.h"
 #include "zoo/zoo.h"
 
 namespace tessera {
@@ -67,6 +68,7 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
   for (const Value* v : g.inputs()) {
     TESSERA_CHECK(v->type.fully_known(), "input '", v->name, "' has dynamic shape ", v->type.to_string(),
                   ": fix it with --shape ", v->name, "=DIMS or give --inputs");
+    check_tensor_fits(v->type.dtype, v->type.dims, "input '" + v->name + "'");
     ins.push_back(random_tensor(v->type.dtype, v->type.dims, rng));
   }
   return ins;

@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "frontend/onnx_tensor.h"
+#include "support/checked_int.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
@@ -18,10 +19,31 @@ constexpr NpyType kNpyTypes[] = {
     {"<i4", DType::I32}, {"<i8", DType::I64}, {"|u1", DType::U8},  {"<u2", DType::U16}, {"<u4", DType::U32},
     {"<u8", DType::U64}, {"|b1", DType::Bool},
 };
+// The dims of a .npy header's shape tuple ("1, 3, 224, 224", "5,", ""): every
+// entry a non-negative integer, or an error naming the file.
+Dims npy_shape(const std::string& tuple, const std::string& path) {
+  Dims dims;
+  std::string_view rest = tuple;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty() && rest.find_first_not_of(' ') == std::string_view::npos && !dims.empty()) break;  // "5,"
+    std::optional<int64_t> d = parse_int64(item);
+    TESSERA_CHECK(d && *d >= 0, path, ": .npy shape (", tuple, ") has dimension '", item,
+                  "', which is not a non-negative integer");
+    dims.push_back(*d);
+  }
+  return dims;
+}
+
 }  // namespace
 
-Tensor read_npy(const std::string& path) {
-  std::string b = read_file(path);
+Tensor read_npy(const std::string& path) { return parse_npy(read_file(path), path); }
+
+Tensor parse_npy(const std::string& b, const std::string& path) {
   TESSERA_CHECK(b.size() >= 10 && b.compare(0, 6, "\x93NUMPY") == 0, path, ": not a .npy file");
   int major = static_cast<unsigned char>(b[6]);
   size_t hlen, hstart;
@@ -49,15 +71,19 @@ Tensor read_npy(const std::string& path) {
   TESSERA_CHECK(header.find("'fortran_order': False") != std::string::npos, path,
                 ": Fortran-ordered .npy files are not supported");
   TESSERA_CHECK(std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")), path, ": .npy header has no shape");
-  Dims dims;
-  std::string shape = m[1];
-  std::regex num("\\d+");
-  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num); it != std::sregex_iterator(); ++it)
-    dims.push_back(std::stoll(it->str()));
-  Tensor t(dt, dims);
+  Dims dims = npy_shape(m[1], path);
   size_t off = hstart + hlen;
-  TESSERA_CHECK(b.size() - off >= t.nbytes(), path, ": .npy data is truncated (", b.size() - off, " of ", t.nbytes(),
-                " bytes)");
+  // The data's size is checked before allocating: a header cannot ask for
+  // more memory than the file holds.
+  int64_t need = 0;
+  try {
+    need = numel_of(dims) * static_cast<int64_t>(dtype_size(dt));  // numel_of bounds it to 2^40
+  } catch (const Error& e) {
+    TESSERA_FAIL(path, ": ", e.what());
+  }
+  TESSERA_CHECK(b.size() - off >= static_cast<uint64_t>(need), path, ": .npy data is truncated (", b.size() - off,
+                " of ", need, " bytes for shape ", dims_to_string(dims), ")");
+  Tensor t(dt, dims);
   if (t.nbytes()) std::memcpy(t.raw(), b.data() + off, t.nbytes());
   return t;
 }

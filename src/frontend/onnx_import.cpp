@@ -13,6 +13,7 @@
 
 #include "frontend/onnx_tensor.h"
 #include "ops/registry.h"
+#include "support/checked_int.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
@@ -186,7 +187,10 @@ struct Importer {
       std::vector<std::string> outs(np.output().begin(), np.output().end());
       TESSERA_CHECK(std::any_of(outs.begin(), outs.end(), [](const std::string& o) { return !o.empty(); }), label,
                     ": op '", np.op_type(), "' has no outputs (every ONNX operator has at least one)");
-      check_arity(*def, np.input_size(), np.output_size(), label);
+      std::vector<bool> in_present, out_present;
+      for (const auto& in : np.input()) in_present.push_back(!in.empty());
+      for (const auto& o : outs) out_present.push_back(!o.empty());
+      check_arity(*def, g->opset, in_present, out_present, label);
       for (const auto& o : outs)
         TESSERA_CHECK(o.empty() || !g->find_value(o), label, ": output '", o, "' is already defined");
       std::string nname = np.name().empty() ? g->unique_name(np.op_type()) : np.name();
@@ -219,7 +223,9 @@ Dims parse_dims(const std::string& spec) {
   while (pos <= spec.size()) {
     size_t x = spec.find('x', pos);
     if (x == std::string::npos) x = spec.size();
-    d.push_back(std::stoll(spec.substr(pos, x - pos)));
+    std::optional<int64_t> v = parse_int64(std::string_view(spec).substr(pos, x - pos));
+    TESSERA_CHECK(v, "shape '", spec, "': dimension '", spec.substr(pos, x - pos), "' is too large");
+    d.push_back(*v);
     pos = x + 1;
   }
   return d;

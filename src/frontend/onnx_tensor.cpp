@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "support/dtype_dispatch.h"
+#include "support/checked_int.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
@@ -15,30 +16,46 @@ namespace tessera {
 
 namespace {
 
-// Reads `len` bytes at `offset` of an external-data file next to the model.
+// The value of an external-data field ("offset", "length"): a non-negative
+// decimal integer, or an error naming the tensor and the field.
+int64_t external_field(const std::string& value, const std::string& key, const std::string& what) {
+  std::optional<int64_t> v = parse_int64(value);
+  TESSERA_CHECK(v && *v >= 0, "tensor '", what, "': external data ", key, " '", value,
+                "' is not a non-negative integer");
+  return *v;
+}
+
+// Reads `length` bytes at `offset` of an external-data file next to the model.
 std::string read_external(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
   std::string location;
-  int64_t offset = 0, length = -1;
+  int64_t offset = 0;
+  std::optional<int64_t> length;  // absent: to the end of the file
   for (const auto& kv : p.external_data()) {
     if (kv.key() == "location") location = kv.value();
-    if (kv.key() == "offset") offset = std::stoll(kv.value());
-    if (kv.key() == "length") length = std::stoll(kv.value());
+    if (kv.key() == "offset") offset = external_field(kv.value(), "offset", what);
+    if (kv.key() == "length") length = external_field(kv.value(), "length", what);
   }
   TESSERA_CHECK(!location.empty(), "tensor '", what, "': external data has no location");
   std::filesystem::path rel(location);
   TESSERA_CHECK(rel.is_relative() && location.find("..") == std::string::npos, "tensor '", what,
                 "': external data location '", location, "' must be a relative path inside the model's folder");
   std::filesystem::path full = std::filesystem::path(base_dir) / rel;
+  std::error_code ec;
+  TESSERA_CHECK(!std::filesystem::is_directory(full, ec), "tensor '", what, "': external data location ",
+                full.string(), " is a directory");
   std::ifstream f(full, std::ios::binary);
   TESSERA_CHECK(f, "tensor '", what, "': cannot open external data file ", full.string());
   f.seekg(0, std::ios::end);
   int64_t size = f.tellg();
-  if (length < 0) length = size - offset;
-  TESSERA_CHECK(offset >= 0 && offset + length <= size, "tensor '", what, "': external data range [", offset, ", ",
-                offset + length, ") exceeds file ", full.string(), " of ", size, " bytes");
-  std::string data(static_cast<size_t>(length), '\0');
+  // Compared without forming offset + length, which can overflow.
+  TESSERA_CHECK(offset <= size && length.value_or(0) <= size - offset, "tensor '", what,
+                "': external data at offset ", offset, length ? " of length " + std::to_string(*length) : "",
+                " exceeds file ", full.string(), " of ", size, " bytes");
+  int64_t n = length.value_or(size - offset);
+  std::string data(static_cast<size_t>(n), '\0');
   f.seekg(offset);
-  f.read(data.data(), length);
+  f.read(data.data(), n);
+  TESSERA_CHECK(f.gcount() == n, "tensor '", what, "': cannot read external data file ", full.string());
   return data;
 }
 
@@ -67,7 +84,12 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
   Dims dims(p.dims().begin(), p.dims().end());
   for (int64_t d : dims)
     TESSERA_CHECK(d >= 0 && d < (int64_t{1} << 40), "tensor '", what, "' has invalid dimension ", d);
-  int64_t n = numel_of(dims);
+  int64_t n = 0;
+  try {
+    n = numel_of(dims);  // bounded to 2^40 elements, so n * element size cannot overflow
+  } catch (const Error& e) {
+    TESSERA_FAIL("tensor '", what, "': ", e.what());
+  }
   // Validate the data's size before allocating, so a corrupt header cannot
   // ask for terabytes.
   if (dt == DType::String) {

@@ -22,6 +22,8 @@ void write_tensor_pb(const std::string& path, const Tensor& t, const std::string
 
 // NumPy .npy (version 1/2, little-endian, C order).
 Tensor read_npy(const std::string& path);
+// The same from the file's bytes (`path` names it in errors).
+Tensor parse_npy(const std::string& bytes, const std::string& path);
 void write_npy(const std::string& path, const Tensor& t);
 
 // Reads either format by extension (.npy, otherwise TensorProto).

@@ -137,19 +137,58 @@ void check_attributes(const OpDef& def, const AttrMap& attrs, int64_t opset, con
                   ": required attribute '", spec.name, "' of ", def.name, " is missing");
 }
 
+std::pair<int, int> signature_counts(const std::string& sig) {
+  size_t star = sig.find('*');
+  std::string fixed = sig.substr(0, star);
+  TESSERA_CHECK(fixed.find_first_not_of("1?") == std::string::npos, "malformed signature '", sig, "'");
+  int min = static_cast<int>(fixed.rfind('1') + 1);  // npos + 1 = 0: none required
+  if (star == std::string::npos) return {min, static_cast<int>(fixed.size())};
+  std::string tail = sig.substr(star + 1);
+  TESSERA_CHECK(!tail.empty() && tail.find_first_not_of("0123456789") == std::string::npos && tail.size() < 3,
+                "malformed signature '", sig, "'");
+  return {static_cast<int>(fixed.size()) + std::stoi(tail), -1};
+}
+
 namespace {
-void check_count(const Arity& a, int count, const char* what, const OpDef& def, const std::string& label) {
-  if (count >= a.min && (a.max < 0 || count <= a.max)) return;
-  std::string want = a.max == a.min ? std::to_string(a.min)
-                     : a.max < 0    ? "at least " + std::to_string(a.min)
-                                    : std::to_string(a.min) + " to " + std::to_string(a.max);
-  TESSERA_FAIL(label, ": ", def.name, " takes ", want, " ", what, want == "1" ? "" : "s", ", got ", count);
+// One side of check_arity: `what` is "input" or "output".
+void check_side(const std::string& sig, const std::vector<bool>& present, const char* what, const OpDef& def,
+                int64_t opset, const std::string& label) {
+  auto [min, max] = signature_counts(sig);
+  int count = static_cast<int>(present.size());
+  if (count < min || (max >= 0 && count > max)) {
+    std::string want = max == min ? std::to_string(min)
+                       : max < 0  ? "at least " + std::to_string(min)
+                                  : std::to_string(min) + " to " + std::to_string(max);
+    // The opset matters when the op's parameters changed across versions.
+    std::string at = def.signatures.size() > 1 ? " at opset " + std::to_string(opset) : "";
+    TESSERA_FAIL(label, ": ", def.name, at, " takes ", want, " ", what, want == "1" ? "" : "s", ", got ", count);
+  }
+  size_t star = sig.find('*');
+  for (int i = 0; i < count; ++i) {
+    if (present[static_cast<size_t>(i)]) continue;
+    size_t k = static_cast<size_t>(i);
+    bool optional = k < sig.size() && k < star && sig[k] == '?';
+    TESSERA_CHECK(optional, label, ": ", what, " ", i, " of ", def.name, " is required but the node names it ''",
+                  k >= star ? " (one of its variadic " + std::string(what) + "s)" : std::string());
+  }
 }
 }  // namespace
 
-void check_arity(const OpDef& def, int num_inputs, int num_outputs, const std::string& label) {
-  check_count(def.inputs, num_inputs, "input", def, label);
-  check_count(def.outputs, num_outputs, "output", def, label);
+void check_arity(const OpDef& def, int64_t opset, const std::vector<bool>& inputs_present,
+                 const std::vector<bool>& outputs_present, const std::string& label) {
+  const Signature* s = def.signature_at(opset);
+  if (!s) return;
+  check_side(s->inputs, inputs_present, "input", def, opset, label);
+  check_side(s->outputs, outputs_present, "output", def, opset, label);
+}
+
+const Signature* OpDef::signature_at(int64_t opset) const {
+  const Signature* found = nullptr;
+  for (const Signature& s : signatures)
+    if (s.since_opset <= opset) found = &s;
+  // An op registered from an opset before its first row (other domains
+  // version apart) takes the first row.
+  return found || signatures.empty() ? found : &signatures.front();
 }
 
 const AttrSpec* OpDef::attr_spec(std::string_view name) const {
@@ -165,6 +204,15 @@ void OpRegistry::add(OpDef def) {
   TESSERA_CHECK(!ops_.count(key), "op '", def.name, "' registered twice");
   TESSERA_CHECK(def.infer && def.reference, "op '", def.name, "' needs inference and a reference kernel");
   ops_.emplace(std::move(key), std::move(def));
+}
+
+bool OpRegistry::add_signature(const std::string& name, const std::string& domain, Signature row) {
+  auto it = ops_.find(op_key(name, domain));
+  if (it == ops_.end()) return false;
+  signature_counts(row.inputs);
+  signature_counts(row.outputs);
+  it->second.signatures.push_back(std::move(row));
+  return true;
 }
 
 const OpDef* OpRegistry::find(const std::string& op, const std::string& domain) const {

@@ -119,21 +119,34 @@ std::string_view attr_kind_name(Attribute::Kind k);  // "int", "list of floats",
 // where a float is declared, one int or float where a list of them is).
 bool attr_kind_accepts(Attribute::Kind declared, Attribute::Kind found);
 
-// How many inputs (or outputs) a node of an op may list, absent optional ones
-// included; max -1: no limit. The default checks nothing.
-struct Arity {
-  int min = 0;
-  int max = -1;
+// An op's formal inputs and outputs at one opset range, in ONNX's notation
+// (ONNX's schemas are the source: src/ops/onnx_signatures.cpp). One character
+// per formal parameter: '1' required, '?' optional (a node names it '' or, at
+// the end, leaves it off); a variadic last parameter is '*' and its minimum
+// count ("*1": one or more; "??*0": two optional ones, then any number).
+// A node must list at least every parameter up to the last required one (and
+// the variadic minimum), at most every parameter, and '' only where optional.
+struct Signature {
+  int64_t since_opset = 1;
+  std::string inputs;
+  std::string outputs;
 };
 
+struct OpDef;
+// The counts a signature side allows: [min, max], max -1 = no limit; throws
+// on a malformed notation.
+std::pair<int, int> signature_counts(const std::string& sig);
 struct OpDef;
 // Checks a node's attributes against its op's schema at `opset`: every
 // attribute is declared and of an accepted kind, every required one present.
 // Throws an Error starting with `label` (the node's description).
 void check_attributes(const OpDef& def, const AttrMap& attrs, int64_t opset, const std::string& label);
-// Checks a node's input and output counts against the op's arity; throws an
-// Error starting with `label`.
-void check_arity(const OpDef& def, int num_inputs, int num_outputs, const std::string& label);
+// Checks a node's inputs and outputs against the op's signature at `opset`
+// (ONNX's rules, as ONNX Runtime applies them): the counts, and '' (false in
+// `present`) only for an optional parameter. Throws an Error starting with
+// `label`. An op without signatures is not checked.
+void check_arity(const OpDef& def, int64_t opset, const std::vector<bool>& inputs_present,
+                 const std::vector<bool>& outputs_present, const std::string& label);
 
 struct OpDef {
   std::string name;
@@ -148,15 +161,23 @@ struct OpDef {
   std::vector<AttrSpec> attributes;  // every attribute the op understands; any other is an error
   bool deterministic = true;        // false for random ops: never folded, outputs not reproducible
   ValueCheckFn value_check;         // null: the kernel is correct for any input values
-  Arity inputs, outputs;            // checked at import and by the verifier
+  // Input and output signatures in ascending since_opset, checked at import
+  // and by the verifier; ONNX's ops take theirs from ONNX's schemas when the
+  // registry is built (op_registry()), other domains declare their own.
+  std::vector<Signature> signatures;
 
   // The spec of attribute `name`, or null when the op declares none.
   const AttrSpec* attr_spec(std::string_view name) const;
+  // The signature in force at `opset`, or null when none is declared.
+  const Signature* signature_at(int64_t opset) const;
 };
 
 class OpRegistry {
  public:
   void add(OpDef def);
+  // Appends a signature row to op `name` of `domain` when it is registered
+  // (rows in ascending since_opset); false when no such op is.
+  bool add_signature(const std::string& name, const std::string& domain, Signature row);
   const OpDef* find(const std::string& op, const std::string& domain = "") const;
   // Like find, but throws an Error naming the node, op and opset when unknown.
   const OpDef& get(const Node& n, int64_t opset) const;

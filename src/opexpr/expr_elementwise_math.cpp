@@ -74,7 +74,9 @@ void register_unary(ExprRegistry& r) {
 }
 
 void register_activations(ExprRegistry& r) {
-  r.set_expr("Relu", "", ew_fn([](const Args& a) { return loop::max(a[0], loop::make_zero(a[0].type())); }));
+  // Loop IR's max(a, b) is b when either is NaN (x86 maxps): with x second a
+  // NaN propagates, as in torch, and Relu stays one maxps.
+  r.set_expr("Relu", "", ew_fn([](const Args& a) { return loop::max(loop::make_zero(a[0].type()), a[0]); }));
   r.set_expr("LeakyRelu", "", act([](const OpAttrs& at, const Expr& x) {
     return select(x >= 0, x, x * static_cast<double>(at.f("alpha")));
   }));
@@ -89,18 +91,18 @@ void register_activations(ExprRegistry& r) {
   r.set_expr("Celu", "", act([](const OpAttrs& at, const Expr& x) {
     double al = at.f("alpha");
     TESSERA_CHECK(al != 0, at.node().describe(), ": alpha must be non-zero");
-    // std::max(0, v) / std::min(0, w) map NaN to 0: loop max(v, 0) is v > 0 ? v : 0.
-    return loop::max(x, k(x, 0)) + loop::min(call("expm1", {x / al}) * al, k(x, 0));
+    // The data second in max/min: NaN propagates (see Relu).
+    return loop::max(k(x, 0), x) + loop::min(k(x, 0), call("expm1", {x / al}) * al);
   }));
   r.set_expr("ThresholdedRelu", "", act([](const OpAttrs& at, const Expr& x) {
     return select(x > static_cast<double>(at.f("alpha")), x, k(x, 0));
   }));
   r.set_expr("HardSigmoid", "", act([](const OpAttrs& at, const Expr& x) {
     double al = at.f("alpha"), b = at.f("beta");
-    return loop::max(loop::min(x * al + b, k(x, 1)), k(x, 0));  // NaN -> 1 as the reference
+    return loop::max(k(x, 0), loop::min(k(x, 1), x * al + b));  // NaN propagates (see Relu)
   }));
   r.set_expr("HardSwish", "", act([](const OpAttrs&, const Expr& x) {
-    return x * loop::max(loop::min(x / 6.0 + 0.5, k(x, 1)), k(x, 0));
+    return x * loop::max(k(x, 0), loop::min(k(x, 1), x / 6.0 + 0.5));
   }));
   r.set_expr("Softplus", "", act([](const OpAttrs&, const Expr& x) { return softplus(x); }));
   r.set_expr("Softsign", "", act([](const OpAttrs&, const Expr& x) { return x / (call("abs", {x}) + 1.0); }));

@@ -229,18 +229,18 @@ void register_blocked_conv_ops(OpRegistry& r) {
   grouped.push_back(int_attr("in_channels", 0));
   r.add({.name = "ConvBlocked", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany, .linear_inputs = {0, 1},
          .infer = infer_blocked_conv, .reference = run_blocked_conv, .flops = blocked_conv_flops,
-         .attributes = grouped});
+         .attributes = grouped, .signatures = {{1, "11?", "1"}}});
   r.add({.name = "DepthwiseConvBlocked", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany,
          .linear_inputs = {0, 1}, .infer = infer_blocked_conv, .reference = run_blocked_conv,
-         .flops = blocked_conv_flops, .attributes = window});
+         .flops = blocked_conv_flops, .attributes = window, .signatures = {{1, "11?", "1"}}});
   // Pure data movement (a transpose with padding): no arithmetic.
   auto no_flops = [](const Node&, const std::vector<const TensorType*>&, const std::vector<TensorType>&) { return 0.0; };
   r.add({.name = "ReorderToBlocked", .domain = kBlockedDomain, .mapping = MappingType::Shuffle,
          .linear_inputs = {0}, .infer = infer_to_blocked, .reference = run_to_blocked, .flops = no_flops,
-         .attributes = {int_attr("block").required()}});
+         .attributes = {int_attr("block").required()}, .signatures = {{1, "1", "1"}}});
   r.add({.name = "ReorderFromBlocked", .domain = kBlockedDomain, .mapping = MappingType::Shuffle,
          .linear_inputs = {0}, .infer = infer_from_blocked, .reference = run_from_blocked, .flops = no_flops,
-         .attributes = {int_attr("channels").required()}});
+         .attributes = {int_attr("channels").required()}, .signatures = {{1, "1", "1"}}});
 }
 
 }  // namespace tessera

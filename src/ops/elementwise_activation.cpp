@@ -34,7 +34,7 @@ template <unsigned Mask = kFloat, class Make>
 void add_act(OpRegistry& r, const char* name, int64_t min_opset, std::vector<AttrSpec> attrs, Make make) {
   OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .infer = infer_unary<Mask>,
           .reference = [make](const KernelContext& c) { return map_unary<Mask>(c, make(op_attrs(c))); },
-          .attributes = std::move(attrs), .inputs = {1, 1}, .outputs = {1, 1}};
+          .attributes = std::move(attrs)};
   r.add(min_opset == 6 ? with_consumed_inputs(std::move(d)) : std::move(d));
 }
 
@@ -148,7 +148,7 @@ std::vector<Tensor> clip(const KernelContext& c) {
 
 void register_ew_activation_ops(OpRegistry& r) {
   add_act<kFloat | kSigned>(r, "Relu", 6, {}, [](const OpAttrs&) {
-    return [](auto v) { return v > 0 ? v : decltype(v)(0); };
+    return [](auto v) { return v < 0 ? decltype(v)(0) : v; };  // NaN stays NaN, as in torch
   });
   add_act(r, "LeakyRelu", 6, {float_attr("alpha", 0.01f)}, [](const OpAttrs& at) {
     double a = at.f("alpha");
@@ -168,7 +168,7 @@ void register_ew_activation_ops(OpRegistry& r) {
   add_act(r, "Celu", 12, {float_attr("alpha", 1.0f)}, [](const OpAttrs& at) {
     double a = at.f("alpha");
     TESSERA_CHECK(a != 0, at.node().describe(), ": alpha must be non-zero");
-    return [a](double v) { return std::max(0.0, v) + std::min(0.0, a * std::expm1(v / a)); };
+    return [a](double v) { return max_keep_nan(0.0, v) + min_keep_nan(0.0, a * std::expm1(v / a)); };
   });
   // Opsets 1-9 had the same op as an experimental one.
   add_act(r, "ThresholdedRelu", 1, {float_attr("alpha", 1.0f)}, [](const OpAttrs& at) {
@@ -177,10 +177,10 @@ void register_ew_activation_ops(OpRegistry& r) {
   });
   add_act(r, "HardSigmoid", 6, {float_attr("alpha", 0.2f), float_attr("beta", 0.5f)}, [](const OpAttrs& at) {
     double a = at.f("alpha"), b = at.f("beta");
-    return [a, b](double v) { return std::max(0.0, std::min(1.0, a * v + b)); };
+    return [a, b](double v) { return max_keep_nan(0.0, min_keep_nan(1.0, a * v + b)); };
   });
   add_act(r, "HardSwish", 14, {}, [](const OpAttrs&) {
-    return [](double v) { return v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5)); };
+    return [](double v) { return v * max_keep_nan(0.0, min_keep_nan(1.0, v / 6.0 + 0.5)); };
   });
   add_act(r, "Softplus", 1, {}, [](const OpAttrs&) { return [](double v) { return softplus(v); }; });
   add_act(r, "Softsign", 1, {}, [](const OpAttrs&) { return [](double v) { return v / (1.0 + std::fabs(v)); }; });

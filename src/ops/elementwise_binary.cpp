@@ -25,7 +25,7 @@ void add_binary(OpRegistry& r, const char* name, int64_t min_opset, std::vector<
                 std::vector<AttrSpec> attrs, F kernel, ValueCheckFn check = nullptr) {
   OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
           .linear_inputs = std::move(linear), .infer = infer_binary<kNumeric>, .reference = kernel,
-          .attributes = std::move(attrs), .value_check = std::move(check), .inputs = {2, 2}, .outputs = {1, 1}};
+          .attributes = std::move(attrs), .value_check = std::move(check)};
   r.add(min_opset < 7 ? with_legacy_broadcast(std::move(d)) : std::move(d));
 }
 
@@ -169,8 +169,7 @@ void register_ew_binary_ops(OpRegistry& r) {
   r.add(with_legacy_broadcast({.name = "Pow", .min_opset = 7, .mapping = MappingType::OneToOne, .broadcasts = true,
                                .infer = infer_pow, .reference = pow_kernel}));
   r.add({.name = "BitShift", .min_opset = 11, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_binary<kUnsigned>,
-         .reference = bitshift_kernel, .attributes = {string_attr("direction").required()}, .inputs = {2, 2},
-         .outputs = {1, 1}});
+         .reference = bitshift_kernel, .attributes = {string_attr("direction").required()}});
 }
 
 }  // namespace tessera

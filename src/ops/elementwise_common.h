@@ -115,6 +115,12 @@ inline T store(V v) {
   }
 }
 
+// max(a, b) and min(a, b) that return b when either is NaN: with the data as
+// b, a NaN propagates as in torch (std::max(0.0, NaN) is 0). These are the
+// loop IR's float Max/Min (x86 maxps/minps), so compiled kernels agree.
+inline double max_keep_nan(double a, double b) { return a > b ? a : b; }
+inline double min_keep_nan(double a, double b) { return a < b ? a : b; }
+
 // Dispatches on `t` but only instantiates `f` for element types in Mask;
 // other types throw naming the node.
 template <unsigned Mask, class F>

@@ -69,8 +69,6 @@ Dims legacy_broadcast_b_dims(const OpAttrs& attrs, const Dims& a, const Dims& b)
 
 OpDef with_legacy_broadcast(OpDef d) {
   d.min_opset = 1;
-  d.inputs = {2, 2};  // every op with legacy broadcasting is binary
-  d.outputs = {1, 1};
   d.attributes.insert(d.attributes.end(),
                       {int_attr("broadcast", 0), int_attr("axis", 0), ints_attr("consumed_inputs")});
   auto check_attrs = [](const Node& n, int64_t opset) {

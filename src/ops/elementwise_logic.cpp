@@ -14,16 +14,14 @@ template <unsigned Mask, class F>
 void add_compare(OpRegistry& r, const char* name, int64_t min_opset, F f) {
   OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true,
           .infer = infer_binary<Mask, DType::Bool>,
-          .reference = [f](const KernelContext& c) { return map_binary<Mask>(c, f, DType::Bool); },
-          .inputs = {2, 2}, .outputs = {1, 1}};
+          .reference = [f](const KernelContext& c) { return map_binary<Mask>(c, f, DType::Bool); }};
   r.add(min_opset < 7 ? with_legacy_broadcast(std::move(d)) : std::move(d));
 }
 
 template <unsigned Mask, class F>
 void add_bitwise(OpRegistry& r, const char* name, int64_t min_opset, F f) {
   r.add({.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne, .broadcasts = true, .infer = infer_binary<Mask>,
-         .reference = [f](const KernelContext& c) { return map_binary<Mask>(c, f); }, .inputs = {2, 2},
-         .outputs = {1, 1}});
+         .reference = [f](const KernelContext& c) { return map_binary<Mask>(c, f); }});
 }
 
 // Equal also compares string tensors.

@@ -17,8 +17,7 @@ template <unsigned Mask, class F>
 void add_unary(OpRegistry& r, const char* name, int64_t min_opset, F f, std::vector<int> linear = {}) {
   OpDef d{.name = name, .min_opset = min_opset, .mapping = MappingType::OneToOne,
           .linear_inputs = std::move(linear), .infer = infer_unary<Mask>,
-          .reference = [f](const KernelContext& c) { return map_unary<Mask>(c, f); }, .inputs = {1, 1},
-          .outputs = {1, 1}};
+          .reference = [f](const KernelContext& c) { return map_unary<Mask>(c, f); }};
   r.add(min_opset == 6 ? with_consumed_inputs(std::move(d)) : std::move(d));
 }
 

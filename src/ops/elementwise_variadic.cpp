@@ -68,7 +68,7 @@ void add_variadic(OpRegistry& r, const char* name, F f, bool mean = false) {
       {.name = name, .min_opset = 8, .mapping = MappingType::OneToOne, .broadcasts = true,
        .infer = infer_variadic<Mask>,
        .reference = [f, mean](const KernelContext& c) { return fold_inputs<Mask>(c, f, mean); },
-       .flops = fold_flops(mean ? 1 : 0), .inputs = {1, -1}, .outputs = {1, 1}},
+       .flops = fold_flops(mean ? 1 : 0)},
       8));
 }
 

@@ -85,7 +85,10 @@ void verify_schemas(const Graph& g) {
   for (const auto& n : g.nodes()) {
     const OpDef& def = op_registry().get(*n, g.opset);
     check_attributes(def, n->attrs, g.opset, n->describe());
-    check_arity(def, n->num_inputs(), static_cast<int>(n->outputs.size()), n->describe());
+    std::vector<bool> ins, outs;
+    for (const Value* v : n->inputs) ins.push_back(v != nullptr);
+    for (const Value* v : n->outputs) outs.push_back(v != nullptr);
+    check_arity(def, g.opset, ins, outs, n->describe());
     for (const auto& [k, a] : n->attrs) {
       if (a.g) verify_schemas(*a.g);
       for (const auto& sub : a.graphs)

@@ -1,6 +1,8 @@
 // The built-in op registry and graph-wide inference over it.
 #include "ops/registry.h"
 
+#include "ops/onnx_signatures.h"
+
 #include "support/error.h"
 
 namespace tessera {
@@ -16,6 +18,9 @@ const OpRegistry& op_registry() {
     register_misc_ops(r);
     register_string_ops(r);
     register_ml_ops(r);
+    // ONNX's ops take ONNX's signatures (rows of ops Tessera lacks match none).
+    for (const OnnxSignatureRow& row : onnx_signature_rows())
+      r.add_signature(row.op, row.domain, {row.since_opset, row.inputs, row.outputs});
     return r;
   }();
   return reg;
@@ -92,10 +97,12 @@ std::vector<Tensor> run_reference(const Node& n, int64_t opset, const std::vecto
   std::vector<Tensor> out;
   try {
     out = def.reference(ctx);
-  } catch (const Error&) {
-    throw;
   } catch (const std::exception& e) {
-    TESSERA_FAIL(n.describe(), ": ", e.what());
+    // Every error names the node: kernels' own checks do; a tensor too large
+    // for the machine (support/memory.h) and the like do not know it.
+    std::string m = e.what();
+    if (dynamic_cast<const Error*>(&e) && m.find(n.describe()) != std::string::npos) throw;
+    TESSERA_FAIL(n.describe(), ": ", m);
   }
   return out;
 }

@@ -201,13 +201,14 @@ double output_flops(const Node& n, const std::vector<const TensorType*>& ins, co
 void register_winograd_ops(OpRegistry& r) {
   r.add({.name = "WinogradInput", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany, .linear_inputs = {0},
          .infer = infer_input, .reference = run_input, .flops = input_flops,
-         .attributes = {ints_attr("pads").required(), ints_attr("tiles").required()}});
+         .attributes = {ints_attr("pads").required(), ints_attr("tiles").required()},
+         .signatures = {{1, "1", "1"}}});
   r.add({.name = "WinogradGemm", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany,
          .linear_inputs = {0, 1}, .infer = infer_gemm, .reference = run_gemm, .flops = gemm_flops,
-         .attributes = {int_attr("group_div", 1), int_attr("group_mul", 0)}});
+         .attributes = {int_attr("group_div", 1), int_attr("group_mul", 0)}, .signatures = {{1, "11", "1"}}});
   r.add({.name = "WinogradOutput", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany,
          .linear_inputs = {0}, .infer = infer_output, .reference = run_output, .flops = output_flops,
-         .attributes = {ints_attr("output").required()}});
+         .attributes = {ints_attr("output").required()}, .signatures = {{1, "1?", "1"}}});
 }
 
 }  // namespace tessera

@@ -240,22 +240,4 @@ std::string describe(const ArenaLayout& plan) {
          ", lower bound " + format_bytes(plan.lower_bound_bytes) + ")";
 }
 
-std::string format_bytes(int64_t bytes) {
-  char buf[64];
-  if (bytes < 1024 && bytes > -1024) {
-    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-    return buf;
-  }
-  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes) / 1024.0;
-  size_t u = 0;
-  // Move up a unit when the value would print as 1024.0.
-  while (u + 1 < std::size(kUnits) && (v >= 1023.95 || v <= -1023.95)) {
-    v /= 1024.0;
-    ++u;
-  }
-  std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
-  return buf;
-}
-
 }  // namespace tessera::runtime

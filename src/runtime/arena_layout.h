@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "support/memory.h"
+
 namespace tessera::runtime {
 
 struct BufferRequest {
@@ -61,7 +63,6 @@ ArenaLayout layout_arena(const std::vector<BufferRequest>& requests);
 // "peak 12.3 MiB (no reuse: 40.1 MiB, lower bound 11.9 MiB)".
 std::string describe(const ArenaLayout& plan);
 
-// A byte count for humans: "0 B", "512 B", "1.5 KiB", "12.3 MiB", "2.0 GiB".
-std::string format_bytes(int64_t bytes);
+using tessera::format_bytes;  // support/memory.h
 
 }  // namespace tessera::runtime

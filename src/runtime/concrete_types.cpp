@@ -6,6 +6,7 @@
 #include "compile/task.h"
 #include "opexpr/expr_registry.h"
 #include "support/error.h"
+#include "support/memory.h"
 
 namespace tessera::runtime {
 
@@ -112,8 +113,13 @@ void ConcreteTypes::infer_node(const Node& n) {
     for (size_t k = 0; k < n.outputs.size(); ++k)
       if (n.outputs[k]) out[k] = TensorType{outs[k].dtype(), outs[k].dims(), true};
   }
-  for (size_t k = 0; k < n.outputs.size(); ++k)
-    if (n.outputs[k]) type_[n.outputs[k]] = out[k];
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    if (!n.outputs[k]) continue;
+    type_[n.outputs[k]] = out[k];
+    // Before any kernel is compiled or any memory planned: an output no
+    // machine of this kind could hold is an error naming the node.
+    check_tensor_fits(out[k].dtype, out[k].dims, n.describe() + ": output '" + n.outputs[k]->name + "'");
+  }
 
   auto is_string = [](const TensorType& t) { return t.dtype == DType::String; };
   std::vector<TensorType> all_out;

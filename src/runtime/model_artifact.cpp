@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -14,10 +15,12 @@
 #include "frontend/onnx_import.h"
 #include "frontend/onnx_tensor.h"
 #include "opt/pipeline.h"
-#include "runtime/artifact.h"
+#include "support/artifact.h"
 #include "compile/task.h"
 #include "runtime/executor.h"
+#include "support/checked_int.h"
 #include "support/error.h"
+#include "support/thread_pool.h"
 
 namespace tessera::runtime {
 
@@ -97,8 +100,13 @@ SavedSteps saved_steps(const Artifact& a, size_t plan, size_t steps, const std::
     auto it = a.sections.find(step_section(plan, k, "nodes"));
     if (it == a.sections.end()) break;
     std::vector<int> nodes;
-    for (const std::string& w : split(it->second, ' '))
-      if (!w.empty()) nodes.push_back(std::stoi(w));
+    for (const std::string& w : split(it->second, ' ')) {
+      if (w.empty()) continue;
+      std::optional<int64_t> node = parse_int64(w);
+      TESSERA_CHECK(node && *node >= 0 && *node < static_cast<int64_t>(steps), path, ": step ", k,
+                    " lists node '", w, "', which the model does not have");
+      nodes.push_back(static_cast<int>(*node));
+    }
     s.blocks.push_back(std::move(nodes));
   }
   for (size_t k = 0; k < steps; ++k) {
@@ -178,7 +186,13 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
     if (eq != std::string::npos) saved[line.substr(0, eq)] = line.substr(eq + 1);
   }
   if (use_saved_isa && saved.count("isa")) opts.isa = isa_from_name(saved["isa"]);
-  if (opts.threads <= 0 && saved.count("threads")) opts.threads = std::stoi(saved["threads"]);
+  if (saved.count("threads")) {
+    // Untrusted: a number of threads this machine may run (ThreadPool::max_threads).
+    std::optional<int64_t> t = parse_int64(saved["threads"]);
+    TESSERA_CHECK(t && *t >= 0 && *t <= ThreadPool::max_threads(), path, ": options: threads=", saved["threads"],
+                  " is not a thread count this machine runs (0 to ", ThreadPool::max_threads(), ")");
+    if (opts.threads <= 0) opts.threads = static_cast<int>(*t);
+  }
   std::string dir = std::filesystem::path(path).parent_path().string();
   auto g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir);
   // The saved graph is final (its convolutions already in the layout it was

@@ -20,6 +20,7 @@
 #include "runtime/task_kernel.h"
 #include "runtime/value_oracle.h"
 #include "support/error.h"
+#include "support/memory.h"
 
 namespace tessera::runtime {
 
@@ -477,6 +478,9 @@ class PlanCompiler {
       }
     }
     plan_->arena_layout = layout_arena(reqs);
+    // Each value fits (ConcreteTypes checked), but all live at once may not.
+    TESSERA_CHECK(plan_->arena_layout.arena_bytes <= memory_limit_bytes(), "the model's activations need ",
+                  format_bytes(plan_->arena_layout.arena_bytes), " at their peak, more than this machine's memory (", format_bytes(memory_limit_bytes()), ")");
     for (size_t i = 0; i < plan_->slots.size(); ++i)
       if (req_of[i] >= 0) plan_->slots[i].offset = plan_->arena_layout.offsets[static_cast<size_t>(req_of[i])];
   }

@@ -6,6 +6,8 @@
 
 #include "loop/printer.h"
 #include "loop/simplify.h"
+#include "loop/unroll.h"
+#include "loop/vectorize.h"
 #include "loop/visitor.h"
 #include "support/error.h"
 
@@ -39,6 +41,49 @@ LoopNest::LoopNest(const te::Stage& stage, const std::vector<Expr>& mins, const 
   if (te::is_top_reduce(stage))
     for (const auto& a : stage.body.as<loop::ReduceNode>()->axes)
       reduce_.push_back(loop::simplify(a.min + add(a.var.name(), a.extent, true)));
+  domain_ = constant_iterations();
+}
+
+namespace {
+// Iterations a schedule's splits may add beyond the domain: a factor of 64
+// over it plus a million (partial tiles of default schedules stay far below:
+// a 1x1 product tiled 8x32 runs 256 iterations).
+constexpr int64_t kMaxOvershoot = 64, kOvershootSlack = int64_t{1} << 20;
+// Copies of a body the unrolled and vectorized loops of one stage may make
+// (a register tile: 8 rows x 32 lanes x 4 reduction steps is 1024).
+constexpr int64_t kMaxUnrolledBody = 4096;
+// The largest split factor of a loop whose extent is not a constant.
+constexpr int64_t kMaxSymbolicSplit = int64_t{1} << 20;
+
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+}  // namespace
+
+int64_t LoopNest::constant_iterations() const {
+  int64_t n = 1;
+  for (const Leaf& l : leaves_)
+    if (const int64_t* e = loop::as_const_int(l.extent)) n = saturating_mul(n, std::max<int64_t>(*e, 1));
+  return n;
+}
+
+void LoopNest::check_bounds(const Directive& step) const {
+  const std::string& s = stage_.name;
+  int64_t iterations = constant_iterations();
+  TESSERA_CHECK(iterations <= saturating_mul(domain_, kMaxOvershoot) + kOvershootSlack, "schedule: ", step.to_text(),
+                ": the loops of ", s, " would run ", iterations, " iterations over a domain of ", domain_,
+                " (a split factor far beyond its loop's extent)");
+  int64_t body = 1;
+  for (const Leaf& l : leaves_) {
+    // Loops past the unroller's and vectorizer's own limits stay serial.
+    int64_t e = *loop::as_const_int(l.extent);
+    if ((l.kind == ForKind::Unrolled && e <= loop::kMaxUnrollIterations) ||
+        (l.kind == ForKind::Vectorized && e <= loop::kMaxVectorLanes))
+      body = saturating_mul(body, e);
+  }
+  TESSERA_CHECK(body <= kMaxUnrolledBody, "schedule: ", step.to_text(), ": the unrolled and vectorized loops of ", s,
+                " would copy its body ", body, " times (at most ", kMaxUnrolledBody, ")");
 }
 
 const Leaf* LoopNest::find(const std::string& name) const {
@@ -69,6 +114,8 @@ void LoopNest::apply(const Directive& step) {
       int64_t f = step.ints.at(0);
       TESSERA_CHECK(f >= 1, "schedule: split ", s, " ", step.names[0], " by ", f, ": the factor must be >= 1");
       Leaf old = leaf(step.names[0]);
+      TESSERA_CHECK(loop::as_const_int(old.extent) || f <= kMaxSymbolicSplit, "schedule: split ", s, " ", old.name,
+                    " by ", f, ": at most ", kMaxSymbolicSplit, " for a loop of extent ", loop::to_string(old.extent));
       auto pos = std::find_if(leaves_.begin(), leaves_.end(), [&](const Leaf& l) { return l.name == old.name; });
       Leaf outer{outer_name(old.name), Var(s + "." + outer_name(old.name)), {}, ForKind::Serial, old.reduce};
       Leaf inner{inner_name(old.name), Var(s + "." + inner_name(old.name)), loop::int_imm(f), ForKind::Serial,
@@ -86,6 +133,7 @@ void LoopNest::apply(const Directive& step) {
       *pos = outer;
       leaves_.insert(pos + 1, inner);
       substitute_all(old.var, value);
+      check_bounds(step);
       return;
     }
     case DirectiveKind::Fuse: {
@@ -129,6 +177,7 @@ void LoopNest::apply(const Directive& step) {
         TESSERA_CHECK(loop::as_const_int(l.extent), "schedule: ", directive_kind_name(step.kind), " ", s, " ", l.name,
                       ": the loop's extent must be a constant, it is ", loop::to_string(l.extent));
         l.kind = step.kind == DirectiveKind::Vectorize ? ForKind::Vectorized : ForKind::Unrolled;
+        check_bounds(step);
       }
       return;
     }

@@ -61,8 +61,15 @@ class LoopNest {
   // the first iteration of the reduce loops outside it), updated there, and
   // written back after it.
   loop::Stmt accumulated(size_t at, const StoreFn& store, const LoadFn& load_self) const;
+  // Iterations of the leaves with constant extents (saturating at INT64_MAX).
+  int64_t constant_iterations() const;
+  // Schedules are untrusted input too (artifacts, records): a split may not
+  // make the loops run far more iterations than the domain, nor the unrolled
+  // and vectorized loops of one body hold too many copies of it.
+  void check_bounds(const Directive& step) const;
 
   const te::Stage& stage_;
+  int64_t domain_ = 1;  // constant_iterations() before any step
   std::vector<Leaf> leaves_;
   std::vector<loop::Expr> spatial_, reduce_;
   std::vector<loop::Expr> guards_;  // conditions from non-dividing splits

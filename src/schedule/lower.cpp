@@ -372,6 +372,10 @@ class Lowering {
       int64_t d = step.ints.at(0), f = step.ints.at(1);
       TESSERA_CHECK(d >= 0 && d < static_cast<int64_t>(st.dims.size()) && f >= 1, "lower ", name_, ": ",
                     step.to_text(), ": bad dim or factor for rank ", st.dims.size());
+      // Blocks of at most the dim (or a few vectors): an untrusted schedule
+      // could otherwise pad a dim of 3 to a billion.
+      TESSERA_CHECK(f <= std::max<int64_t>(st.dims[static_cast<size_t>(d)], 256), "lower ", name_, ": ",
+                    step.to_text(), ": factor ", f, " exceeds dim ", d, " (", st.dims[static_cast<size_t>(d)], ")");
       if (step.kind == DirectiveKind::Pad) st.dims[static_cast<size_t>(d)] = (st.dims[static_cast<size_t>(d)] + f - 1) / f * f;
       else st.layout.emplace_back(d, f);
     }

@@ -3,6 +3,9 @@
 
 #include <sstream>
 
+#include <optional>
+
+#include "support/checked_int.h"
 #include "support/error.h"
 
 namespace tessera::schedule {
@@ -149,15 +152,14 @@ Schedule parse_schedule(const std::string& text) {
       st.names.assign(w.begin() + 2, w.begin() + 2 + syn->names);
       for (size_t i = 2 + static_cast<size_t>(syn->names); i < w.size(); ++i) {
         const std::string& x = w[i];
-        size_t used = 0;
-        int64_t v = 0;
-        try {
-          v = std::stoll(x, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        TESSERA_CHECK(used == x.size() && !x.empty(), "schedule line ", line_no, ": '", x, "' is not an integer");
-        st.ints.push_back(v);
+        std::optional<int64_t> v = parse_int64(x);
+        TESSERA_CHECK(v, "schedule line ", line_no, ": '", x, "' is not an integer");
+        // Schedules come from files (artifacts, tuning records): a factor or
+        // dim beyond any loop's is refused here; lowering checks each
+        // against its loop's extent.
+        TESSERA_CHECK(*v >= 0 && *v <= kMaxScheduleInt, "schedule line ", line_no, ": ", x, " is out of range (0 to ",
+                      kMaxScheduleInt, ")");
+        st.ints.push_back(*v);
       }
     }
     for (const auto& n : st.names) TESSERA_CHECK(valid_name(n), "schedule line ", line_no, ": bad name '", n, "'");

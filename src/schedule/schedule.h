@@ -95,5 +95,8 @@ inline std::string fused_name(const std::string& outer, const std::string& inner
 std::string to_text(const Schedule& s);
 // Parses the text form; throws tessera::Error naming the line on bad input.
 Schedule parse_schedule(const std::string& text);
+// The largest integer argument (factor, dim) parse_schedule accepts; larger
+// ones could only come from a damaged or crafted file.
+inline constexpr int64_t kMaxScheduleInt = int64_t{1} << 24;
 
 }  // namespace tessera::schedule

@@ -1,6 +1,8 @@
 // Program-level schedule directives: inline, cache_write, cache_read, rfactor.
 #include "schedule/stage_graph.h"
 
+#include <algorithm>
+
 #include "loop/visitor.h"
 #include "support/error.h"
 
@@ -157,6 +159,10 @@ std::vector<Tensor> rfactor(const std::vector<Tensor>& outputs, const std::strin
   const loop::ReduceAxis& r = red->axes[k];
   const int64_t* n = loop::as_const_int(r.extent);
   TESSERA_CHECK(n, "schedule: rfactor ", name, " ", axis, ": the axis extent is not a constant");
+  // Partial results per lane: a vector's worth (or a few) even for a short
+  // axis, never more (an untrusted schedule could ask for a billion).
+  TESSERA_CHECK(factor <= std::max<int64_t>(*n, 256), "schedule: rfactor ", name, " ", axis, " ", factor,
+                ": more partial results than the axis has elements (", *n, ")");
   const int64_t outer = (*n + factor - 1) / factor;
 
   // S.rf[axes..., lane] = reduce over (other axes, r.o) of source[r := r.o*F + lane + min].

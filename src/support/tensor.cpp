@@ -11,6 +11,7 @@
 
 #include "support/dtype_dispatch.h"
 #include "support/error.h"
+#include "support/memory.h"
 
 namespace tessera {
 
@@ -53,6 +54,7 @@ Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
     return;
   }
   TESSERA_CHECK(dtype_size(dtype_) > 0, "cannot allocate a tensor of type ", dtype_name(dtype_));
+  check_tensor_fits(dtype_, dims_, "a tensor");
   size_t bytes = nbytes();
   // Large tensors are aligned to and backed by 2 MiB pages where the kernel
   // allows it: kernels walking them by rows (a GEMM's A, its packed B) would
@@ -61,7 +63,8 @@ Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
   size_t alloc = (bytes + align - 1) / align * align;
   if (alloc == 0) alloc = 64;
   void* p = std::aligned_alloc(align, alloc);
-  if (!p) throw std::bad_alloc();
+  TESSERA_CHECK(p, "cannot allocate ", format_bytes(static_cast<int64_t>(alloc)), " for a tensor of shape ",
+                dims_to_string(dims_), " (", dtype_name(dtype_), "): out of memory");
   if (align == kHugePageBytes) madvise(p, alloc, MADV_HUGEPAGE);  // advice only: failure is harmless
   std::memset(p, 0, alloc);
   storage_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });

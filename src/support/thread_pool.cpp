@@ -180,7 +180,18 @@ int ThreadPool::default_threads() { return std::max(1, static_cast<int>(std::thr
 
 bool ThreadPool::in_parallel_region() { return t_in_region; }
 
-ThreadPool::ThreadPool(int threads) { start_workers(threads); }
+namespace {
+void check_thread_count(int threads) {
+  TESSERA_CHECK(threads <= ThreadPool::max_threads(), "cannot run ", threads, " threads: at most ",
+                ThreadPool::max_threads(), " (4x the ", ThreadPool::default_threads(),
+                " cores, at least 64, at most 1024)");
+}
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  check_thread_count(threads);
+  start_workers(threads);
+}
 
 ThreadPool::~ThreadPool() {
   std::lock_guard<std::mutex> lock(dispatch_mu_);
@@ -191,10 +202,13 @@ int ThreadPool::threads() const { return threads_; }
 
 void ThreadPool::set_threads(int threads) {
   TESSERA_CHECK(!t_in_region, "ThreadPool::set_threads: called from inside a parallel loop");
+  check_thread_count(threads);
   std::lock_guard<std::mutex> lock(dispatch_mu_);
   stop_workers();
   start_workers(threads);
 }
+
+int ThreadPool::max_threads() { return std::clamp(4 * default_threads(), 64, 1024); }
 
 void ThreadPool::start_workers(int threads) {
   threads_ = threads > 0 ? threads : default_threads();

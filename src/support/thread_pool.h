@@ -38,6 +38,10 @@ class ThreadPool {
   static ThreadPool& global();
   // std::thread::hardware_concurrency(), at least 1.
   static int default_threads();
+  // The most threads a pool may have: 4x default_threads(), at least 64 and
+  // at most 1024. More only oversubscribe the cores; the bound keeps a crafted
+  // artifact or a typo (--threads 100000) from starting a storm of threads.
+  static int max_threads();
   // True on a thread that is running a chunk of some pool's parallel_for.
   static bool in_parallel_region();
 

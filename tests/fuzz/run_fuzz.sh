@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the importer fuzz target with clang (ASan + libFuzzer) in its own
+# Builds the fuzz target of every untrusted format (ONNX with external data,
+# .npy, .tsr; see fuzz_import.cpp) with clang (ASan + libFuzzer) in its own
 # build directory and fuzzes for a bounded time, seeded with real models.
 # Usage: run_fuzz.sh SOURCE_DIR BUILD_DIR SECONDS
 set -euo pipefail
@@ -16,8 +17,9 @@ for m in "$data"/node/test_{add,conv_with_strides_padding,reshape_negative_dim,g
          "$data"/simple/test_sign_model/model.onnx; do
   [ -f "$m" ] && cp "$m" "$corpus/seed_$((i++)).onnx"
 done
-# Inputs that once crashed the importer: run first, as part of the corpus.
-cp "$src"/tests/fuzz/regressions/*.onnx "$corpus/"
+# Hostile inputs (each once crashed, hung or misread: models, .npy files,
+# artifacts): run first, as part of the corpus.
+cp "$src"/tests/fuzz/regressions/* "$corpus/"
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
 "$build/fuzz_import" "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \
   -malloc_limit_mb=4096 -print_final_stats=1 2>&1 | tail -n 15

@@ -4,7 +4,7 @@
 // trailer, absurd lengths, format and Tessera version mismatches), plus a
 // seeded random-corruption loop that must only ever throw tessera::Error or
 // load the original content.
-#include "runtime/artifact.h"
+#include "support/artifact.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -135,6 +135,39 @@ TEST_F(Cli, DynamicInputNeedsShape) {
   EXPECT_NE(r.out.find("f32[5x3]"), std::string::npos) << r.out;
 }
 
+// Hostile command lines: each is a clear sentence and a non-zero exit, found
+// before the run (the run may take minutes), never a raw filesystem error,
+// std::bad_alloc or a storm of threads.
+TEST_F(Cli, HostileArgumentsAreClearErrors) {
+  // Runs `args`, expecting a non-zero exit whose output holds `message` and
+  // no output checksum (the error came before the run).
+  auto expect_error = [](const std::string& args, const std::string& message) {
+    auto r = cli(args);
+    EXPECT_NE(r.code, 0) << args;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("checksum"), std::string::npos) << "ran before failing: " << args << "\n" << r.out;
+  };
+  // --outputs naming an existing file, or a path under one (used to fail
+  // after the run with a raw filesystem error).
+  const std::string file = (dir_ / "afile").string();
+  write_file(file, "x");
+  expect_error("run " + model_ + " --outputs " + file,
+               "error: --outputs '" + file + "' is an existing file, not a directory");
+  expect_error("run " + model_ + " --backend reference --outputs " + file + "/sub",
+               "error: --outputs '" + file + "/sub': cannot create the directory: Not a directory");
+  // A directory given as the model (used to say "the model file is empty").
+  expect_error("run " + dir_.string(), "'" + dir_.string() + "' is a directory, not a file");
+  // Inputs no machine of this kind could hold: named, with the size.
+  write_file(model_, testing::bytes_of(testing::add_relu_model({-1, 3, 224, 224})));
+  for (const char* backend : {"compiled", "reference"})
+    expect_error("run " + model_ + " --shape x=100000x3x224x224 --backend " + backend,
+                 "error: input 'x' needs 56.1 GiB (100000x3x224x224 f32), more than this machine's memory");
+  expect_error("run " + model_ + " --shape x=99999999999999999999x3x224x224",
+               "dimension '99999999999999999999' is too large");
+  // Threads beyond any sensible pool.
+  expect_error("run " + model_ + " --shape x=1x3x224x224 --threads 100000", "--threads: Value 100000 not in range 0 to");
+}
+
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.dims() == b.dims() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }

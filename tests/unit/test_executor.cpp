@@ -10,7 +10,7 @@
 
 #include "interp/interpreter.h"
 #include "opexpr/expr_registry.h"
-#include "runtime/artifact.h"
+#include "support/artifact.h"
 #include "runtime/executor.h"
 #include "support/error.h"
 #include "random_tensor.h"

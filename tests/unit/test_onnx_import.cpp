@@ -259,6 +259,48 @@ TEST(OnnxImport, ExternalDataIsReadRelativeToTheModel) {
   fs::remove_all(dir);
 }
 
+// Hostile external-data fields: each is an error naming the tensor and the
+// field, never a silent read of zeros (offset + length used to overflow) or a
+// bare "stoll" from the number parser.
+TEST(OnnxImport, ExternalDataFieldsAreCheckedWithoutOverflow) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tessera_ext_bad_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_file((dir / "weights.bin").string(), std::string(64, '\0'));
+  struct Case {
+    std::string offset, length, error;
+  };
+  const std::vector<Case> cases = {
+      {"9223372036854775803", "16", "tensor 'w': external data at offset 9223372036854775803 of length 16 exceeds file"},
+      {"8", "9223372036854775807", "of length 9223372036854775807 exceeds file"},
+      {"abc", "12", "tensor 'w': external data offset 'abc' is not a non-negative integer"},
+      {"8", "-4", "tensor 'w': external data length '-4' is not a non-negative integer"},
+      {"99999999999999999999", "12", "external data offset '99999999999999999999' is not a non-negative integer"},
+      {"8", "", "external data length '' is not a non-negative integer"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.offset + " " + c.length);
+    auto m = add_relu_model();
+    auto* init = m.mutable_graph()->mutable_initializer(0);
+    init->clear_float_data();
+    init->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [k, v] : {std::pair<const char*, std::string>{"location", "weights.bin"}, {"offset", c.offset},
+                        {"length", c.length}}) {
+      auto* e = init->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+    write_file((dir / "m.onnx").string(), bytes_of(m));
+    try {
+      import_onnx_file((dir / "m.onnx").string());
+      ADD_FAILURE() << "imported";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.error), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(dir);
+}
+
 TEST(OnnxImport, MissingFileIsAnError) {
   try {
     import_onnx_file("/nonexistent/model.onnx");

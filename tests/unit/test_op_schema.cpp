@@ -12,6 +12,7 @@
 #include "ops/registry.h"
 #include "ops/op_attrs.h"
 #include "support/error.h"
+#include "unit/error_message.h"
 #include "unit/onnx_builder.h"
 
 namespace tessera {
@@ -29,16 +30,7 @@ std::string import_error(const onnx::ModelProto& m) {
   }
 }
 
-// The message of the Error `f` throws ("" when it does not throw).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
+using testing::error_of;
 
 TEST(OpSchema, EverySchemaIsWellFormed) {
   for (const OpDef* d : op_registry().all()) {
@@ -57,9 +49,14 @@ TEST(OpSchema, EverySchemaIsWellFormed) {
       }
       for (Attribute::Kind k : s.other_kinds) EXPECT_NE(k, s.kind);
     }
-    for (const Arity* a : {&d->inputs, &d->outputs}) {
-      EXPECT_GE(a->min, 0) << d->name;
-      EXPECT_TRUE(a->max < 0 || a->max >= a->min) << d->name;
+    // Every op declares its inputs and outputs (ONNX's ops from ONNX's
+    // schemas), well-formed.
+    ASSERT_FALSE(d->signatures.empty()) << d->domain << "::" << d->name << " declares no signature";
+    for (size_t i = 0; i < d->signatures.size(); ++i) {
+      const Signature& s = d->signatures[i];
+      EXPECT_NO_THROW(signature_counts(s.inputs)) << d->name;
+      EXPECT_NO_THROW(signature_counts(s.outputs)) << d->name;
+      if (i) EXPECT_LT(d->signatures[i - 1].since_opset, s.since_opset) << d->name;
     }
   }
 }
@@ -146,6 +143,110 @@ TEST(OpSchema, ImportAndTheVerifierCheckInputAndOutputCounts) {
   g.set_input(relu, 1, nullptr);
   relu->inputs.pop_back();
   EXPECT_EQ(error_of([&] { verify_schemas(g); }), "");
+}
+
+// A model of one node `op` at `opset` reading the names `ins` (graph inputs
+// x, a, b, c: f32[2, 3]; '' is an omitted input) and writing `outs`.
+onnx::ModelProto one_node_model(const std::string& op, int64_t opset, const std::vector<std::string>& ins,
+                                const std::vector<std::string>& outs) {
+  auto m = add_relu_model({2, 3}, opset);
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  g->clear_input();
+  g->clear_output();
+  g->clear_initializer();
+  for (const char* name : {"x", "a", "b", "c"}) testing::add_tensor_value(g->add_input(), name, onnx::TensorProto::FLOAT, {2, 3});
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name("n0");
+  for (const auto& i : ins) n->add_input(i);
+  for (const auto& o : outs) n->add_output(o);
+  testing::add_tensor_value(g->add_output(), outs.at(0), onnx::TensorProto::FLOAT, {-1, -1});
+  return m;
+}
+
+TEST(OpSchema, AnOmittedRequiredInputIsAnImportErrorNamingTheNode) {
+  // Add(x, '') used to pass import and crash compiling the node.
+  std::string err = import_error(one_node_model("Add", 13, {"x", ""}, {"y"}));
+  EXPECT_NE(err.find("Add node 'n0' (opset 13): input 1 of Add is required but the node names it ''"),
+            std::string::npos)
+      << err;
+  err = import_error(one_node_model("Add", 13, {"x", "x", "x"}, {"y"}));
+  EXPECT_NE(err.find("n0"), std::string::npos) << err;
+  EXPECT_NE(err.find("Add takes 2 inputs, got 3"), std::string::npos) << err;
+  // '' among variadic inputs: no kernel can take an absent summand.
+  err = import_error(one_node_model("Sum", 13, {"x", "", "a"}, {"y"}));
+  EXPECT_NE(err.find("input 1 of Sum is required"), std::string::npos) << err;
+  // A required output named '' too.
+  err = import_error(one_node_model("Relu", 13, {"x"}, {"y", "z"}));
+  EXPECT_NE(err.find("Relu takes 1 output, got 2"), std::string::npos) << err;
+
+  // The verifier applies the same rule to graphs built in C++.
+  Graph g;
+  Value* x = g.add_input("x", TensorType{DType::F32, {2}});
+  Node* add = g.add_node("Add", {x, nullptr}, {"s"}, {}, "add");
+  g.add_output(add->outputs[0]);
+  err = error_of([&] { verify_schemas(g); });
+  EXPECT_NE(err.find("Add node 'add': input 1 of Add is required"), std::string::npos) << err;
+}
+
+TEST(OpSchema, CountsFollowTheOpset) {
+  struct Case {
+    std::string op;
+    int64_t opset;
+    std::vector<std::string> ins, outs;
+    std::string error;  // "" = imports
+  };
+  const std::vector<Case> cases = {
+      // Clip's bounds became optional inputs at opset 11 (attributes before).
+      {"Clip", 6, {"x", "a", "b"}, {"y"}, "Clip at opset 6 takes 1 input, got 3"},
+      {"Clip", 11, {"x", "", "b"}, {"y"}, ""},
+      {"Clip", 11, {"x", "a", "b", "c"}, {"y"}, "Clip at opset 11 takes 1 to 3 inputs, got 4"},
+      // Squeeze's axes became an input at opset 13.
+      {"Squeeze", 11, {"x", "a"}, {"y"}, "Squeeze at opset 11 takes 1 input, got 2"},
+      {"Squeeze", 13, {"x", ""}, {"y"}, ""},
+      // Unsqueeze's axes input is required from 13.
+      {"Unsqueeze", 13, {"x"}, {"y"}, "Unsqueeze at opset 13 takes 2 inputs, got 1"},
+      {"Unsqueeze", 13, {"x", ""}, {"y"}, "input 1 of Unsqueeze is required"},
+      // Slice: starts and ends required from opset 10, axes and steps optional.
+      {"Slice", 10, {"x", "a"}, {"y"}, "Slice at opset 10 takes 3 to 5 inputs, got 2"},
+      {"Slice", 10, {"x", "a", "b", "", "c"}, {"y"}, ""},
+      // Pad gained `axes` at opset 18.
+      {"Pad", 13, {"x", "a", "b", "c"}, {"y"}, "Pad at opset 13 takes 2 to 3 inputs, got 4"},
+      {"Pad", 18, {"x", "a", "", "c"}, {"y"}, ""},
+      // Resize's roi and scales are required at opset 11, optional from 13.
+      {"Resize", 11, {"x", "", "a"}, {"y"}, "input 1 of Resize is required"},
+      {"Resize", 13, {"x", "", "a"}, {"y"}, ""},
+      // ReduceMax's axes became an input at opset 18.
+      {"ReduceMax", 13, {"x", "a"}, {"y"}, "ReduceMax at opset 13 takes 1 input, got 2"},
+      {"ReduceMax", 18, {"x", "a"}, {"y"}, ""},
+      // Split's sizes: an input at opset 13, an attribute at 11; outputs variadic.
+      {"Split", 11, {"x", "a"}, {"y", "z"}, "Split at opset 11 takes 1 input, got 2"},
+      {"Split", 13, {"x", "a"}, {"y", "z"}, ""},
+      {"Split", 13, {"x"}, {"y", ""}, "output 1 of Split is required"},
+      // Dropout: ratio and training_mode inputs from 12; the mask output is optional.
+      {"Dropout", 10, {"x", "a"}, {"y"}, "Dropout at opset 10 takes 1 input, got 2"},
+      {"Dropout", 13, {"x", "", ""}, {"y", ""}, ""},
+      {"Dropout", 13, {"x"}, {"y", "m", "k"}, "Dropout at opset 13 takes 1 to 2 outputs, got 3"},
+      // BatchNormalization's training outputs: four optional before 14, two after.
+      {"BatchNormalization", 9, {"x", "a", "b", "c", "c"}, {"y", "", "", "", ""}, ""},
+      {"BatchNormalization", 15, {"x", "a", "b", "c", "c"}, {"y", "m", "v", "s"},
+       "BatchNormalization at opset 15 takes 1 to 3 outputs, got 4"},
+      {"BatchNormalization", 15, {"x", "a", "b", "c"}, {"y"}, "BatchNormalization at opset 15 takes 5 inputs, got 4"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op + " at opset " + std::to_string(c.opset));
+    std::string err = import_error(one_node_model(c.op, c.opset, c.ins, c.outs));
+    if (c.error.empty()) {
+      // Counts pass; a later check (shapes, attributes) may still object, but
+      // not about the counts.
+      EXPECT_EQ(err.find(" takes "), std::string::npos) << err;
+      EXPECT_EQ(err.find("is required but"), std::string::npos) << err;
+    } else {
+      EXPECT_NE(err.find(c.error), std::string::npos) << err;
+      EXPECT_NE(err.find("node 'n0'"), std::string::npos) << err;
+    }
+  }
 }
 
 TEST(OpSchema, ReaderReturnsSchemaDefaults) {

@@ -15,6 +15,7 @@
 #include "support/error.h"
 #include "te/tensor_expr.h"
 #include "random_tensor.h"
+#include "unit/error_message.h"
 
 namespace tessera {
 namespace {
@@ -280,6 +281,37 @@ TEST(ScheduleSteps, PrepackHoistsConstantOnlyStages) {
   expect_same(args[3], p.run(p.lower()));
   // Without constant inputs nothing is hoisted.
   EXPECT_FALSE(schedule::lower_with_prepack("conv", {p.x, p.f}, {p.out}, s, {}).prepack.has_value());
+}
+
+// Schedules are untrusted input (artifacts, tuning records): factors far
+// beyond their loops, bodies unrolled into thousands of copies and absurd
+// numbers are errors naming the step, never a kernel that runs for hours.
+TEST(ScheduleSteps, HostileFactorsAreRefused) {
+  Program p;
+  auto lower_error = [&](const Schedule& s) { return testing::error_of([&] { p.lower(s); }); };
+  // A split of a 3-step reduction by a million: a million guarded iterations
+  // per output element.
+  std::string err = lower_error(Schedule().split("conv", "ry", 1000000));
+  EXPECT_NE(err.find("split conv ry 1000000: the loops of conv would run 270000000 iterations over a domain of 810"),
+            std::string::npos)
+      << err;
+  // A split of a loop of extent 1 (the outer loop of another) by 4096.
+  err = lower_error(Schedule().split("conv", "x", 16).split("conv", "x.o", 4096));
+  EXPECT_NE(err.find("split conv x.o 4096: the loops of conv would run 5308416"), std::string::npos) << err;
+  // 64 x 9 x 3 x 3 unrolled copies of the body.
+  err = lower_error(Schedule().split("conv", "x", 64).unroll("conv", "x.i").unroll("conv", "y").unroll("conv", "ry")
+                     .unroll("conv", "rx"));
+  EXPECT_NE(err.find("unroll conv rx: the unrolled and vectorized loops of conv would copy its body 5184 times"),
+            std::string::npos)
+      << err;
+  err = lower_error(Schedule().rfactor("conv", "rx", 100000));
+  EXPECT_NE(err.find("more partial results than the axis has elements (3)"), std::string::npos) << err;
+  // The defaults' partial tiles stay allowed: a tile wider than the loop.
+  EXPECT_EQ(lower_error(Schedule().split("conv", "x", 64).vectorize("conv", "x.i").unroll("conv", "ry")), "");
+  // Numbers no loop has are refused when the text is parsed.
+  err = testing::error_of([] { schedule::parse_schedule("split conv x 1000000000\n"); });
+  EXPECT_NE(err.find("schedule line 1: 1000000000 is out of range (0 to 16777216)"), std::string::npos) << err;
+  EXPECT_THROW(schedule::parse_schedule("split conv x -4\n"), Error);
 }
 
 TEST(ScheduleText, RoundTrips) {

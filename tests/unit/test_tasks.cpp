@@ -12,7 +12,7 @@
 #include "compile/task.h"
 #include "interp/interpreter.h"
 #include "ops/registry.h"
-#include "runtime/artifact.h"
+#include "support/artifact.h"
 #include "runtime/executor.h"
 #include "schedule/schedule.h"
 #include "support/error.h"

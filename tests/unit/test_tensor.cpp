@@ -6,7 +6,9 @@
 
 #include "frontend/onnx_tensor.h"
 #include "support/error.h"
+#include "support/file_util.h"
 #include "tessera/tensor.h"
+#include "unit/error_message.h"
 
 namespace tessera {
 namespace {
@@ -95,6 +97,42 @@ TEST(Tensor, NpyRoundTrip) {
   write_npy(path, scalar);
   EXPECT_EQ(read_npy(path).rank(), 0);
   EXPECT_EQ(read_npy(path).get_double(0), 3.25);
+  std::filesystem::remove(path);
+}
+
+TEST(Tensor, NpyHeaderDimsAreChecked) {
+  auto path = (std::filesystem::temp_directory_path() / "tessera_npy_bad_dims.npy").string();
+  // A file write_npy made, its header's shape replaced by `shape` (the
+  // header's padding keeps its length) and its data cut to `bytes`.
+  write_npy(path, Tensor(DType::F32, {1, 1}));
+  const std::string good = read_file(path);
+  auto error_of = [&](const std::string& shape, size_t bytes) {
+    std::string header = good.substr(0, good.size() - 4);  // without the one f32
+    const std::string old = "(1, 1)", now = "(" + shape + ")";
+    header.replace(header.find(old), old.size(), now);
+    const size_t newline = header.size() - 1;  // the header ends with '\n' after its padding
+    if (now.size() > old.size()) header.erase(newline - (now.size() - old.size()), now.size() - old.size());
+    else header.insert(newline, old.size() - now.size(), ' ');
+    write_file(path, header + std::string(bytes, '\0'));
+    return testing::error_of([&] { read_npy(path); });
+  };
+  // A negative dim used to be read as its digits (-224 as 224).
+  std::string err = error_of("1, 3, -224, 224", 4 * 3 * 224 * 224);
+  EXPECT_NE(err.find(path + ": .npy shape (1, 3, -224, 224) has dimension '-224', which is not a non-negative integer"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(error_of("2, x", 16).find("dimension 'x'"), std::string::npos);
+  EXPECT_NE(error_of("2,, 3", 24).find("dimension ''"), std::string::npos);
+  EXPECT_NE(error_of("99999999999999999999,", 16).find("dimension '99999999999999999999'"), std::string::npos);
+  // A header asking for more than the file holds fails before allocating.
+  err = error_of("1099511627776, 1024", 16);
+  EXPECT_NE(err.find(path + ": shape 1099511627776x1024 has too many elements"), std::string::npos) << err;
+  err = error_of("1000000000,", 16);
+  EXPECT_NE(err.find(path + ": .npy data is truncated (16 of 4000000000 bytes"), std::string::npos) << err;
+  // Well-formed shapes still read: rank 1 with its trailing comma, rank 0.
+  EXPECT_EQ(error_of("4,", 16), "");
+  EXPECT_EQ(error_of("", 4), "");
+  EXPECT_EQ(error_of(" 2 , 2 ", 16), "");
   std::filesystem::remove(path);
 }
 

@@ -239,6 +239,19 @@ TEST(ThreadPool, CallersOnSeveralThreads) {
   for (std::thread& t : callers) t.join();
 }
 
+// A pool refuses more threads than max_threads() (a crafted artifact asked
+// for 100,000) and keeps the ones it has.
+TEST(ThreadPool, ThreadCountIsBounded) {
+  EXPECT_GE(ThreadPool::max_threads(), 64);
+  EXPECT_LE(ThreadPool::max_threads(), 1024);
+  EXPECT_GE(ThreadPool::max_threads(), 4 * ThreadPool::default_threads() > 1024 ? 1024 : 4 * ThreadPool::default_threads());
+  ThreadPool pool(2);
+  EXPECT_THROW(pool.set_threads(ThreadPool::max_threads() + 1), Error);
+  EXPECT_THROW(ThreadPool(100000), Error);
+  EXPECT_EQ(pool.threads(), 2);
+  expect_covers(pool, 100);
+}
+
 TEST(ThreadPool, CEntryPoint) {
   ThreadPool& global = ThreadPool::global();
   const int saved = global.threads();

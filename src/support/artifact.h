@@ -31,7 +31,7 @@
 #include <map>
 #include <string>
 
-namespace tessera::runtime {
+namespace tessera {
 
 inline constexpr char kArtifactMagic[4] = {'T', 'S', 'R', 'A'};
 inline constexpr uint32_t kArtifactFormatVersion = 1;
@@ -53,8 +53,10 @@ void save_artifact(const Artifact& artifact, const std::string& path);
 // magic), is truncated, is corrupt (a checksum or structure mismatch), has
 // another format version, or was written by another Tessera version.
 Artifact load_artifact(const std::string& path);
+// The same from the file's bytes (`name` stands for the path in errors).
+Artifact parse_artifact(const std::string& bytes, const std::string& name);
 
 // The checksum used by the format (exposed for tools and tests).
 uint64_t artifact_checksum(const void* data, size_t size);
 
-}  // namespace tessera::runtime
+}  // namespace tessera

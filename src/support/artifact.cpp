@@ -1,4 +1,4 @@
-#include "runtime/artifact.h"
+#include "support/artifact.h"
 
 #include <unistd.h>
 
@@ -10,12 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <system_error>
 #include <vector>
 
 #include "support/error.h"
 
-namespace tessera::runtime {
+namespace tessera {
 
 namespace {
 
@@ -89,7 +90,7 @@ uint64_t get_le(const std::string& bytes) {
 // collecting the bytes the trailer covers.
 class Reader {
  public:
-  Reader(std::ifstream& in, const std::string& path, uint64_t size) : in_(in), path_(path), left_(size) {}
+  Reader(std::istream& in, const std::string& path, uint64_t size) : in_(in), path_(path), left_(size) {}
 
   uint64_t left() const { return left_; }
   const std::string& covered() const { return covered_; }
@@ -113,7 +114,7 @@ class Reader {
   }
 
  private:
-  std::ifstream& in_;
+  std::istream& in_;
   const std::string& path_;
   uint64_t left_;
   std::string covered_;
@@ -123,6 +124,9 @@ class Reader {
 [[noreturn]] void fail_corrupt(const std::string& path, const std::string& what) {
   TESSERA_FAIL("artifact '", path, "' is corrupt: ", what, " (recompile with `tessera compile`)");
 }
+
+// Reads an artifact of `actual_size` bytes from `in`; defined below.
+Artifact read_artifact(std::istream& in, uint64_t actual_size, const std::string& path);
 
 }  // namespace
 
@@ -218,7 +222,18 @@ Artifact load_artifact(const std::string& path) {
   const std::streamoff end = in.tellg();
   in.seekg(0, std::ios::beg);
   TESSERA_CHECK(end >= 0 && in.good(), "cannot load artifact '", path, "': cannot determine its size");
-  const auto actual_size = static_cast<uint64_t>(end);
+  return read_artifact(in, static_cast<uint64_t>(end), path);
+}
+
+Artifact parse_artifact(const std::string& bytes, const std::string& name) {
+  std::istringstream in(bytes);
+  return read_artifact(in, bytes.size(), name);
+}
+
+namespace {
+
+// Named `path` in errors.
+Artifact read_artifact(std::istream& in, uint64_t actual_size, const std::string& path) {
   Reader r(in, path, actual_size);
   const std::string truncated = "is truncated (" + std::to_string(actual_size) + " bytes, ends inside the header)";
 
@@ -275,4 +290,6 @@ Artifact load_artifact(const std::string& path) {
   return artifact;
 }
 
-}  // namespace tessera::runtime
+}  // namespace
+
+}  // namespace tessera
