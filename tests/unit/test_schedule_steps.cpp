@@ -232,9 +232,11 @@ TEST(ScheduleSteps, AccumulateHoldsElementsAcrossReductionBlocks) {
   EXPECT_THROW(check_step(Schedule().accumulate("conv", "x")), Error);
 }
 
-// Reductions whose init is not the combiner's identity read the partial
-// result into the accumulator before each block after the first; a max
-// (init -inf, its identity) joins it at the write-back instead.
+// Every block is summed from the combiner's identity (a sum from 0, a max
+// from -inf) and joins the partial result at the write-back, prefetched at
+// the block's start; a reduction whose init is not the identity (1.5 for a
+// sum, 0.25 for a max) joins the init there on the first block. Each block's
+// terms then round off among themselves, not against the running total.
 TEST(ScheduleSteps, AccumulateByInitAndCombiner) {
   const int64_t h = 5, w = 7, k = 9;
   TE x = te::placeholder({h, k, w}, DType::F32, "x");
@@ -254,8 +256,12 @@ TEST(ScheduleSteps, AccumulateByInitAndCombiner) {
                            .reorder("red", {"r.o", "y", "x.o", "r.i", "x.i"}).accumulate("red", "r.i");
     expect_same(run(blocked), run(Schedule()));
     std::string ir = loop::to_string(schedule::lower("red", {x}, {out}, blocked));
-    bool identity = !std::isfinite(init);
-    EXPECT_EQ(has(ir, "prefetch(red["), identity) << ir;
+    EXPECT_TRUE(has(ir, "prefetch(red[")) << ir;
+    const std::string identity = op == loop::ReduceOp::Sum ? "red.acc[red.x.i] = 0.0f" : "red.acc[red.x.i] = -inff";
+    EXPECT_TRUE(has(ir, identity)) << ir;
+    if (std::isfinite(init)) {
+      EXPECT_TRUE(has(ir, init == 1.5 ? "1.5f" : "0.25f")) << "the init joins at the write-back\n" << ir;
+    }
   }
 }
 
