@@ -139,6 +139,8 @@ class PlanCompiler {
     } catch (const Error& e) {
       fall_back(e.what());
       return std::nullopt;
+    } catch (const std::exception& e) {  // a fault, not a block that cannot be one kernel: never silent
+      TESSERA_FAIL(compile::describe_block(ns), ": internal error while composing the fused block: ", e.what());
     }
     return p;
   }
@@ -160,6 +162,8 @@ class PlanCompiler {
         TESSERA_FAIL(n.describe(), ": cannot compile: ", msg);
       }
       p.reason = msg.rfind(n.describe() + ": ", 0) == 0 ? msg.substr(n.describe().size() + 2) : msg;
+    } catch (const std::exception& e) {
+      TESSERA_FAIL(n.describe(), ": internal error while building its task: ", e.what());
     }
     return p;
   }

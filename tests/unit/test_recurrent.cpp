@@ -15,6 +15,7 @@
 #include "fusion/partition.h"
 #include "interp/interpreter.h"
 #include "runtime/executor.h"
+#include "support/error.h"
 
 namespace tessera {
 namespace {
@@ -100,6 +101,28 @@ TEST_P(Recurrent, EveryRecurrentNodeFusesAndMatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Models, Recurrent, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<RecurrentCase>& i) { return i.param.name; });
+
+// A fault inside compilation (here a schedule provider throwing a standard
+// exception, as a bad map lookup would) is an error naming the node, never a
+// bare "unordered_map::at" and never a silent fallback.
+TEST(CompileErrors, FaultsNameTheNode) {
+  struct Faulty final : runtime::ScheduleProvider {
+    std::optional<schedule::Schedule> schedule_for(const compile::Task&) const override {
+      throw std::out_of_range("unordered_map::at");
+    }
+  };
+  runtime::ExecutorOptions opts;
+  opts.schedule_providers.push_back(std::make_shared<Faulty>());
+  runtime::Executor m(load_model(kDir + "/lstm2.onnx"), opts);
+  try {
+    m.run(read_files("lstm2", "input", 1));
+    FAIL() << "the fault was not reported";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("node '"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("unordered_map::at"), std::string::npos) << msg;
+  }
+}
 
 }  // namespace
 }  // namespace tessera
