@@ -80,6 +80,7 @@ class PlanCompiler {
     bind_steps();
     collect_value_inputs();
     plan_memory_slots();
+    plan_->arenas.set_max_idle(opts_.max_idle_arenas);
     plan_->compile_seconds = seconds_since(t0);
     plan_->nodes_run_when_compiling = oracle_.nodes_run();
     return std::move(plan_);
