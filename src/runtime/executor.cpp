@@ -175,6 +175,8 @@ std::shared_ptr<const Plan> Executor::find_locked(const std::vector<Tensor>& inp
     std::shared_ptr<const Plan> p = plans_[i];
     plans_.erase(plans_.begin() + static_cast<std::ptrdiff_t>(i));
     plans_.push_back(p);
+    last_plan_ = p;
+    last_compile_seconds_ = 0;
     return p;
   }
   return nullptr;
@@ -185,22 +187,14 @@ std::shared_ptr<const Plan> Executor::find_or_compile(const std::vector<Tensor>&
   if (opts_.threads > 0 && ThreadPool::global().threads() != opts_.threads) ThreadPool::global().set_threads(opts_.threads);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (std::shared_ptr<const Plan> p = find_locked(inputs)) {
-      last_plan_ = p;
-      last_compile_seconds_ = 0;
-      return p;
-    }
+    if (std::shared_ptr<const Plan> p = find_locked(inputs)) return p;
   }
   // One compilation at a time: a thread that waited here finds the plan
   // another compiled for the same key meanwhile.
   std::lock_guard<std::mutex> compiling(compile_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (std::shared_ptr<const Plan> p = find_locked(inputs)) {
-      last_plan_ = p;
-      last_compile_seconds_ = 0;
-      return p;
-    }
+    if (std::shared_ptr<const Plan> p = find_locked(inputs)) return p;
   }
   std::shared_ptr<const Plan> p;
   try {

@@ -235,7 +235,8 @@ class Executor {
 
  private:
   std::shared_ptr<const Plan> find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
-  // The cached plan matching the inputs, made most recently used; null if none. Needs mu_.
+  // The cached plan matching the inputs, made most recently used and the
+  // latest (no compile time); null if none. Needs mu_.
   std::shared_ptr<const Plan> find_locked(const std::vector<Tensor>& inputs);
   const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists; needs compile_mu_
 
