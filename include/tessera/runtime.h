@@ -10,6 +10,23 @@
 // of inputs that decide shapes) the first time such inputs are seen; later
 // runs with the same shapes reuse them. Every failure throws an exception
 // (tessera::Error, a std::runtime_error) with a one-line message.
+//
+// Thread safety: one CompiledModel may be shared by many threads. run(),
+// profile(), prepare(), save(), report(), fusion_report() and the accessors
+// may be called concurrently. Runs proceed in parallel: each runs in an
+// activation arena of its own, leased from a pool per input signature and
+// returned when the run ends (up to 16 idle arenas are kept, so a steady
+// load of concurrent runs allocates none), while the compiled kernels and
+// the packed weights are shared read-only. The first run with a new input
+// signature compiles its kernels once: other threads needing a new plan wait
+// for that compilation (one at a time per model), and runs of signatures
+// already compiled go on meanwhile. Parallel loops inside kernels run on the
+// process-wide thread pool (CompileOptions::threads), which serves one loop
+// at a time: a run whose loop finds the pool busy waits for the running loop
+// to finish (never for a whole run, so concurrent runs cannot deadlock), and
+// the serial parts of runs overlap. Accessors about "the last run" describe
+// the most recent run or prepare on any thread. Moving, assigning or
+// destroying a CompiledModel while another thread uses it is not allowed.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +43,10 @@ struct CompileOptions {
   // Instruction set: "host" (the best this CPU has), "avx2", "avx512" or
   // "generic". Empty means "host" for compile() and the saved ISA for load().
   std::string isa;
-  // Threads for parallel kernels (the process-wide pool); 0: all cores (or,
-  // for load(), what the artifact was compiled with).
+  // Threads for parallel kernels (the process-wide pool, shared by every
+  // model and run: models given different counts resize it back and forth
+  // as they run); 0: all cores (or, for load(), what the artifact was
+  // compiled with).
   int threads = 0;
   // Fixes (dynamic) input shapes when compiling: "input" -> {1, 3, 224, 224}.
   std::map<std::string, Dims> input_shapes;
@@ -94,6 +113,7 @@ class CompiledModel {
 
   // Runs the model; inputs in model-input order, checked against the
   // signature (errors name the input, the expected and the given type).
+  // Safe to call from several threads at once (see above).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Runs `runs` times and returns every step's median time, in plan order.
   std::vector<StepProfile> profile(const std::vector<Tensor>& inputs, int runs);
@@ -118,11 +138,12 @@ class CompiledModel {
   // Inputs from .pb / .npy files or a directory of input_0.pb ...
   std::vector<Tensor> read_inputs(const std::vector<std::string>& paths) const;
 
-  // Seconds spent compiling in the last run() or prepare() (0 when the
-  // kernels for those inputs existed), or in load().
+  // Seconds spent compiling in the last run() or prepare() on any thread (0
+  // when the kernels for those inputs existed), or in load().
   double last_compile_seconds() const;
-  // Of the plan used last (-1 / 0 before any run): activation arena bytes,
-  // steps run as compiled kernels and through reference kernels.
+  // Of the plan used last, on any thread (-1 / 0 before any run): the bytes
+  // of one activation arena (each concurrent run has its own), steps run as
+  // compiled kernels and through reference kernels.
   int64_t peak_activation_bytes() const;
   int compiled_steps() const;
   int reference_steps() const;

@@ -86,12 +86,13 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) { retu
 std::vector<StepProfile> CompiledModel::profile(const std::vector<Tensor>& inputs, int runs) {
   TESSERA_CHECK(runs >= 1, "profile: runs must be at least 1");
   std::vector<std::vector<double>> samples;  // per run, per step
+  std::shared_ptr<const runtime::Plan> used;  // the same plan every run (its key is the inputs')
   for (int r = 0; r < runs; ++r) {
     std::vector<double> t;
-    impl_->model->run_timed(inputs, t);
+    impl_->model->run_timed(inputs, t, &used);
     samples.push_back(std::move(t));
   }
-  const runtime::Plan& plan = *impl_->model->last_plan();
+  const runtime::Plan& plan = *used;
   std::vector<StepProfile> out;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const runtime::Step& st = plan.steps[i];
@@ -151,17 +152,17 @@ std::vector<Tensor> CompiledModel::read_inputs(const std::vector<std::string>& p
 double CompiledModel::last_compile_seconds() const { return impl_->model->last_compile_seconds(); }
 
 int64_t CompiledModel::peak_activation_bytes() const {
-  const runtime::Plan* p = impl_->model->last_plan();
+  std::shared_ptr<const runtime::Plan> p = impl_->model->last_plan();
   return p ? p->arena_layout.arena_bytes : -1;
 }
 
 int CompiledModel::compiled_steps() const {
-  const runtime::Plan* p = impl_->model->last_plan();
+  std::shared_ptr<const runtime::Plan> p = impl_->model->last_plan();
   return p ? p->compiled_steps : 0;
 }
 
 int CompiledModel::reference_steps() const {
-  const runtime::Plan* p = impl_->model->last_plan();
+  std::shared_ptr<const runtime::Plan> p = impl_->model->last_plan();
   return p ? p->reference_steps : 0;
 }
 

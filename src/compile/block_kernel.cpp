@@ -33,7 +33,7 @@ BlockKernel compile_block(int64_t opset, const std::vector<const Node*>& nodes,
     bk.scratch = std::move(lp.scratch);
     bk.in_place = std::move(lp.in_place);
     bk.internal_bytes = lp.internal_bytes;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // a refusal or a fault: either way named
     TESSERA_FAIL(task.describe(), ": lowering failed: ", e.what());
   }
   return bk;

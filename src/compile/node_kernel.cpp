@@ -165,7 +165,7 @@ NodeKernel compile_node(const Node& n, int64_t opset, const std::optional<schedu
     nk.in_place.assign(n.inputs.size(), false);
     for (size_t k = 0; k < nk.param_inputs.size(); ++k)
       nk.in_place[static_cast<size_t>(nk.param_inputs[k])] = lp.in_place[k];
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // a refusal or a fault: either way named
     TESSERA_FAIL(n.describe(), ": lowering failed: ", e.what());
   }
   return nk;

@@ -50,13 +50,13 @@ bool Plan::matches(const std::vector<Tensor>& inputs) const {
   return true;
 }
 
-std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs,
+std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector<Tensor>& inputs,
                              std::vector<double>* step_seconds) {
   using Clock = std::chrono::steady_clock;
   if (step_seconds) step_seconds->resize(plan.steps.size(), 0.0);
   Clock::time_point step_start;
-  if (plan.arena_layout.arena_bytes > 0 && !plan.arena.defined()) plan.arena = Tensor(DType::U8, {plan.arena_layout.arena_bytes});
-  uint8_t* base = plan.arena.defined() ? plan.arena.data<uint8_t>() : nullptr;
+  ArenaPool::Lease arena = plan.arenas.acquire(plan.arena_layout.arena_bytes);  // this run's alone
+  uint8_t* base = arena.data();
   size_t arena_bytes = static_cast<size_t>(plan.arena_layout.arena_bytes);
   std::vector<Tensor> owned(plan.slots.size());
 
@@ -169,62 +169,105 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
 
 Executor::~Executor() = default;
 
-Plan& Executor::find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved) {
-  check_inputs(*graph_, inputs);
-  if (opts_.threads > 0 && ThreadPool::global().threads() != opts_.threads) ThreadPool::global().set_threads(opts_.threads);
-  last_compile_seconds_ = 0;
+std::shared_ptr<const Plan> Executor::find_locked(const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < plans_.size(); ++i) {
     if (!plans_[i]->matches(inputs)) continue;
-    std::unique_ptr<Plan> p = std::move(plans_[i]);
+    std::shared_ptr<const Plan> p = plans_[i];
     plans_.erase(plans_.begin() + static_cast<std::ptrdiff_t>(i));
-    plans_.push_back(std::move(p));
-    last_plan_ = plans_.back().get();
-    return *plans_.back();
+    plans_.push_back(p);
+    last_plan_ = p;
+    last_compile_seconds_ = 0;
+    return p;
   }
-  const std::vector<std::vector<int>>* blocks = saved && !saved->blocks.empty() ? &saved->blocks : &block_lists();
-  ExecutorOptions o = opts_;
-  if (o.compile_threads <= 0) o.compile_threads = ThreadPool::global().threads();
-  std::unique_ptr<Plan> p = compile_plan(*graph_, inputs, o, saved, blocks);
+  return nullptr;
+}
+
+std::shared_ptr<const Plan> Executor::find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved) {
+  check_inputs(*graph_, inputs);
+  if (opts_.threads > 0 && ThreadPool::global().threads() != opts_.threads) ThreadPool::global().set_threads(opts_.threads);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (std::shared_ptr<const Plan> p = find_locked(inputs)) return p;
+  }
+  // One compilation at a time: a thread that waited here finds the plan
+  // another compiled for the same key meanwhile.
+  std::lock_guard<std::mutex> compiling(compile_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (std::shared_ptr<const Plan> p = find_locked(inputs)) return p;
+  }
+  std::shared_ptr<const Plan> p;
+  try {
+    const std::vector<std::vector<int>>* blocks = saved && !saved->blocks.empty() ? &saved->blocks : &block_lists();
+    ExecutorOptions o = opts_;
+    if (o.compile_threads <= 0) o.compile_threads = ThreadPool::global().threads();
+    p = compile_plan(*graph_, inputs, o, saved, blocks);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // a fault no step caught: never a bare message
+    TESSERA_FAIL("compiling ", graph_->name.empty() ? std::string("the model") : "model '" + graph_->name + "'",
+                 ": internal error: ", e.what());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
   ++plans_compiled_;
   last_compile_seconds_ = p->compile_seconds;
-  plans_.push_back(std::move(p));
-  while (plans_.size() > opts_.max_plans) plans_.erase(plans_.begin());
-  last_plan_ = plans_.back().get();
-  return *plans_.back();
+  plans_.push_back(p);
+  while (plans_.size() > opts_.max_plans) plans_.erase(plans_.begin());  // runs using one keep it alive
+  last_plan_ = p;
+  return p;
 }
 
 const fusion::Partition& Executor::partition() {
-  if (!fusion_) fusion_ = std::make_unique<fusion::Partition>(partition_model(*graph_, opts_));
+  std::lock_guard<std::mutex> compiling(compile_mu_);
+  block_lists();
   return *fusion_;
 }
 
 const std::vector<std::vector<int>>& Executor::block_lists() {
+  if (!fusion_) fusion_ = std::make_unique<fusion::Partition>(partition_model(*graph_, opts_));
   if (block_nodes_.empty())
-    for (const fusion::Block& b : partition().blocks) block_nodes_.push_back(b.nodes);
+    for (const fusion::Block& b : fusion_->blocks) block_nodes_.push_back(b.nodes);
   return block_nodes_;
 }
 
 std::vector<TaskUse> Executor::tasks(const std::vector<Tensor>& inputs) {
-  std::lock_guard<std::mutex> lock(mu_);
   check_inputs(*graph_, inputs);
+  std::lock_guard<std::mutex> compiling(compile_mu_);
   return plan_tasks(*graph_, inputs, opts_, &block_lists());
 }
 
-const Plan& Executor::prepare(const std::vector<Tensor>& inputs) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return find_or_compile(inputs);
-}
+std::shared_ptr<const Plan> Executor::prepare(const std::vector<Tensor>& inputs) { return find_or_compile(inputs); }
 
 std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Plan& p = find_or_compile(inputs);
-  return run_plan(*graph_, p, inputs);
+  std::shared_ptr<const Plan> p = find_or_compile(inputs);
+  return run_plan(*graph_, *p, inputs);
 }
 
-std::vector<Tensor> Executor::run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds) {
+std::vector<Tensor> Executor::run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds,
+                                        std::shared_ptr<const Plan>* used) {
+  std::shared_ptr<const Plan> p = find_or_compile(inputs);
+  if (used) *used = p;
+  return run_plan(*graph_, *p, inputs, &step_seconds);
+}
+
+double Executor::last_compile_seconds() const {
   std::lock_guard<std::mutex> lock(mu_);
-  Plan& p = find_or_compile(inputs);
-  return run_plan(*graph_, p, inputs, &step_seconds);
+  return last_compile_seconds_;
+}
+
+std::shared_ptr<const Plan> Executor::last_plan() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_plan_;
+}
+
+std::vector<std::shared_ptr<const Plan>> Executor::plans() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return plans_;
+}
+
+int64_t Executor::plans_compiled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return plans_compiled_;
 }
 
 std::string Executor::report() const {
@@ -232,8 +275,9 @@ std::string Executor::report() const {
   os << "model " << (graph_->name.empty() ? std::string("(unnamed)") : graph_->name) << ": "
      << graph_->nodes().size() << " nodes, ISA " << codegen::isa_name(opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa)
      << ", " << ThreadPool::global().threads() << " threads\n";
-  for (size_t i = 0; i < plans_.size(); ++i) {
-    const Plan& p = *plans_[i];
+  const std::vector<std::shared_ptr<const Plan>> plans = this->plans();
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = *plans[i];
     os << "plan " << i << ": inputs " << signature_text(p);
     if (!p.value_inputs.empty()) {
       os << "; depends on the values of";
@@ -260,7 +304,7 @@ std::string Executor::report() const {
     if (!ref.empty()) os << "  reference steps by op:\n";
     for (const auto& [op, e] : ref) os << "    " << op << " x" << e.first << ": " << e.second << "\n";
   }
-  if (plans_.empty()) os << "no plan yet (plans are made on the first run)\n";
+  if (plans.empty()) os << "no plan yet (plans are made on the first run)\n";
   return os.str();
 }
 

@@ -23,6 +23,14 @@
 // graph inputs; Shape/Size outputs depend on shapes only). A run whose key
 // matches no cached plan compiles a new one, so models whose shapes depend on
 // input values still run correctly.
+//
+// Concurrency: a compiled plan is immutable (its kernels, packed weights and
+// layout are shared, read-only, by every run); each run leases an arena of
+// its own from the plan's ArenaPool. Executor::run may be called from many
+// threads at once on one model: runs proceed in parallel; a plan for a new
+// key is compiled once, by one thread, while the others that need a new plan
+// wait for it (one compilation at a time per model); runs of plans already
+// compiled go on meanwhile.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +46,7 @@
 #include "ops/registry.h"
 #include "opt/pass_manager.h"
 #include "runtime/arena_layout.h"
+#include "runtime/arena_pool.h"
 #include "runtime/task_kernel.h"
 #include "schedule/schedule.h"
 
@@ -58,7 +67,10 @@ struct ExecutorOptions {
   // Where schedules come from before the default rule (an artifact's saved
   // schedules come first; then these, in order: records, a tuner).
   std::vector<std::shared_ptr<const ScheduleProvider>> schedule_providers;
-  size_t max_plans = 8;  // plans kept (least recently used dropped first)
+  size_t max_plans = 8;  // plans kept (least recently used dropped first; runs using one keep it alive)
+  // Idle activation arenas each plan keeps for later runs (concurrent runs
+  // beyond this many allocate an arena that is freed when they end).
+  size_t max_idle_arenas = 16;
   // DNNFusion: nodes planned into blocks (src/fusion), each block one kernel.
   bool fusion = true;
   // Profile cells of the fusion table are decided by measuring the fused
@@ -130,7 +142,9 @@ struct Plan {
   std::vector<std::string> fusion_fallbacks;  // blocks that could not be one kernel, and why
   double compile_seconds = 0;
   int64_t nodes_run_when_compiling = 0;  // reference kernels run for values that decide shapes
-  Tensor arena;  // u8, allocated on first run
+  // Arenas of arena_layout.arena_bytes, one per concurrent run (the only
+  // part of a plan a run changes; thread-safe).
+  mutable ArenaPool arenas;
 
   // True when the plan was made for inputs like these.
   bool matches(const std::vector<Tensor>& inputs) const;
@@ -167,9 +181,13 @@ std::vector<TaskUse> plan_tasks(const Graph& g, const std::vector<Tensor>& input
 
 // Runs a plan on inputs matching it; returns the graph outputs. With
 // step_seconds (resized to the plan's steps), adds each step's wall time.
-std::vector<Tensor> run_plan(const Graph& g, Plan& plan, const std::vector<Tensor>& inputs,
+// Thread-safe: concurrent runs of one plan each lease their own arena.
+std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector<Tensor>& inputs,
                              std::vector<double>* step_seconds = nullptr);
 
+// One model's compiled runtime. Every member may be called from several
+// threads at once (see "Concurrency" above); plans are handed out as
+// shared_ptr, so one dropped from the cache stays valid while it is used.
 class Executor {
  public:
   Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts);
@@ -178,28 +196,33 @@ class Executor {
   const Graph& graph() const { return *graph_; }
   const ExecutorOptions& options() const { return opts_; }
   // Checks the inputs against the signature (count, dtype, rank, static dims;
-  // errors name the input), finds or compiles the plan and runs it. Serialized:
-  // one run at a time per model.
+  // errors name the input), finds or compiles the plan and runs it. Runs on
+  // several threads proceed in parallel, each in an arena of its own.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // Runs like run() and adds every step's wall time to step_seconds (sized
-  // to the plan's steps); the plan used is last_plan().
-  std::vector<Tensor> run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds);
+  // to the plan's steps); the plan used is returned in *used when given.
+  std::vector<Tensor> run_timed(const std::vector<Tensor>& inputs, std::vector<double>& step_seconds,
+                                std::shared_ptr<const Plan>* used = nullptr);
   // The plan for these inputs, compiling it when none matches (checks them).
-  const Plan& prepare(const std::vector<Tensor>& inputs);
+  std::shared_ptr<const Plan> prepare(const std::vector<Tensor>& inputs);
 
   // The distinct tasks of the plan for these inputs (checks them), with
   // their weights; nothing is compiled.
   std::vector<TaskUse> tasks(const std::vector<Tensor>& inputs);
 
-  // The fusion plan (made on the first compile; every node alone when fusion is off).
+  // The fusion plan (made on the first compile; every node alone when fusion
+  // is off). Made once; the reference stays valid.
   const fusion::Partition& partition();
 
-  // Seconds spent compiling in the last run; 0 when a cached plan ran.
-  double last_compile_seconds() const { return last_compile_seconds_; }
-  const Plan* last_plan() const { return last_plan_; }
-  const std::vector<std::unique_ptr<Plan>>& plans() const { return plans_; }
+  // Seconds spent compiling by the latest run or prepare (on any thread) to
+  // find its plan; 0 when a cached plan was found.
+  double last_compile_seconds() const;
+  // The plan the latest run or prepare (on any thread) used; null before any.
+  std::shared_ptr<const Plan> last_plan() const;
+  // The cached plans, least recently used first (a snapshot).
+  std::vector<std::shared_ptr<const Plan>> plans() const;
   // Plans compiled so far (including dropped ones).
-  int64_t plans_compiled() const { return plans_compiled_; }
+  int64_t plans_compiled() const;
   // A summary: steps compiled / by reference (with reasons), memory per plan.
   std::string report() const;
 
@@ -211,17 +234,26 @@ class Executor {
   static std::unique_ptr<Executor> load(const std::string& path, ExecutorOptions opts, bool use_saved_isa);
 
  private:
-  Plan& find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
-  std::unique_ptr<Graph> graph_;
-  ExecutorOptions opts_;
-  const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists
-  std::unique_ptr<fusion::Partition> fusion_;
-  std::vector<std::vector<int>> block_nodes_;
-  std::vector<std::unique_ptr<Plan>> plans_;  // most recently used last
-  const Plan* last_plan_ = nullptr;
+  std::shared_ptr<const Plan> find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
+  // The cached plan matching the inputs, made most recently used and the
+  // latest (no compile time); null if none. Needs mu_.
+  std::shared_ptr<const Plan> find_locked(const std::vector<Tensor>& inputs);
+  const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists; needs compile_mu_
+
+  std::unique_ptr<Graph> graph_;  // read-only once constructed
+  ExecutorOptions opts_;          // read-only once constructed
+  // Held by the one thread compiling (a plan, the fusion plan, the task
+  // list); taken before mu_, never while holding it.
+  std::mutex compile_mu_;
+  std::unique_ptr<fusion::Partition> fusion_;  // guarded by compile_mu_ until made
+  std::vector<std::vector<int>> block_nodes_;  // guarded by compile_mu_
+  // Guards the plan cache and the "latest" fields; held only briefly, never
+  // while compiling or running.
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<const Plan>> plans_;  // most recently used last
+  std::shared_ptr<const Plan> last_plan_;
   double last_compile_seconds_ = 0;
   int64_t plans_compiled_ = 0;
-  std::mutex mu_;
 };
 
 }  // namespace tessera::runtime

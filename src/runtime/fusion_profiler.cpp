@@ -19,6 +19,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A failure measuring a candidate that is not a refusal to make it one
+// kernel (a JIT failure, an internal fault): reported, not taken as
+// "unmeasured".
+struct Fault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 Tensor random_tensor(const TensorType& t, std::mt19937_64& rng) {
   Tensor x(t.dtype, t.dims);
   dispatch_dtype(x.dtype(), [&]<class T>() {
@@ -60,7 +67,10 @@ class BlockRun {
     ko.isa = opts.isa;
     ko.threads = 1;
     KernelResult r = build_kernels({&task}, {}, ko).at(0);
-    TESSERA_CHECK(r.kernel, r.error);
+    // A block the lowering refuses is not measured (the planner keeps it
+    // apart, as the plan would); any other failure would fail the plan too.
+    if (!r.kernel && r.lowering_failed) TESSERA_FAIL(r.error);
+    if (!r.kernel) throw Fault(r.error);
     kernel_ = r.kernel;
     std::vector<void*> params, packed, outputs, scratch;
     std::vector<const Tensor*> param_tensors;
@@ -124,6 +134,12 @@ fusion::ProfileFn make_fusion_profiler(const Graph& g, const ExecutorOptions& op
       return measure(g, fused, parts, opts);
     } catch (const Error&) {
       return std::nullopt;  // not compilable as one kernel: the planner keeps the parts apart
+    } catch (const Fault& e) {
+      TESSERA_FAIL("fusion profiler: ", e.what());
+    } catch (const std::exception& e) {
+      std::vector<const Node*> nodes;
+      for (int i : fused) nodes.push_back(g.nodes()[static_cast<size_t>(i)].get());
+      TESSERA_FAIL("fusion profiler: ", compile::describe_block(nodes), ": internal error: ", e.what());
     }
   };
 }

@@ -145,8 +145,9 @@ void Executor::save(const std::string& path) const {
   std::string sigs;
   std::map<const Node*, int> index;
   for (size_t k = 0; k < graph_->nodes().size(); ++k) index[graph_->nodes()[k].get()] = static_cast<int>(k);
-  for (size_t i = 0; i < plans_.size(); ++i) {
-    const Plan& p = *plans_[i];
+  const std::vector<std::shared_ptr<const Plan>> plans = this->plans();
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = *plans[i];
     sigs += signature_line(p) + "\n";
     for (size_t k = 0; k < p.value_inputs.size(); ++k) {
       onnx::TensorProto tp;
@@ -215,6 +216,7 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
       }
     }
   }
+  std::lock_guard<std::mutex> lock(m->mu_);
   m->last_compile_seconds_ = 0;
   for (const auto& p : m->plans_) m->last_compile_seconds_ += p->compile_seconds;
   return m;

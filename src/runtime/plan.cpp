@@ -81,6 +81,7 @@ class PlanCompiler {
     bind_steps();
     collect_value_inputs();
     plan_memory_slots();
+    plan_->arenas.set_max_idle(opts_.max_idle_arenas);
     plan_->compile_seconds = seconds_since(t0);
     plan_->nodes_run_when_compiling = oracle_.nodes_run();
     return std::move(plan_);
@@ -140,6 +141,8 @@ class PlanCompiler {
     } catch (const Error& e) {
       fall_back(e.what());
       return std::nullopt;
+    } catch (const std::exception& e) {  // a fault, not a block that cannot be one kernel: never silent
+      TESSERA_FAIL(compile::describe_block(ns), ": internal error while composing the fused block: ", e.what());
     }
     return p;
   }
@@ -161,6 +164,8 @@ class PlanCompiler {
         TESSERA_FAIL(n.describe(), ": cannot compile: ", msg);
       }
       p.reason = msg.rfind(n.describe() + ": ", 0) == 0 ? msg.substr(n.describe().size() + 2) : msg;
+    } catch (const std::exception& e) {
+      TESSERA_FAIL(n.describe(), ": internal error while building its task: ", e.what());
     }
     return p;
   }

@@ -28,14 +28,22 @@ KernelResult compile_task(const compile::Task& t, const std::vector<const Schedu
                           const KernelBuildOptions& options, bool with_prepack) {
   KernelResult r;
   std::optional<schedule::Schedule> sched;
-  for (const ScheduleProvider* p : providers)
-    if ((sched = p->schedule_for(t))) break;
+  try {
+    for (const ScheduleProvider* p : providers)
+      if ((sched = p->schedule_for(t))) break;
+  } catch (const std::exception& e) {  // this runs on a compile thread: nothing may escape
+    r.error = t.describe() + ": schedule provider failed: " + e.what();
+    return r;
+  }
   compile::LoweredProgram lp;
   try {
     lp = compile::lower_program(t.name, t.params, t.constant, t.outs, sched, Target::for_isa(options.isa));
-  } catch (const std::exception& e) {
+  } catch (const Error& e) {  // a program the lowering refuses (a fused block may run unfused)
     r.error = t.describe() + ": lowering failed: " + e.what();
     r.lowering_failed = true;
+    return r;
+  } catch (const std::exception& e) {  // a fault in the lowering: reported, never a silent fallback
+    r.error = t.describe() + ": internal error in lowering: " + e.what();
     return r;
   }
   auto k = std::make_shared<TaskKernel>();

@@ -69,7 +69,8 @@ struct KernelBuildOptions {
 struct KernelResult {
   std::shared_ptr<const TaskKernel> kernel;
   std::string error;            // lowering or JIT failure (the message names the task)
-  bool lowering_failed = false; // the program could not be lowered (a fused block may run unfused)
+  bool lowering_failed = false; // the lowering refused the program (a tessera::Error): a fused block may
+                                // run unfused; any other failure (JIT, a fault) fails the plan
 };
 
 // Compiles the tasks (one kernel per distinct key), `threads` at a time;

@@ -178,18 +178,26 @@ class Lowering {
       if (s->kind == StageKind::Placeholder) continue;
       const Placement& p = placement_[s->name];
       if (p.place != Place::Root) continue;
-      bool is_temp = !storage_.count({s.get(), 0});
-      if (is_temp) storage_[{s.get(), 0}] = root_storage(*s);
+      // Every output that is not a kernel output is a temporary: an extern
+      // stage with several outputs (an LSTM's Y, Y_h, Y_c) writes all of them
+      // even when the program reads only some.
+      std::vector<Buffer> temps;
+      for (int i = 0; i < s->num_outputs(); ++i)
+        if (!storage_.count({s.get(), i})) {
+          storage_[{s.get(), i}] = root_storage(*s, i);
+          temps.push_back(storage_[{s.get(), i}].buffer);
+        }
+      bool all_temp = static_cast<int>(temps.size()) == s->num_outputs();
       // A temporary computed from constants only (and nothing computed inside it) is prepacked.
-      bool from_constants = is_temp && !at_targets.count(s->name) && !constant.empty();
+      bool from_constants = all_temp && !at_targets.count(s->name) && !constant.empty();
       for (const Tensor& in : s->inputs()) from_constants = from_constants && constant.count(&in.stage());
       if (from_constants) {
         constant.insert(s.get());
-        packed.push_back(storage_[{s.get(), 0}].buffer);
+        packed.insert(packed.end(), temps.begin(), temps.end());
         pre.push_back(build_root(*s));
         continue;
       }
-      if (is_temp) root_temps.push_back(storage_[{s.get(), 0}].buffer);
+      root_temps.insert(root_temps.end(), temps.begin(), temps.end());
       root.push_back(build_root(*s));
     }
     Stmt body = loop::block(root);
@@ -206,16 +214,16 @@ class Lowering {
     LoweredKernels r;
     loop::Kernel& k = r.main;
     k.name = name_;
-    for (const Tensor& t : inputs_) k.inputs.push_back(storage_.at({&t.stage(), 0}).buffer);
+    for (const Tensor& t : inputs_) k.inputs.push_back(storage_of(t.stage(), 0).buffer);
     for (const Buffer& b : packed) k.inputs.push_back(b);
-    for (const Tensor& t : program_) k.outputs.push_back(storage_.at({&t.stage(), t.index()}).buffer);
+    for (const Tensor& t : program_) k.outputs.push_back(storage_of(t.stage(), t.index()).buffer);
     k.body = body;
     if (!pre.empty()) {
       loop::Kernel p;
       p.name = name_ + ".prepack";
       Stmt pbody = f.mutate(lower_inner_reductions(loop::block(pre)));
       for (const Tensor& t : inputs_) {
-        const Buffer& b = storage_.at({&t.stage(), 0}).buffer;
+        const Buffer& b = storage_of(t.stage(), 0).buffer;
         if (loop::uses_buffer(pbody, b)) p.inputs.push_back(b);
       }
       p.outputs = packed;
@@ -356,13 +364,26 @@ class Lowering {
     }
   }
 
-  Storage root_storage(const Stage& s) {
-    TESSERA_CHECK(s.num_outputs() == 1, "lower ", name_, ": intermediate extern stage ", s.name,
-                  " with several outputs: make them kernel outputs");
-    Storage st{{}, {}, s.shapes[0], {}};
-    apply_storage_steps(s, st);
-    st.buffer = Buffer(s.name, s.dtypes[0], st.physical_dims());
-    return st;
+  // The storage of output `index` of a root stage that is not a kernel
+  // output. Layout and pad steps apply to single-output stages only.
+  Storage root_storage(const Stage& s, int index) {
+    if (s.num_outputs() == 1) {
+      Storage st{{}, {}, s.shapes[0], {}};
+      apply_storage_steps(s, st);
+      st.buffer = Buffer(s.name, s.dtypes[0], st.physical_dims());
+      return st;
+    }
+    TESSERA_CHECK(!storage_steps_.count(s.name), "lower ", name_, ": layout or pad of ", s.name,
+                  ", a stage with several outputs");
+    const Dims& dims = s.shapes[static_cast<size_t>(index)];
+    return {Buffer(s.name + "." + std::to_string(index), s.dtypes[static_cast<size_t>(index)], dims), {}, dims, {}};
+  }
+
+  // The storage of a stage's output, which must have been decided.
+  const Storage& storage_of(const Stage& s, int index) const {
+    auto it = storage_.find({&s, index});
+    TESSERA_CHECK(it != storage_.end(), "lower ", name_, ": output ", index, " of stage ", s.name, " has no storage");
+    return it->second;
   }
 
   void apply_storage_steps(const Stage& s, Storage& st) {
@@ -421,10 +442,10 @@ class Lowering {
                       " reads ", t.name(), " in a non-default layout");
         ins.push_back(it->second.buffer);
       }
-      for (int i = 0; i < s.num_outputs(); ++i) outs.push_back(storage_.at({&s, i}).buffer);
+      for (int i = 0; i < s.num_outputs(); ++i) outs.push_back(storage_of(s, i).buffer);
       return s.build(ins, outs);
     }
-    const Storage& st = storage_.at({&s, 0});
+    const Storage& st = storage_of(s, 0);
     StagePtr pad = padded(s, st);
     if (pad) keep_.push_back(pad);
     const Stage& src = pad ? *pad : s;

@@ -13,7 +13,13 @@
 // finished or been skipped (chunks not yet started when a chunk throws are
 // skipped). A parallel_for called from inside a chunk (a nested loop) runs
 // serially on that thread, so nesting cannot deadlock. Calls from several
-// outside threads at once are served one after another.
+// outside threads at once (concurrent runs of models, whose kernels all use
+// the global pool) are served one after another, each loop whole, with its
+// own body and chunks: a caller waits only for the loop running now, which
+// depends on nothing the waiting caller holds, so concurrent runs cannot
+// deadlock; while the pool runs one loop the other callers sleep (the pool
+// already keeps every core busy), and their serial work between loops goes
+// on in parallel.
 //
 // JIT code reaches the pool through the C-ABI tessera_parallel_for below.
 #pragma once

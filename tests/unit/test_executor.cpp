@@ -67,7 +67,7 @@ TEST(Executor, ElementwiseChain) {
   g->add_output(f);
   auto m = make(std::move(g));
   expect_matches_reference(*m, {random_f32({4, 8}, 2), random_f32({4, 8}, 3)});
-  const Plan* p = m->last_plan();
+  std::shared_ptr<const Plan> p = m->last_plan();
   ASSERT_TRUE(p);
   int want_compiled = 0;
   for (const char* op : {"Relu", "Exp", "Add", "Mul", "Sigmoid", "Sub"}) want_compiled += has_expr(op);
@@ -93,7 +93,7 @@ TEST(Executor, ConvWeightsArePackedOnce) {
   g->add_output(y);
   auto m = make(std::move(g), false);
   expect_matches_reference(*m, {random_f32({1, 5, 9, 9}, 8)});
-  const Plan* p = m->last_plan();
+  std::shared_ptr<const Plan> p = m->last_plan();
   ASSERT_TRUE(p);
   int packed = 0;
   for (const Slot& s : p->slots) packed += s.kind == SlotKind::Packed;
@@ -264,7 +264,7 @@ TEST(Executor, CompiledAndReferenceStepsMix) {
   g->add_output(e);
   auto m = make(std::move(g));
   expect_matches_reference(*m, {random_f32({3, 4}, 21)});
-  const Plan* p = m->last_plan();
+  std::shared_ptr<const Plan> p = m->last_plan();
   EXPECT_GE(p->reference_steps, 1);
   bool nonzero_is_reference = false;
   for (const Step& st : p->steps)
@@ -400,7 +400,7 @@ TEST(Executor, MemoryPlanReusesTheArena) {
   g->add_output(g->add_node("Add", {v, early}, {"out"}, {}, "join")->outputs[0]);
   auto m = make(std::move(g));
   expect_matches_reference(*m, {random_f32({32, 32}, 51)});
-  const Plan* p = m->last_plan();
+  std::shared_ptr<const Plan> p = m->last_plan();
   int64_t sum = 0, largest = 0;
   for (const Slot& s : p->slots)
     if (s.kind == SlotKind::Arena) {

@@ -185,6 +185,33 @@ TEST(TeLower, ExternStage) {
   expect_close(eval(k, {xv})[0], want);
 }
 
+// An extern stage with two outputs (a running sum and the total, as an
+// LSTM writes Y and Y_h) of which the program reads one: the other still
+// gets a buffer to be written to (it was looked up and not found), and
+// either output alone, or both, lower and compute right.
+TEST(TeLower, ExternStageWithOutputsNotRead) {
+  TE x = te::placeholder({4}, DType::F32, "x");
+  auto outs = te::extern_stage({{4}, {1}}, {DType::F32, DType::F32}, {x}, [](const auto& ins, const auto& o) {
+    loop::Var i("i");
+    Expr prev = loop::select(i > 0, loop::load(o[0], loop::max(i - 1, 0)), loop::float_imm(0));
+    Expr sum = prev + loop::load(ins[0], i);
+    return loop::for_loop(i, loop::int_imm(0), loop::int_imm(4), loop::ForKind::Serial,
+                          loop::block({loop::store(o[0], sum, i), loop::store(o[1], sum, loop::int_imm(0))}));
+  }, "cumsum");
+  Tensor xv = random_f32({4}, 7);
+  std::vector<float> running;
+  float s = 0;
+  for (int i = 0; i < 4; ++i) running.push_back(s += xv.data<float>()[i]);
+  TE y = te::compute({4}, [&](const Indices& i) { return outs[0](i[0]) * 2.0f; }, "y");
+  TE total = te::compute({1}, [&](const Indices& i) { return outs[1](i[0]) + 1.0f; }, "total");
+  std::vector<float> doubled;
+  for (float r : running) doubled.push_back(2 * r);
+  expect_close(eval(schedule::lower("first", {x}, {y}), {xv})[0], doubled);
+  expect_close(eval(schedule::lower("second", {x}, {total}), {xv})[0], {s + 1});
+  // The stage's outputs as kernel outputs, the second only.
+  expect_close(eval(schedule::lower("direct", {x}, {outs[1]}), {xv})[0], {s});
+}
+
 TEST(TeLower, Errors) {
   Matmul mm;
   EXPECT_THROW(schedule::lower("bad", {mm.a}, {mm.c}), Error);             // b not an input

@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include <unistd.h>
+
 #include "frontend/onnx_export.h"
 #include "interp/interpreter.h"
 #include "random_tensor.h"
@@ -52,10 +54,23 @@ std::unique_ptr<Graph> small_net(const std::string& prefix = "") {
   return g;
 }
 
+// A folder per test process, removed when it exits: test runs of other
+// checkouts on the same machine (or ctest -j) must not write into each
+// other's records files (with one shared folder, another checkout's run
+// appending its "cheat" record is the likely cause of a record with costs
+// seen by WrongOutputsAreRecordedAndNeverApplied).
 std::string temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / "tessera-tuner-test";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  struct Folder {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("tessera-tuner-test-" + std::to_string(::getpid()));
+    Folder() { std::filesystem::create_directories(path); }
+    ~Folder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Folder folder;
+  return (folder.path / name).string();
 }
 
 std::string small_net_file() {
