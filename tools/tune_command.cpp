@@ -10,11 +10,11 @@
 
 #include "codegen/llvm/jit.h"
 #include "cost/hardware.h"
+#include "cost/static_features.h"
 #include "cost/static_model.h"
 #include "support/error.h"
 #include "support/thread_pool.h"
 #include "tune/cost_eval.h"
-#include "cost/static_features.h"
 #include "tune/measure_worker.h"
 #include "tune/task_space.h"
 

@@ -299,8 +299,9 @@ Stmt LoopNest::build(const StoreFn& store, const LoadFn& load_self) const {
 Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_self) const {
   auto* red = stage_.body.as<loop::ReduceNode>();
   const std::string where = "schedule: accumulate " + stage_.name + " " + accumulate_;
-  // Reduce loops outside: the accumulator starts from the element's partial
-  // result, except on their first iteration, where it starts from the init.
+  // Reduce loops outside: each block is summed from the combiner's identity
+  // and joins the element's partial result at the write-back, or the init on
+  // their first iteration.
   std::vector<Expr> at_start;
   for (size_t i = 0; i < at; ++i)
     if (leaves_[i].reduce) at_start.push_back(loop::eq(leaves_[i].var, 0));
@@ -348,31 +349,30 @@ Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_s
   // Read-in and write-back over their own copies of the accumulator's loops.
   loop::VarMap in_map, out_map;
   std::vector<Leaf> in_loops = fresh_copies(inner, in_map), out_loops = fresh_copies(inner, out_map);
-  std::vector<Expr> in_idx = substituted(spatial_, in_map), out_idx = substituted(spatial_, out_map);
-  Expr start = loop::substitute(loop::substitute(red->init, axis_map), in_map);
+  std::vector<Expr> out_idx = substituted(spatial_, out_map);
   Expr result = loop::load(acc, flat_index(out_loops));
   Expr in_at = flat_index(in_loops);
-  Stmt read_in = loop::store(acc, start, in_at);
-  if (first.defined() && loop::equal(red->init, loop::reduce_identity(red->op, red->init.type()))) {
-    // The init is the combiner's identity: the block's sum starts from it and
-    // joins the partial result at the write-back, so the element is read
-    // after the block, not before, and prefetched at its start (the loads do
-    // not stall the block; the stores find their lines).
-    read_in = loop::block({read_in, loop::prefetch(load_self(substituted(clamped, in_map), Expr()))});
-    Expr partial = load_self(out_idx, loop::logical_not(first));
-    result = loop::select(first, result, loop::reduce_combine(red->op, partial, result));
-  } else if (first.defined()) {
-    // The block's sum starts from the identity too, and joins the init (on
-    // the first block) or the partial result at the write-back: each block
-    // is summed on its own, rather than the running total carried through
-    // every term (a chain of thousands of terms rounds off far more).
+  Stmt read_in = loop::store(acc, loop::substitute(loop::substitute(red->init, axis_map), in_map), in_at);
+  if (first.defined()) {
+    // The block's sum starts from the identity and joins the partial result
+    // (or the init, on the first block) at the write-back: the element is
+    // read after the block, not before, and prefetched at its start (the
+    // loads do not stall the block; the stores find their lines), and each
+    // block's terms round off among themselves rather than against the
+    // running total (a chain of thousands of terms rounds off far more).
     const Expr identity = loop::reduce_identity(red->op, red->init.type());
     read_in = loop::block({loop::store(acc, identity, in_at),
                            loop::prefetch(load_self(substituted(clamped, in_map), Expr()))});
-    std::vector<Expr> in_domain = substituted(element_g, out_map);  // read where the element is in the domain
-    in_domain.insert(in_domain.begin(), loop::logical_not(first));
-    Expr init_out = loop::substitute(loop::substitute(red->init, axis_map), out_map);
-    result = loop::reduce_combine(red->op, loop::select(first, init_out, load_self(out_idx, all_of(in_domain))), result);
+    if (loop::equal(red->init, identity)) {
+      Expr partial = load_self(out_idx, loop::logical_not(first));
+      result = loop::select(first, result, loop::reduce_combine(red->op, partial, result));
+    } else {
+      std::vector<Expr> in_domain = substituted(element_g, out_map);  // read where the element is in the domain
+      in_domain.insert(in_domain.begin(), loop::logical_not(first));
+      Expr init_out = loop::substitute(loop::substitute(red->init, axis_map), out_map);
+      result =
+          loop::reduce_combine(red->op, loop::select(first, init_out, load_self(out_idx, all_of(in_domain))), result);
+    }
   }
   read_in = wrap(in_loops, 0, in_loops.size(), read_in);
   Stmt write_back =

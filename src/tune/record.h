@@ -48,7 +48,6 @@ struct Record {
   bool paired() const { return ok() && baseline.size() == costs.size(); }
 };
 
-
 // One JSON object, no newline.
 std::string to_json(const Record& r);
 // Parses one line; throws tessera::Error saying which field is wrong.

@@ -12,6 +12,7 @@
 #include "frontend/onnx_tensor.h"
 #include "opexpr/expr_registry.h"
 #include "support/file_util.h"
+#include "unit/cli_runner.h"
 #include "unit/onnx_builder.h"
 
 namespace tessera {
@@ -19,21 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-CliResult cli(const std::string& args) {
-  std::string cmd = std::string(TESSERA_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using testing::cli;
+using testing::CliResult;
 
 class Cli : public ::testing::Test {
  protected:

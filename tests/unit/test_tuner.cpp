@@ -14,6 +14,7 @@
 
 #include "frontend/onnx_export.h"
 #include "interp/interpreter.h"
+#include "cli_runner.h"
 #include "random_tensor.h"
 #include "support/error.h"
 #include "tessera/runtime.h"
@@ -160,15 +161,10 @@ TEST(TaskSpace, MutationChangesOneKnob) {
 TEST(TaskSpace, ShowSpaceListsTheKnobsAndMeasuresNothing) {
   const std::string records = temp_path("show_space.jsonl");
   std::filesystem::remove(records);
-  const std::string cmd = std::string(TESSERA_CLI) + " tune " + small_net_file() + " --records " + records +
-                          " --isa avx2 --show-space 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ASSERT_EQ(pclose(p), 0) << out;
+  const tessera::testing::CliResult r =
+      tessera::testing::cli("tune " + small_net_file() + " --records " + records + " --isa avx2 --show-space");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string& out = r.out;
   EXPECT_FALSE(std::filesystem::exists(records)) << "--show-space must not measure";
   ModelConfig config;
   config.model = small_net_file();
