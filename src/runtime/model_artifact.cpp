@@ -27,7 +27,7 @@ namespace tessera::runtime {
 namespace {
 
 constexpr const char* kKindPrefix = "tessera compiled model ";
-constexpr int kModelFormat = 2;  // 2: schedules keyed by task
+constexpr int kModelFormat = 3;  // 2: schedules keyed by task; 3: Winograd tile sizes and points
 
 std::string value_section(size_t plan, int input) {
   return "signature." + std::to_string(plan) + ".value." + std::to_string(input);
