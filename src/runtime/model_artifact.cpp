@@ -195,7 +195,12 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
     if (opts.threads <= 0) opts.threads = static_cast<int>(*t);
   }
   std::string dir = std::filesystem::path(path).parent_path().string();
-  auto g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir);
+  std::unique_ptr<Graph> g;
+  try {
+    g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir);
+  } catch (const Error& e) {
+    TESSERA_FAIL(path, ": its model: ", e.what());
+  }
   // The saved graph is final (its convolutions already in the layout it was
   // compiled with); its saved steps refer to its nodes as they are.
   for (const std::string& pass : target_pipeline()) opts.passes.disable(pass);
