@@ -91,12 +91,11 @@ class Worker:
         self.p.wait(timeout=60)
 
 
-def tessera_worker(exe, model, threads, extra=()):
-    d = model if os.path.isdir(model) else os.path.dirname(model)
-    target = os.path.join(model, "model.onnx") if os.path.isdir(model) else model
-    inputs = sorted(f for f in os.listdir(d) if f.startswith("input_") and f.endswith(".npy"))
-    return Worker([exe, "serve", target, "--threads", str(threads), *extra, "--inputs",
-                   *[os.path.join(d, f) for f in inputs]])
+def tessera_worker(exe, d, threads, model=None, extra=()):
+    """`tessera serve` on `model` (default d/model.onnx) with d's inputs."""
+    inputs = sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("input_") and f.endswith(".npy"))
+    return Worker([exe, "serve", model or os.path.join(d, "model.onnx"), "--threads", str(threads), *extra,
+                   "--inputs", *inputs])
 
 
 def ort_worker(d, threads):
@@ -144,7 +143,7 @@ def section_throughput(exe, rounds=5, runs_per_caller=8, threads=2):
            f"each running it {runs_per_caller} times at once; inferences per second, median of {rounds} rounds, the "
            "runtimes interleaved round by round. ONNX Runtime: one session, K concurrent `session.run` loops "
            "(onnxruntime-node runs them on its worker threads).", "",
-           "| callers | Tessera inferences/s | ONNX Runtime inferences/s | Tessera / ONNX Runtime |", "|---:|---:|---:|---:|"]
+           "| callers | Tessera inferences/s | ONNX Runtime inferences/s | Tessera / ONNX Runtime (above 1: Tessera serves more) |", "|---:|---:|---:|---:|"]
     for k in (1, 2, 4):
         t, o = med[("Tessera", k)], med[("ONNX Runtime", k)]
         out.append(f"| {k} | {t:.1f} | {o:.1f} | **{t / o:.2f}** |")
@@ -220,7 +219,7 @@ def section_load(exe, threads=2, rounds=5):
                         w = ort_worker(d, threads)
                         times[key].append(float(w.fields["compile_ms"]) / 1000)
                     else:
-                        w = tessera_worker(exe, tsr if key == "tsr" else d, threads)
+                        w = tessera_worker(exe, d, threads, tsr if key == "tsr" else None)
                         times[key].append(float(w.fields.get("load_ms", "nan")) / 1000)
                     w.close()
             m = {k: statistics.median(v) for k, v in times.items()}
