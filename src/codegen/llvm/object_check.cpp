@@ -22,6 +22,11 @@ namespace {
 
 using ElfFile = llvm::object::ELFFile<llvm::object::ELF64LE>;
 
+// Bounds on what a kernel's object may ask the linker to allocate (a page of
+// alignment; zero-initialized data, which kernels do not use at all).
+constexpr uint64_t kMaxAlign = 4096;
+constexpr uint64_t kMaxZeroBytes = uint64_t{1} << 26;
+
 // Relocations of x86-64 code that LLVM's JIT linker (RuntimeDyldELF) applies.
 bool linkable_relocation(uint32_t type) {
   namespace E = llvm::ELF;
@@ -61,6 +66,11 @@ std::string check_elf(const ElfFile& f, const std::string& symbol) {
   size_t symtab_index = 0;
   for (size_t i = 0; i < n; ++i) {
     const auto& s = (*sections)[i];
+    // The linker allocates every section at its alignment: no absurd request.
+    if (s.sh_addralign > kMaxAlign || (s.sh_addralign & (s.sh_addralign - 1)) != 0)
+      return "section " + std::to_string(i) + " asks for alignment " + std::to_string(s.sh_addralign);
+    if (s.sh_type == E::SHT_NOBITS && s.sh_size > kMaxZeroBytes)
+      return "section " + std::to_string(i) + " asks for " + std::to_string(s.sh_size) + " zero bytes";
     if (s.sh_type != E::SHT_NOBITS) {
       auto c = f.getSectionContents(s);
       if (!c) return "bad section " + std::to_string(i) + ": " + why(c.takeError());
@@ -86,6 +96,8 @@ std::string check_elf(const ElfFile& f, const std::string& symbol) {
     bool undefined = sec == E::SHN_UNDEF;
     if (!undefined && sec < E::SHN_LORESERVE && sec >= n)
       return "symbol '" + name->str() + "' in section " + std::to_string(sec) + " of " + std::to_string(n);
+    if (sec == E::SHN_COMMON && (sym.st_size > kMaxZeroBytes || sym.st_value > kMaxAlign))
+      return "common symbol '" + name->str() + "' of " + std::to_string(sym.st_size) + " bytes";
     if (undefined && !name->empty() && sym.getBinding() != E::STB_LOCAL && !runtime_symbol_address(name->str()))
       return "undefined symbol '" + name->str() + "' that this process does not have";
     if (*name == symbol && !undefined && sym.getType() == E::STT_FUNC && sec < E::SHN_LORESERVE) found = true;
