@@ -243,9 +243,13 @@ class Executor {
 
   // Saves the graph (ONNX), options and planned signatures to an artifact.
   void save(const std::string& path) const;
-  // Loads an artifact; opts (threads, dumps, progress) apply, and the saved
-  // ISA unless keep_isa is false. Plans for the saved signatures are compiled
-  // again when possible (otherwise on first run).
+  // Loads an artifact (model_artifact.cpp); opts (threads, dumps, progress)
+  // apply, and the saved ISA unless use_saved_isa is false. The file is
+  // mapped and its weights used in place; plans for the saved signatures are
+  // built again, their kernels linked from the saved machine code (or, where
+  // it cannot run here, compiled from the saved schedules, said once on
+  // stderr); a plan that fails is left to the first run. The code runs as
+  // is: an artifact is as trusted as a shared library.
   static std::unique_ptr<Executor> load(const std::string& path, ExecutorOptions opts, bool use_saved_isa);
   // Where the time of load went (zeros for an executor not loaded).
   const LoadTimes& load_times() const { return load_times_; }
