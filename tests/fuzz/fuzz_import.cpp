@@ -9,6 +9,9 @@
 //                weights (TensorProtos), and every kernel's machine code —
 //                checked (codegen/llvm/object_check.h), never linked or run:
 //                the fuzzer executes no code from its inputs;
+//   "\x7fELF"    a kernel's object file alone (regressions/kernel_object.o,
+//                entry tessera_Conv_0), checked: an artifact's checksums
+//                keep most mutations from reaching its objects;
 //   otherwise    an ONNX model, imported next to a folder holding
 //                weights.bin, so external-data fields are read for real.
 #include <unistd.h>
@@ -114,6 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     if (bytes.rfind("\x93NUMPY", 0) == 0) tessera::parse_npy(bytes, "fuzz.npy");
     else if (bytes.rfind("TSRA", 0) == 0) fuzz_artifact(bytes);
+    else if (bytes.rfind("\x7f" "ELF", 0) == 0) (void)tessera::codegen::check_object(bytes, "tessera_Conv_0");
     else fuzz_onnx(bytes);
   } catch (const tessera::Error&) {
     // Expected for malformed input.
