@@ -390,7 +390,7 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
     try {
       m->find_or_compile(ins, &saved);
     } catch (const std::exception& e) {
-      if (std::string(e.what()).find("linking its saved machine code failed") != std::string::npos)
+      if (std::string(e.what()).find(kLinkFailed) != std::string::npos)
         TESSERA_FAIL(path, ": ", e.what());
       try {
         m->prepare(ins);

@@ -19,6 +19,10 @@
 
 namespace tessera::runtime {
 
+// What a task's error says when its saved kernel did not link (the loader
+// then fails, naming the artifact, instead of compiling afresh).
+inline constexpr const char* kLinkFailed = "linking its saved machine code failed";
+
 struct SavedKernel {
   std::string name, symbol, object;                          // the kernel
   std::string prepack_name, prepack_symbol, prepack_object;  // the packing kernel (empty: none saved)

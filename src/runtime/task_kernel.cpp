@@ -96,7 +96,7 @@ std::optional<KernelResult> link_task(const compile::Task& t, const SavedKernel&
                     t.params.size());
     r.kernel = link_saved_kernel(saved, options.isa, with_prepack);
   } catch (const std::exception& e) {
-    r.error = t.describe() + ": linking its saved machine code failed: " + e.what();
+    r.error = t.describe() + ": " + kLinkFailed + ": " + e.what();
   }
   return r;
 }
