@@ -6,6 +6,8 @@
 //                 (C: InferenceSession.create; F: its first run), or
 //                 "error MESSAGE" if the session cannot be created or run (then exit 1)
 //   run N      -> times t1 ... tN     (milliseconds, one session.run each)
+//   callers K N -> elapsed MS         (K concurrent loops of N session.run each on the one
+//                                      session, as a server's callers: wall time)
 //   save DIR   -> saved K             (DIR/output_0.npy ... output_{K-1}.npy)
 //   quit / EOF -> exit 0
 // A failing request replies "error MESSAGE" and the loop goes on.
@@ -84,6 +86,18 @@ async function handle(s, line) {
     }
     return 'times ' + times.map((t) => t.toPrecision(6)).join(' ');
   }
+  if (words[0] === 'callers') {
+    const k = words.length === 3 ? Number(words[1]) : NaN, n = words.length === 3 ? Number(words[2]) : NaN;
+    if (!Number.isInteger(k) || k < 1 || k > 64 || !Number.isInteger(n) || n < 1 || n > 100000) {
+      throw new Error(`'callers' expects K (1 to 64) and N (1 to 100000), got '${line.trim()}'`);
+    }
+    const t0 = process.hrtime.bigint();
+    const loop = async () => {
+      for (let i = 0; i < n; i++) await s.session.run(s.feeds);
+    };
+    await Promise.all(Array.from({length: k}, loop));
+    return 'elapsed ' + msSince(t0).toPrecision(6);
+  }
   if (words[0] === 'save') {
     const dir = line.trim().slice('save'.length).trim();
     if (!dir) throw new Error("'save' expects a directory");
@@ -95,7 +109,7 @@ async function handle(s, line) {
     });
     return `saved ${s.session.outputNames.length}`;
   }
-  throw new Error(`unknown request '${words[0]}' (requests: run N, save DIR, quit)`);
+  throw new Error(`unknown request '${words[0]}' (requests: run N, callers K N, save DIR, quit)`);
 }
 
 async function main() {

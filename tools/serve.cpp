@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "frontend/onnx_tensor.h"
 #include "support/error.h"
@@ -44,6 +46,30 @@ std::string handle(CompiledModel& m, const std::vector<Tensor>& inputs, const st
     }
     return o.str();
   }
+  if (cmd == "callers") {
+    // K threads sharing the model, N runs each: the wall time of them all.
+    const int k = count_of(words, cmd, line), n = count_of(words, cmd, line);
+    TESSERA_CHECK(k <= 64, "'callers' expects at most 64 threads, got ", k);
+    std::vector<std::string> errors(static_cast<size_t>(k));
+    auto a = std::chrono::steady_clock::now();
+    {
+      std::vector<std::jthread> threads;
+      for (int t = 0; t < k; ++t)
+        threads.emplace_back([&, t] {
+          try {
+            for (int i = 0; i < n; ++i) m.run(inputs);
+          } catch (const std::exception& e) {
+            errors[static_cast<size_t>(t)] = e.what();
+          }
+        });
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+    for (const std::string& e : errors) TESSERA_CHECK(e.empty(), e);
+    std::ostringstream o;
+    o.precision(6);
+    o << "elapsed " << ms;
+    return o.str();
+  }
   if (cmd == "profile") {
     const int n = count_of(words, cmd, line);
     std::ostringstream o;
@@ -61,7 +87,7 @@ std::string handle(CompiledModel& m, const std::vector<Tensor>& inputs, const st
     for (size_t i = 0; i < outs.size(); ++i) write_npy(dir + "/output_" + std::to_string(i) + ".npy", outs[i]);
     return "saved " + std::to_string(outs.size());
   }
-  TESSERA_FAIL("unknown request '", cmd, "' (requests: run N, profile N, save DIR, quit)");
+  TESSERA_FAIL("unknown request '", cmd, "' (requests: run N, callers K N, profile N, save DIR, quit)");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ namespace tessera::tools {
 
 // Protocol (one request per line, one reply line each, replies flushed):
 //   run N      -> "times T1 ... TN"   (milliseconds, one m.run() each)
+//   callers K N -> "elapsed MS"       (K threads sharing the model, N runs each: wall time)
 //   profile N  -> "steps S1 ... SK"   (each plan step's median ms over N runs, plan order)
 //   save DIR   -> "saved K"           (DIR/output_0.npy ... output_{K-1}.npy)
 //   quit / EOF -> exit 0

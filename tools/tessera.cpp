@@ -371,15 +371,17 @@ int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t see
 int cmd_serve(const Common& c, const Exec& e, const std::vector<std::string>& input_paths, uint64_t seed) {
   TESSERA_CHECK(e.compiled(), "'tessera serve' needs --backend compiled");
   if (e.threads > 0) ThreadPool::global().set_threads(e.threads);
+  const auto loading = Clock::now();
   CompiledModel m = open_compiled(c, e);
   std::vector<Tensor> ins = input_paths.empty() ? m.random_inputs(seed) : m.read_inputs(input_paths);
   double compile_ms = m.last_compile_seconds() * 1000;  // kernels an artifact re-made on load
   m.prepare(ins);
   compile_ms += m.last_compile_seconds() * 1000;
+  const double load_ms = ms_between(loading, Clock::now());  // read, import, passes, kernels: ready to run
   auto t0 = Clock::now();
   m.run(ins);
-  std::printf("ready compile_ms %.1f first_run_ms %.1f kernels %d threads %d\n", compile_ms,
-              ms_between(t0, Clock::now()), m.compiled_steps(), ThreadPool::global().threads());
+  std::printf("ready compile_ms %.1f first_run_ms %.1f kernels %d threads %d load_ms %.1f\n", compile_ms,
+              ms_between(t0, Clock::now()), m.compiled_steps(), ThreadPool::global().threads(), load_ms);
   std::fflush(stdout);
   return tools::serve_loop(m, ins, std::cin, stdout);
 }
@@ -564,7 +566,14 @@ int main(int argc, char** argv) {
 
   CLI::App* passes = app.add_subcommand("passes", "list the graph passes: name, stage, the flag that skips it, what it does");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // Usage errors as every other error: an "error:" line, then a pointer to --help.
+    std::fprintf(stderr, "error: %s\n(run with --help for the options)\n", e.what());
+    return 2;
+  }
   try {
     if (*run) return cmd_run(common, exec, inputs, out_dir, npy, seed, report);
     if (*comp) return cmd_compile(common, exec, compile_out, report, dump_fusion);

@@ -3,7 +3,7 @@
 // the nonzero terms of B^T d B (input) or A^T M A (output) for that point;
 // the schedule unrolls the point loops (src/schedule/winograd_schedule.cpp),
 // so every select folds and each point is its own short sum of loads with
-// integer coefficients. The product is a blocked 1x1 convolution per point
+// dyadic coefficients (support/winograd_transform.h). The product is a blocked 1x1 convolution per point
 // (tag conv2d_blocked: tiled like one, tiles of runs of tiles by lanes).
 #include "ops/blocked_conv.h"
 #include "opexpr/expr_nn.h"
@@ -34,15 +34,17 @@ Expr select_chain(const Expr& index, int count, Arm arm) {
 std::vector<te::Tensor> input_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const WinogradGeom g = winograd_input_geom(op_attrs(c), x.shape());
-  te::Tensor pad = zero_padded(c, x, g.ph, g.pw, kWinoTile * g.TH + 2, kWinoTile * g.TW + 2);
-  return {te::compute({kWinoPoints, g.Cb, g.T, g.b}, [&](const Indices& i) {
+  const WinogradTransform& tf = g.transform();
+  const int a = tf.alpha;
+  te::Tensor pad = zero_padded(c, x, g.ph, g.pw, g.m * g.TH + 2, g.m * g.TW + 2);
+  return {te::compute({tf.num_points(), g.Cb, g.T, g.b}, [&](const Indices& i) {
     Expr p = i[0], cb = i[1], t = i[2], l = i[3];
-    Expr n = t / (g.TH * g.TW), h0 = t / g.TW % g.TH * kWinoTile, w0 = t % g.TW * kWinoTile;
-    return select_chain(p, kWinoPoints, [&](int pt) {
+    Expr n = t / (g.TH * g.TW), h0 = t / g.TW % g.TH * g.m, w0 = t % g.TW * g.m;
+    return select_chain(p, tf.num_points(), [&](int pt) {
       Expr sum;
-      for (int r = 0; r < kWinoAlpha; ++r)
-        for (int q = 0; q < kWinoAlpha; ++q) {
-          const float coef = kWinoBT[pt / kWinoAlpha][r] * kWinoBT[pt % kWinoAlpha][q];
+      for (int r = 0; r < a; ++r)
+        for (int q = 0; q < a; ++q) {
+          const float coef = tf.BT(pt / a, r) * tf.BT(pt % a, q);
           if (coef != 0.0f) sum = add_term(sum, coef, pad(n, cb, h0 + r, w0 + q, l));
         }
       return sum;
@@ -54,7 +56,7 @@ std::vector<te::Tensor> gemm_expr(ExprContext& c) {
   const te::Tensor& v = c.in(0);
   const te::Tensor& u = c.in(1);
   const WinogradGeom g = winograd_gemm_geom(op_attrs(c), v.shape(), u.shape());
-  return {te::compute({kWinoPoints, g.Mb, g.T, g.b}, [&](const Indices& i) {
+  return {te::compute({v.shape()[0], g.Mb, g.T, g.b}, [&](const Indices& i) {
     Expr p = i[0], kb = i[1], t = i[2], kc = i[3];
     std::vector<loop::ReduceAxis> axes;
     if (g.R > 1) axes.push_back(te::reduce_axis(g.R, "rb"));
@@ -69,16 +71,18 @@ std::vector<te::Tensor> output_expr(ExprContext& c) {
   const te::Tensor& m = c.in(0);
   const WinogradGeom g = winograd_output_geom(op_attrs(c), m.shape());
   const te::Tensor* bias = c.has_input(1) ? &c.in(1) : nullptr;
+  const WinogradTransform& tf = g.transform();
+  const int a = tf.alpha;
   return {te::compute({g.N, g.Mb, g.OH, g.OW, g.b}, [&](const Indices& i) {
     Expr n = i[0], kb = i[1], oh = i[2], ow = i[3], kc = i[4];
-    Expr t = (n * g.TH + oh / kWinoTile) * g.TW + ow / kWinoTile;
-    return select_chain(oh % kWinoTile, kWinoTile, [&](int a) {
-      return select_chain(ow % kWinoTile, kWinoTile, [&](int bcol) {
+    Expr t = (n * g.TH + oh / g.m) * g.TW + ow / g.m;
+    return select_chain(oh % g.m, g.m, [&](int row) {
+      return select_chain(ow % g.m, g.m, [&](int col) {
         Expr sum = bias ? (*bias)(kb, kc) : Expr();
-        for (int r = 0; r < kWinoAlpha; ++r)
-          for (int q = 0; q < kWinoAlpha; ++q) {
-            const float coef = kWinoAT[a][r] * kWinoAT[bcol][q];
-            if (coef != 0.0f) sum = add_term(sum, coef, m(r * kWinoAlpha + q, kb, t, kc));
+        for (int r = 0; r < a; ++r)
+          for (int q = 0; q < a; ++q) {
+            const float coef = tf.AT(row, r) * tf.AT(col, q);
+            if (coef != 0.0f) sum = add_term(sum, coef, m(r * a + q, kb, t, kc));
           }
         return sum;
       });

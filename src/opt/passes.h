@@ -35,11 +35,12 @@ int rewrite_math_properties(Graph& g, std::vector<std::string>* applied = nullpt
 // where they leave that region. Returns the number of convolutions moved.
 int to_blocked_layout(Graph& g, int64_t block);
 
-// Rewrites 3x3 stride-1 blocked convolutions into Winograd F(4x4, 3x3)
-// (WinogradInput, WinogradGemm, WinogradOutput; weights transformed here)
-// where a static estimate of both forms says it pays (every one it can with
-// `every`: tests). Returns the number rewritten.
-int to_winograd(Graph& g, bool every = false);
+// Rewrites 3x3 stride-1 blocked convolutions into Winograd F(4x4, 3x3) or
+// F(2x2, 3x3) (WinogradInput, WinogradGemm, WinogradOutput; weights
+// transformed here), per layer where a static estimate says it pays and the
+// model's error budget allows F(4x4) (every one it can, with tile
+// `every_tile`, when that is 2 or 4: tests). Returns the number rewritten.
+int to_winograd(Graph& g, int every_tile = 0);
 
 // A dense blocked convolution reading a map scaled per channel at run time
 // (x * s, s [1, Cb, 1, 1, b]: squeeze-excitation) reads x and its weights

@@ -1,11 +1,23 @@
 // The Winograd pass: 3x3 stride-1 blocked convolutions (ConvBlocked, made
 // by the blocked-layout pass) become WinogradInput -> WinogradGemm ->
-// WinogradOutput (ops/winograd.h), F(4x4, 3x3), where a static estimate says
-// it pays: the products take a quarter of the direct convolution's
-// multiply-adds, but the transformed weights are four times the weights
-// (read once per run) and the transformed input and product go through
-// memory. Large images with few channels gain most; a 7x7 image with 512
-// channels would read 37 MB of transformed weights for 49 pixels.
+// WinogradOutput (ops/winograd.h), F(4x4, 3x3) or F(2x2, 3x3), chosen per
+// layer where a static estimate says it pays: the products take 1/4 (F4) or
+// 4/9 (F2) of the direct convolution's multiply-adds, but the transformed
+// weights are 4x (F4) or 1.8x (F2) the weights (read once per run) and the
+// transformed input and product go through memory. Large images with few
+// channels gain most; a 7x7 image with 512 channels would read 37 MB of
+// transformed weights for 49 pixels.
+//
+// Accuracy decides between the tile sizes. F(2x2) rounds about as the
+// direct form does; F(4x4) loses 8-15x more per layer (against float64,
+// with blocked sums: support/winograd_transform.h, bench/ACCURACY.md). In a
+// residual branch that error lands on a stream the branch only perturbs and
+// does not show at the output (ResNet-18/50, ResNeXt-50 with F(4x4) on every
+// 3x3 layer stay within 1.35x of ONNX Runtime's error); in a plain chain
+// (VGG-16) every layer's error is carried forward, and three F(4x4) layers
+// of twelve double the model's. So F(4x4) is taken only by convolutions in
+// a residual branch (their output reaches, through single-use nodes, an Add
+// with a second, non-constant operand of the same shape), F(2x2) elsewhere.
 //
 // The transformed weights U = G g G^T are computed here once, in double.
 #include <algorithm>
@@ -28,102 +40,152 @@ namespace {
 constexpr double kMacsPerLane = 6e9;
 constexpr double kWeightBytesPerSecond = 13e9;
 constexpr double kActivationBytesPerSecond = 30e9;
-// The Winograd form must be estimated this much faster than the direct one.
-constexpr double kRequiredGain = 0.8;
+// A Winograd form must be estimated this much faster than the direct one.
+constexpr double kRequiredGain = 0.85;
+// Nodes followed from a convolution looking for its residual Add.
+constexpr int kResidualSearchDepth = 6;
 
-struct Estimate {
-  double direct = 0, winograd = 0;  // seconds
-};
-
-Estimate estimate(const BlockedConvGeom& g) {
+double direct_seconds(const BlockedConvGeom& g) {
   const double macs_per_s = kMacsPerLane * static_cast<double>(g.b);
   const double channels = static_cast<double>(g.R * g.b) * static_cast<double>(g.Mb * g.b);
-  const double tiles = static_cast<double>(g.N * wino_tiles(g.oh) * wino_tiles(g.ow));
-  Estimate e;
   // Products: the arithmetic or the weights' stream, whichever is slower.
-  e.direct = std::max(9.0 * channels * static_cast<double>(g.N * g.oh * g.ow) / macs_per_s,
-                      4.0 * 9.0 * channels / kWeightBytesPerSecond);
-  e.winograd = std::max(kWinoPoints * channels * tiles / macs_per_s,
-                        4.0 * kWinoPoints * channels / kWeightBytesPerSecond);
-  // The transforms: V and M written once and read once, ~16 terms a point.
-  const double planes = static_cast<double>(g.in_c + g.Mb) * static_cast<double>(g.b);
-  e.winograd += 2.0 * 4.0 * kWinoPoints * tiles * planes / kActivationBytesPerSecond +
-                16.0 * kWinoPoints * tiles * planes / static_cast<double>(g.b) / macs_per_s;
-  return e;
+  return std::max(9.0 * channels * static_cast<double>(g.N * g.oh * g.ow) / macs_per_s,
+                  4.0 * 9.0 * channels / kWeightBytesPerSecond);
 }
 
-// U [36, Mb, R, b, b] from the packed weights W [Mb, R, 3, 3, b, b].
-Tensor transform_weights(const Tensor& w) {
+double winograd_seconds(const BlockedConvGeom& g, const WinogradTransform& tf) {
+  const double macs_per_s = kMacsPerLane * static_cast<double>(g.b);
+  const double channels = static_cast<double>(g.R * g.b) * static_cast<double>(g.Mb * g.b);
+  const double tiles = static_cast<double>(g.N * tf.tiles(g.oh) * tf.tiles(g.ow));
+  const double points = tf.num_points();
+  double s = std::max(points * channels * tiles / macs_per_s, 4.0 * points * channels / kWeightBytesPerSecond);
+  // The transforms: V and M written once and read once, ~16 terms a point.
+  const double planes = static_cast<double>(g.in_c + g.Mb) * static_cast<double>(g.b);
+  s += 2.0 * 4.0 * points * tiles * planes / kActivationBytesPerSecond +
+       16.0 * points * tiles * planes / static_cast<double>(g.b) / macs_per_s;
+  return s;
+}
+
+// U [P, Mb, R, b, b] from the packed weights W [Mb, R, 3, 3, b, b].
+Tensor transform_weights(const Tensor& w, const WinogradTransform& tf) {
   const int64_t Mb = w.dim(0), R = w.dim(1), b = w.dim(4);
-  Tensor u(DType::F32, {kWinoPoints, Mb, R, b, b});
+  const int a = tf.alpha;
+  Tensor u(DType::F32, {tf.num_points(), Mb, R, b, b});
   const float* pw = w.data<float>();
   float* pu = u.data<float>();
   const int64_t planes = Mb * R, lanes = b * b;
   for (int64_t q = 0; q < planes; ++q)
     for (int64_t l = 0; l < lanes; ++l) {
       double k[3][3];
-      for (int a = 0; a < 3; ++a)
-        for (int c = 0; c < 3; ++c) k[a][c] = pw[((q * 3 + a) * 3 + c) * lanes + l];
-      for (int pi = 0; pi < kWinoAlpha; ++pi)
-        for (int pj = 0; pj < kWinoAlpha; ++pj) {
+      for (int i = 0; i < 3; ++i)
+        for (int c = 0; c < 3; ++c) k[i][c] = pw[((q * 3 + i) * 3 + c) * lanes + l];
+      for (int pi = 0; pi < a; ++pi)
+        for (int pj = 0; pj < a; ++pj) {
           double s = 0;
-          for (int a = 0; a < 3; ++a)
-            for (int c = 0; c < 3; ++c) s += kWinoG[pi][a] * k[a][c] * kWinoG[pj][c];
-          pu[((pi * kWinoAlpha + pj) * planes + q) * lanes + l] = static_cast<float>(s);
+          for (int i = 0; i < 3; ++i)
+            for (int c = 0; c < 3; ++c) s += tf.G(pi, i) * k[i][c] * tf.G(pj, c);
+          pu[((pi * a + pj) * planes + q) * lanes + l] = static_cast<float>(s);
         }
     }
   return u;
 }
 
-// True when `n` is a ConvBlocked the Winograd form computes and (unless
-// `every`) pays for.
-bool winograd_candidate(const Node& n, bool every, BlockedConvGeom& g) {
+// A 3x3 stride-1 ConvBlocked the Winograd forms compute, with the tile
+// each would be given (0: direct).
+struct Candidate {
+  Node* node = nullptr;
+  BlockedConvGeom geom;
+  double direct = 0, f2 = 0, f4 = 0;  // estimated seconds
+  int tile = 0;
+};
+
+bool winograd_shape(const Node& n, BlockedConvGeom& g) {
   if (n.op_type != "ConvBlocked" || n.domain != kBlockedDomain || n.num_inputs() < 2) return false;
   const Value* x = n.inputs[0];
   const Value* w = n.inputs[1];
   if (!x || !w || !w->constant || !x->type.fully_known() || x->type.dims.size() != 5) return false;
   if (n.has_input(2) && !n.inputs[2]->constant) return false;
   g = blocked_conv_geom(OpAttrs(n, kAnyOpset), x->type.dims, w->constant->dims());
-  if (g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1) return false;
-  if (every) return true;
-  const Estimate e = estimate(g);
-  return e.winograd < kRequiredGain * e.direct;
+  return g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
+}
+
+// True when `n`'s output reaches, through nodes whose output has one use,
+// an Add whose other operand is a computed value of the same shape: `n` is
+// in a residual branch.
+bool in_residual_branch(const Graph& g, const Node& n) {
+  const Value* v = n.outputs[0];
+  for (int depth = 0; depth < kResidualSearchDepth; ++depth) {
+    if (v->uses.size() != 1 || g.is_output(v)) return false;
+    const Node* next = v->uses[0].node;
+    if ((next->op_type == "Add" || next->op_type == "Sum") && next->num_inputs() == 2) {
+      const Value* other = next->inputs[1 - v->uses[0].input_index];
+      return other && !other->is_constant() && other->type.dims == v->type.dims;
+    }
+    if (next->outputs.size() != 1) return false;
+    v = next->outputs[0];
+  }
+  return false;
+}
+
+// Gives each candidate its tile: F(4x4) in residual branches where it pays
+// and beats F(2x2), else F(2x2) where it pays, else the direct form.
+void choose_tiles(const Graph& g, std::vector<Candidate>& cs) {
+  for (Candidate& c : cs) {
+    const bool f2_pays = c.f2 < kRequiredGain * c.direct, f4_pays = c.f4 < kRequiredGain * c.direct;
+    c.tile = f2_pays ? 2 : 0;
+    if (f4_pays && (!f2_pays || c.f4 < c.f2) && in_residual_branch(g, *c.node)) c.tile = 4;
+  }
+}
+
+void rewrite(Graph& g, Node* n, const BlockedConvGeom& geom, int tile) {
+  const WinogradTransform& tf = winograd_transform(tile);
+  const std::string base = n->name.empty() ? n->outputs[0]->name : n->name;
+  Value* out = n->outputs[0];
+  auto insert = [&](const std::string& op, std::vector<Value*> ins, const std::string& suffix, AttrMap attrs,
+                    const std::string& name) {
+    Node* m = g.insert_node_before(n, op, std::move(ins), {g.unique_name(out->name + suffix)}, std::move(attrs), name);
+    m->domain = kBlockedDomain;
+    infer_node(*m, g.opset);
+    return m->outputs[0];
+  };
+  Value* v = insert("WinogradInput", {n->inputs[0]}, ".wino_v",
+                    {{"pads", Attribute::of_ints({geom.ph, geom.pw})},
+                     {"tiles", Attribute::of_ints({tf.tiles(geom.oh), tf.tiles(geom.ow)})},
+                     {"tile", Attribute::of_int(tile)}},
+                    base + "/winograd_in");
+  Value* u = g.add_constant(g.unique_name(n->inputs[1]->name + ".wino_u"), transform_weights(*n->inputs[1]->constant, tf));
+  AttrMap groups;
+  geom.groups.write(groups);
+  Value* m = insert("WinogradGemm", {v, u}, ".wino_m", groups, base + "/winograd_gemm");
+  std::vector<Value*> out_ins{m};
+  if (n->has_input(2)) out_ins.push_back(n->inputs[2]);
+  Value* y = insert("WinogradOutput", out_ins, ".wino",
+                    {{"output", Attribute::of_ints({geom.oh, geom.ow})}, {"tile", Attribute::of_int(tile)}}, n->name);
+  g.replace_all_uses(out, y);
+  g.erase_node(n);
 }
 
 }  // namespace
 
-int to_winograd(Graph& g, bool every) {
-  std::vector<Node*> order;
-  for (const auto& n : g.nodes()) order.push_back(n.get());
-  int rewritten = 0;
-  for (Node* n : order) {
-    BlockedConvGeom geom;
-    if (!winograd_candidate(*n, every, geom)) continue;
-    const std::string base = n->name.empty() ? n->outputs[0]->name : n->name;
-    Value* out = n->outputs[0];
-    auto insert = [&](const std::string& op, std::vector<Value*> ins, const std::string& suffix, AttrMap attrs,
-                      const std::string& name) {
-      Node* m = g.insert_node_before(n, op, std::move(ins), {g.unique_name(out->name + suffix)}, std::move(attrs), name);
-      m->domain = kBlockedDomain;
-      infer_node(*m, g.opset);
-      return m->outputs[0];
-    };
-    Value* v = insert("WinogradInput", {n->inputs[0]}, ".wino_v",
-                      {{"pads", Attribute::of_ints({geom.ph, geom.pw})},
-                       {"tiles", Attribute::of_ints({wino_tiles(geom.oh), wino_tiles(geom.ow)})}},
-                      base + "/winograd_in");
-    Value* u = g.add_constant(g.unique_name(n->inputs[1]->name + ".wino_u"), transform_weights(*n->inputs[1]->constant));
-    AttrMap groups;
-    geom.groups.write(groups);
-    Value* m = insert("WinogradGemm", {v, u}, ".wino_m", groups, base + "/winograd_gemm");
-    std::vector<Value*> out_ins{m};
-    if (n->has_input(2)) out_ins.push_back(n->inputs[2]);
-    Value* y =
-        insert("WinogradOutput", out_ins, ".wino", {{"output", Attribute::of_ints({geom.oh, geom.ow})}}, n->name);
-    g.replace_all_uses(out, y);
-    g.erase_node(n);
-    ++rewritten;
+int to_winograd(Graph& g, int every_tile) {
+  std::vector<Candidate> cs;
+  for (const auto& n : g.nodes()) {
+    Candidate c;
+    if (!winograd_shape(*n, c.geom)) continue;
+    c.node = n.get();
+    c.direct = direct_seconds(c.geom);
+    c.f2 = winograd_seconds(c.geom, winograd_transform(2));
+    c.f4 = winograd_seconds(c.geom, winograd_transform(4));
+    c.tile = every_tile;
+    cs.push_back(c);
   }
+  if (every_tile == 0) choose_tiles(g, cs);
+  int rewritten = 0;
+  for (const Candidate& c : cs)
+    if (c.tile) {
+      rewrite(g, c.node, c.geom, c.tile);
+      ++rewritten;
+    }
   if (rewritten > 0) g.remove_unused_values();
   return rewritten;
 }

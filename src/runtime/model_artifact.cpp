@@ -35,10 +35,11 @@ namespace tessera::runtime {
 namespace {
 
 constexpr const char* kKindPrefix = "tessera compiled model ";
-// 2: schedules keyed by task; 3: and every task's machine code. Format 2
-// still loads (every kernel compiled again).
-constexpr int kModelFormat = 3;
-constexpr int kOldestModelFormat = 2;
+// 2: schedules keyed by task; 3: Winograd tile sizes and points; 4: every
+// task's machine code, the weights as raw sections. Format 3 still loads
+// (every kernel compiled again); format 2's Winograd layers meant otherwise.
+constexpr int kModelFormat = 4;
+constexpr int kOldestModelFormat = 3;
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -160,7 +161,7 @@ SavedSteps saved_steps(const MappedArtifact& a, int format, size_t plan, size_t 
         TESSERA_FAIL(path, ": malformed schedule of step ", k, ": ", e.what());
       }
     }
-    if (format >= 3) {  // raw elements, their types in "packed_types", viewed in the mapped file
+    if (format >= 4) {  // raw elements, their types in "packed_types", viewed in the mapped file
       auto types = a.sections.find(step_section(plan, k, "packed_types"));
       if (types == a.sections.end()) continue;
       std::vector<std::string> lines = split(types->second, '\n');
@@ -173,7 +174,7 @@ SavedSteps saved_steps(const MappedArtifact& a, int format, size_t plan, size_t 
       }
       continue;
     }
-    for (size_t j = 0;; ++j) {  // format 2: TensorProtos
+    for (size_t j = 0;; ++j) {  // format 3: TensorProtos
       auto pk = a.sections.find(step_section(plan, k, "packed." + std::to_string(j)));
       if (pk == a.sections.end()) break;
       onnx::TensorProto p;
@@ -186,7 +187,7 @@ SavedSteps saved_steps(const MappedArtifact& a, int format, size_t plan, size_t 
   return s;
 }
 
-// Format 3 keeps the graph's top-level initializers out of "model.onnx"
+// Format 4 keeps the graph's top-level initializers out of "model.onnx"
 // (their protos keep type and dims): each one's raw elements are section
 // "weight.<name>", 64-byte aligned in the file, which loading views in place.
 constexpr const char* kWeightPrefix = "weight.";
@@ -359,12 +360,17 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
   times.read = seconds_since(t0);
   auto t1 = Clock::now();
   std::string dir = std::filesystem::path(path).parent_path().string();
-  ImportOptions io;  // the weights: views of their sections (format 3)
+  ImportOptions io;  // the weights: views of their sections (format 4)
   for (auto it = a.sections.lower_bound(kWeightPrefix);
        it != a.sections.end() && it->first.rfind(kWeightPrefix, 0) == 0; ++it)
     io.initializer_data.emplace(it->first.substr(std::string(kWeightPrefix).size()), it->second);
   io.data_owner = a.file;
-  auto g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir, io);
+  std::unique_ptr<Graph> g;
+  try {
+    g = import_onnx_bytes(a.section("model.onnx"), dir.empty() ? "." : dir, io);
+  } catch (const Error& e) {
+    TESSERA_FAIL(path, ": its model: ", e.what());
+  }
   // The saved graph is final (its convolutions already in the layout it was
   // compiled with); its saved steps refer to its nodes as they are.
   for (const std::string& pass : target_pipeline()) opts.passes.disable(pass);

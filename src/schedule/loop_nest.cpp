@@ -324,14 +324,23 @@ Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_s
   // Guards on the loops outside skip the whole block; guards on the
   // reduction inside skip updates; guards on the accumulator's elements skip
   // their read and write-back, while their updates run on clamped indices
-  // (in bounds, results unused).
-  std::vector<Expr> outer_g, update_g, element_g;
-  for (const Expr& g : guards_)
+  // (in bounds, results unused) — except guards on vector lanes, which mask
+  // the updates too: a clamped lane index would turn the vector's contiguous
+  // loads into gathers.
+  auto on_lanes = [&](const Expr& g) {
+    for (const Leaf& l : inner)
+      if (l.kind == loop::ForKind::Vectorized && loop::uses_var(g, l.var)) return true;
+    return false;
+  };
+  std::vector<Expr> outer_g, update_g, element_g, clamp_g;
+  for (const Expr& g : guards_) {
     (uses(g, true) ? update_g : uses(g, false) ? element_g : outer_g).push_back(g);
+    if (!uses(g, true) && uses(g, false)) (on_lanes(g) ? update_g : clamp_g).push_back(g);
+  }
   std::vector<Expr> clamped = spatial_;
   for (size_t d = 0; d < spatial_.size(); ++d) {
-    bool guarded_dim = false;  // some element guard tests an inner loop this axis uses
-    for (const Expr& g : element_g)
+    bool guarded_dim = false;  // some clamped element guard tests an inner loop this axis uses
+    for (const Expr& g : clamp_g)
       for (const Leaf& l : inner) guarded_dim |= loop::uses_var(g, l.var) && loop::uses_var(spatial_[d], l.var);
     if (guarded_dim) clamped[d] = loop::simplify(loop::min(spatial_[d], last_[d]));
   }

@@ -1,7 +1,7 @@
 // Schedules of the Winograd transforms (see winograd_schedule.h).
 #include "schedule/winograd_schedule.h"
 
-#include "support/winograd_f43.h"
+#include "support/winograd_transform.h"
 #include "schedule/contraction_schedule.h"
 #include "schedule/stage_queries.h"
 
@@ -9,10 +9,19 @@ namespace tessera::schedule {
 
 namespace {
 
+// The output tile side of an output transform: from the points of the
+// product it reads ([P, Mb, T, b]); 0 when none is found.
+int output_tile(const te::Stage& st) {
+  for (const te::Tensor& in : st.inputs())
+    if (in.rank() == 4)
+      if (int m = winograd_tile_of_points(in.shape()[0])) return m;
+  return 0;
+}
+
 bool is_transform(const te::Stage& st, const te::Stage& tiled, int64_t lanes) {
   const bool input = st.op_class == te::OpClass::WinogradInput;
-  return (input || st.op_class == te::OpClass::WinogradOutput) && tiled.axes.size() == (input ? 4u : 5u) &&
-         tiled.shapes[0].back() == lanes;
+  return (input || (st.op_class == te::OpClass::WinogradOutput && output_tile(st) != 0)) &&
+         tiled.axes.size() == (input ? 4u : 5u) && tiled.shapes[0].back() == lanes;
 }
 
 class WinogradRule final : public ScheduleRule {
@@ -51,15 +60,16 @@ bool schedule_winograd_transform(Schedule& s, const te::Stage& st, const te::Sta
   const int64_t work = numel_of(tiled.shapes[0]) * (input ? 16 : 20);
   std::string tiles;
   if (input) {
-    // [p, cb, t, l]: a tile's 36 points innermost but for the lanes.
+    // [p, cb, t, l]: a tile's points innermost but for the lanes.
     s.reorder(tiled.name, {axis(1), axis(2), axis(0), axis(3)});
     s.fuse(tiled.name, axis(1), axis(2));
     tiles = fused_name(axis(1), axis(2));
     s.unroll(tiled.name, axis(0));
   } else {
-    // [n, kb, oh, ow, kc]: 4x4 output tiles, the tile's rows and columns unrolled.
-    s.split(tiled.name, axis(2), kWinoTile);
-    s.split(tiled.name, axis(3), kWinoTile);
+    // [n, kb, oh, ow, kc]: m x m output tiles, the tile's rows and columns unrolled.
+    const int m = output_tile(st);
+    s.split(tiled.name, axis(2), m);
+    s.split(tiled.name, axis(3), m);
     const std::string h = axis(2), w = axis(3);
     s.reorder(tiled.name, {axis(0), axis(1), outer_name(h), outer_name(w), inner_name(h), inner_name(w), axis(4)});
     tiles = axis(0);

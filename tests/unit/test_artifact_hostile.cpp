@@ -81,6 +81,14 @@ TEST(ArtifactHostile, ScheduleNumbersAreBounded) {
   EXPECT_NE(err.find(path + ": step 0 lists node '7', which the model does not have"), std::string::npos) << err;
 }
 
+// A model section that is not ONNX (checksums recomputed) is an error naming
+// the artifact, not only the parser's complaint.
+TEST(ArtifactHostile, ABadModelSectionNamesTheArtifact) {
+  std::string path = saved_artifact("model_section");
+  std::string err = load_edited(path, [&](Artifact& a) { a.sections["model.onnx"] = std::string(512, '\x7f'); });
+  EXPECT_NE(err.find(path + ": its model: the model is not a valid ONNX ModelProto"), std::string::npos) << err;
+}
+
 // A factor within the text's bounds but far beyond its loop is refused when
 // the kernel is lowered: the loader compiles the default schedule instead
 // (promptly), and the model computes the right numbers.

@@ -153,7 +153,8 @@ TEST_F(Cli, HostileArgumentsAreClearErrors) {
   expect_error("run " + model_ + " --shape x=99999999999999999999x3x224x224",
                "dimension '99999999999999999999' is too large");
   // Threads beyond any sensible pool.
-  expect_error("run " + model_ + " --shape x=1x3x224x224 --threads 100000", "--threads: Value 100000 not in range 0 to");
+  expect_error("run " + model_ + " --shape x=1x3x224x224 --threads 100000", "error: --threads: Value 100000 not in range 0 to");
+  expect_error("run " + model_ + " --no-such-option", "error: The following argument was not expected: --no-such-option");
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
@@ -227,17 +228,18 @@ TEST_F(Cli, BenchPrintsLatencyAndMemory) {
 
 // serve: one reply line per request — run times, per-step medians (one per
 // plan step, as bench --profile lists them), saved outputs equal to run's,
-// and errors that leave the loop going.
+// concurrent callers' wall time, and errors that leave the loop going.
 TEST_F(Cli, ServeAnswersRequests) {
   const fs::path requests = dir_ / "requests.txt", out = dir_ / "served";
-  write_file(requests.string(), "run 2\nprofile 3\nprofile 0\nbogus\nsave " + out.string() + "\nquit\n");
+  write_file(requests.string(), "run 2\nprofile 3\nprofile 0\nbogus\nsave " + out.string() + "\ncallers 3 2\ncallers 0 1\nquit\n");
   auto r = cli("serve " + model_ + " --threads 1 --no-fusion < " + requests.string());
   ASSERT_EQ(r.code, 0) << r.out;
   std::istringstream lines(r.out);
   std::vector<std::string> got;
   for (std::string l; std::getline(lines, l);) got.push_back(l);
-  ASSERT_EQ(got.size(), 6u) << r.out;
+  ASSERT_EQ(got.size(), 8u) << r.out;
   EXPECT_EQ(got[0].rfind("ready compile_ms", 0), 0u) << got[0];
+  EXPECT_NE(got[0].find(" load_ms "), std::string::npos) << got[0];
   auto numbers = [](const std::string& line, const std::string& head) {
     std::istringstream w(line);
     std::string first;
@@ -254,6 +256,8 @@ TEST_F(Cli, ServeAnswersRequests) {
   EXPECT_NE(got[4].find("error unknown request 'bogus'"), std::string::npos) << got[4];
   EXPECT_EQ(got[5], "saved 1");
   EXPECT_TRUE(fs::exists(out / "output_0.npy"));
+  EXPECT_EQ(numbers(got[6], "elapsed"), 1u);  // three callers sharing the model, two runs each
+  EXPECT_NE(got[7].find("error 'callers' expects a count"), std::string::npos) << got[7];
 }
 
 // Fusion from the command line: the plan dumped block by block, switched

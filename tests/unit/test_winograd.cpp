@@ -1,9 +1,10 @@
-// Winograd F(4x4, 3x3) (opt/winograd.cpp, ops/winograd.*): the pass against
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) (opt/winograd.cpp, ops/winograd.*,
+// support/winograd_transform.*): the transforms' identity, the pass against
 // the reference interpreter on the original graph — padded and unpadded
 // convolutions, images that leave partial tiles, a batch of two, grouped
 // convolutions, no bias, epilogues (residual add, ReLU) — compiled for
-// AVX-512 and AVX2, the static estimate's choices, the transforms' folded
-// point formulas, artifacts, and errors naming the node.
+// AVX-512 and AVX2, the static estimate's choices and the error budget, the
+// transforms' folded point formulas, artifacts, and errors naming the node.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "opt/passes.h"
 #include "runtime/executor.h"
 #include "support/error.h"
+#include "support/winograd_transform.h"
 #include "graph_test_util.h"
 #include "random_tensor.h"
 
@@ -72,13 +74,14 @@ std::unique_ptr<Graph> network() {
 // gives the original graph's outputs; the stride-2 and 1x1 convolutions
 // stay direct.
 TEST(Winograd, ReferenceKernelsMatchTheConvolutions) {
+  for (int tile : kWinogradTiles)
   for (int64_t b : {16, 8}) {
-    SCOPED_TRACE("block " + std::to_string(b));
+    SCOPED_TRACE("block " + std::to_string(b) + ", tile " + std::to_string(tile));
     auto g = network();
     std::vector<Tensor> ins{random_f32({2, 16, 13, 11}, 5)};
     std::vector<Tensor> want = interpret(*g, ins);
     ASSERT_EQ(to_blocked_layout(*g, b), 7);
-    EXPECT_EQ(to_winograd(*g, true), 5);
+    EXPECT_EQ(to_winograd(*g, tile), 5);
     EXPECT_EQ(count_ops(*g, "WinogradInput"), 5);
     EXPECT_EQ(count_ops(*g, "WinogradGemm"), 5);
     EXPECT_EQ(count_ops(*g, "WinogradOutput"), 5);
@@ -98,15 +101,16 @@ TEST(Winograd, CompiledMatchesTheOriginalGraph) {
   std::vector<Tensor> ins{random_f32({2, 16, 13, 11}, 6)};
   auto g = network();
   std::vector<Tensor> want = interpret(*g, ins);
+  for (int tile : kWinogradTiles)
   for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
     if (!codegen::host_supports(isa)) {
       GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
       continue;
     }
-    SCOPED_TRACE(codegen::isa_name(isa));
+    SCOPED_TRACE(std::string(codegen::isa_name(isa)) + ", tile " + std::to_string(tile));
     auto rewritten = network();
     to_blocked_layout(*rewritten, isa == codegen::Isa::AVX2 ? 8 : 16);
-    ASSERT_EQ(to_winograd(*rewritten, true), 5);
+    ASSERT_EQ(to_winograd(*rewritten, tile), 5);
     runtime::ExecutorOptions o;
     o.isa = isa;
     o.passes.disable("blocked-layout");  // done above
@@ -155,14 +159,21 @@ TEST(Winograd, EstimateChoosesLargeImagesOverManyChannels) {
 // unrolled: the kernels have no selects left (the input's padding is a
 // separate, guarded copy), and the schedule unrolls the points.
 TEST(Winograd, TransformKernelsFoldTheirPointFormulas) {
+  for (int tile : kWinogradTiles) {
+  SCOPED_TRACE("tile " + std::to_string(tile));
   Graph g;
   g.opset = 13;
+  const int64_t tiles = (10 + tile - 1) / tile;
   Value* x = g.add_input("x", {DType::F32, {1, 2, 9, 10, 16}, true});
   Node* in = g.add_node("WinogradInput", {x}, {"v"},
-                        {{"pads", Attribute::of_ints({1, 1})}, {"tiles", Attribute::of_ints({3, 3})}}, "in");
+                        {{"pads", Attribute::of_ints({1, 1})},
+                         {"tiles", Attribute::of_ints({tiles, tiles})},
+                         {"tile", Attribute::of_int(tile)}},
+                        "in");
   in->domain = kBlockedDomain;
   infer_node(*in, 13);
-  Node* out = g.add_node("WinogradOutput", {in->outputs[0]}, {"y"}, {{"output", Attribute::of_ints({9, 10})}}, "out");
+  Node* out = g.add_node("WinogradOutput", {in->outputs[0]}, {"y"},
+                         {{"output", Attribute::of_ints({9, 10})}, {"tile", Attribute::of_int(tile)}}, "out");
   out->domain = kBlockedDomain;
   infer_node(*out, 13);
   EXPECT_EQ(out->outputs[0]->type.dims, Dims({1, 2, 9, 10, 16}));
@@ -178,6 +189,7 @@ TEST(Winograd, TransformKernelsFoldTheirPointFormulas) {
     for (size_t at = ir.find("select("); at != std::string::npos; at = ir.find("select(", at + 1)) ++selects;
     EXPECT_EQ(selects, n == in ? 1u : 0u) << ir;  // the input's one: the padded copy
   }
+  }
 }
 
 // A model compiled with Winograd saves its rewritten graph; the artifact
@@ -186,7 +198,7 @@ TEST(Winograd, ArtifactKeepsTheTransforms) {
   std::vector<Tensor> ins{random_f32({2, 16, 13, 11}, 8)};
   auto g = network();
   to_blocked_layout(*g, 16);
-  to_winograd(*g, true);
+  to_winograd(*g, 2);
   runtime::ExecutorOptions o;
   o.passes.disable("blocked-layout");
   runtime::Executor m(std::move(g), o);
@@ -222,6 +234,83 @@ TEST(Winograd, BadNodesNameTheNode) {
   expect_error(g.add_node("WinogradInput", {x}, {"v"},
                           {{"pads", Attribute::of_ints({1, 1})}, {"tiles", Attribute::of_ints({3, 3})}}, "not_blocked"),
                "[N, Cb, H, W, b]");
+  Value* xb = g.add_input("xb", {DType::F32, {1, 2, 9, 10, 16}, true});
+  expect_error(g.add_node("WinogradInput", {xb}, {"v3"},
+                          {{"pads", Attribute::of_ints({1, 1})},
+                           {"tiles", Attribute::of_ints({3, 3})},
+                           {"tile", Attribute::of_int(3)}},
+                          "tile_three"),
+               "tile must be 2 or 4");
+  // M has F(4x4)'s 36 points; the node says F(2x2).
+  expect_error(g.add_node("WinogradOutput", {m}, {"y3"},
+                          {{"output", Attribute::of_ints({6, 8})}, {"tile", Attribute::of_int(2)}}, "points_mismatch"),
+               "36 points");
+  Value* m16 = g.add_input("m16", {DType::F32, {16, 2, 12, 16}, true});
+  expect_error(g.add_node("WinogradGemm", {m16, u}, {"z2"}, {}, "u_points"), "as V");
+}
+
+// The transforms are exact: for random d and g, A^T [(G g) (.) (B^T d)] is
+// the 1-D correlation of d with g (in double, to rounding), and every entry
+// of B^T and A^T is exact in float (dyadic).
+TEST(Winograd, TransformsComputeTheCorrelation) {
+  for (int tile : kWinogradTiles) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    const WinogradTransform& tf = winograd_transform(tile);
+    EXPECT_EQ(tf.m, tile);
+    EXPECT_EQ(tf.alpha, tile + 2);
+    for (int trial = 0; trial < 5; ++trial) {
+      Tensor dt = random_f32({tf.alpha}, 100 + trial, -1, 1), gt = random_f32({3}, 200 + trial, -1, 1);
+      const float* d = dt.data<float>();
+      const float* gk = gt.data<float>();
+      for (int i = 0; i < tf.m; ++i) {
+        double want = 0, got = 0;
+        for (int k = 0; k < 3; ++k) want += static_cast<double>(d[i + k]) * gk[k];
+        for (int j = 0; j < tf.alpha; ++j) {
+          double gg = 0, bd = 0;
+          for (int k = 0; k < 3; ++k) gg += tf.G(j, k) * gk[k];
+          for (int l = 0; l < tf.alpha; ++l) bd += static_cast<double>(tf.BT(j, l)) * d[l];
+          got += static_cast<double>(tf.AT(i, j)) * gg * bd;
+        }
+        EXPECT_NEAR(got, want, 1e-12) << "output " << i;
+      }
+    }
+    for (float v : tf.bt) EXPECT_EQ(std::ldexp(v, 6), std::round(std::ldexp(v, 6))) << v;  // multiples of 1/64
+    for (float v : tf.at) EXPECT_EQ(std::ldexp(v, 6), std::round(std::ldexp(v, 6))) << v;
+  }
+  EXPECT_THROW(winograd_transform(3), Error);
+}
+
+// Accuracy picks the tile: a plain chain of 3x3 layers takes F(2x2)
+// everywhere; the two 3x3 layers of a residual block (conv, ReLU, conv, Add
+// onto the block's input) take F(4x4). Each choice computes the convolutions.
+TEST(Winograd, ResidualBranchesTakeTheLargeTiles) {
+  auto model = [](bool residual) {
+    seed_ = 40;
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, {1, 64, 56, 56}, true});
+    Value* a = relu(*g, conv(*g, x, 64, 64, 3, {1, 1, 1, 1}, "c0"), "r0");
+    Value* b = conv(*g, a, 64, 64, 3, {1, 1, 1, 1}, "c1");
+    if (residual) b = g->add_node("Add", {b, x}, {"sum"}, {}, "sum")->outputs[0];
+    g->add_output(relu(*g, b, "r1"));
+    infer_graph(*g);
+    return g;
+  };
+  for (bool residual : {false, true}) {
+    SCOPED_TRACE(residual ? "residual block" : "plain chain");
+    std::vector<Tensor> ins{random_f32({1, 64, 56, 56}, 9)};
+    std::vector<Tensor> want = interpret(*model(residual), ins);
+    runtime::Executor m(model(residual), {});
+    int tiles = 0, rewritten = 0;
+    for (const auto& node : m.graph().nodes())
+      if (node->op_type == "WinogradOutput") {
+        ++rewritten;
+        tiles += static_cast<int>(OpAttrs(*node, kAnyOpset).i("tile"));
+      }
+    EXPECT_EQ(rewritten, 2);
+    EXPECT_EQ(tiles, residual ? 8 : 4);
+    expect_near_scaled(m.run(ins), want, 2e-5);
+  }
 }
 
 }  // namespace
