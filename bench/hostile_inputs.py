@@ -120,6 +120,8 @@ def read_artifact(path):
         at += 4 + n
         size, _ = struct.unpack_from("<QQ", b, at)
         at += 16
+        if fmt >= 2:  # section data 64-byte aligned in the file
+            at += -at % 64
         sections[name] = b[at:at + size]
         at += size
     return fmt, version, sections
@@ -133,8 +135,12 @@ def write_artifact(path, fmt, version, sections):
     for name in sorted(sections):
         data = sections[name]
         meta += struct.pack("<I", len(name)) + name.encode() + struct.pack("<QQ", len(data), artifact_checksum(data))
+        file_size += 20 + len(name)
+        if fmt >= 2:  # zero padding: the data starts at a multiple of 64 in the file
+            meta += b"\0" * (-(file_size - 8) % 64)
+            file_size += -(file_size - 8) % 64
         body.append((len(meta), data))
-        file_size += 20 + len(name) + len(data)
+        file_size += len(data)
     meta = meta[:size_at] + struct.pack("<Q", file_size) + meta[size_at + 8:]
     out, prev = b"", 0
     for end, data in body:

@@ -187,6 +187,9 @@ int cmd_run(const Common& c, const Exec& e, const std::vector<std::string>& inpu
   std::printf("load     %.1f ms\n", ms_between(t0, t1) - load_compile);
   std::printf("compile  %.1f ms (%d compiled kernels, %d reference steps)\n", compile_ms, m.compiled_steps(),
               m.reference_steps());
+  // An artifact: the whole open (load + its kernels) and where it went.
+  if ((report || e.verbose) && !m.load_split().empty())
+    std::printf("opened   %.1f ms: %s\n", ms_between(t0, t1), m.load_split().c_str());
   std::printf("run      %.1f ms (compiled, %d threads)\n", ms_between(t3, t4), ThreadPool::global().threads());
   std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
   if (report) std::fputs(m.report().c_str(), stdout);

@@ -102,7 +102,11 @@ class CompiledModel {
  public:
   // Loads (and constant-folds) a model: an ONNX file or "zoo:NAME".
   static CompiledModel compile(const std::string& model, const CompileOptions& options = {});
-  // Loads an artifact written by save() and compiles its kernels again.
+  // Loads an artifact written by save(): links its kernels' saved machine
+  // code, or compiles them again from the saved schedules where that code
+  // cannot run (another --isa, a host lacking its CPU features; said once on
+  // stderr). The code runs as is: load only artifacts you would trust as a
+  // shared library.
   static CompiledModel load(const std::string& path, const CompileOptions& options = {});
   // True when the file starts like a Tessera artifact.
   static bool is_artifact(const std::string& path);
@@ -147,6 +151,10 @@ class CompiledModel {
   int64_t peak_activation_bytes() const;
   int compiled_steps() const;
   int reference_steps() const;
+  // Where the time of load() went, in milliseconds ("" for a model not
+  // loaded from an artifact): "read R graph G plans P link L (N kernels
+  // linked, M compiled)".
+  std::string load_split() const;
 
  private:
   struct Impl;

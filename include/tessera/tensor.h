@@ -33,6 +33,9 @@ class Tensor {
   // A non-owning tensor over `data` (numeric dtypes only): `data` must stay
   // valid while the view or any copy of it is used.
   static Tensor view(DType dtype, Dims dims, void* data);
+  // A tensor over `data` that keeps `owner` (a mapped file, say) alive while
+  // it or any copy of it lives (numeric dtypes only).
+  static Tensor view(DType dtype, Dims dims, void* data, std::shared_ptr<void> owner);
 
   bool defined() const { return dtype_ != DType::Undefined; }
   DType dtype() const { return dtype_; }

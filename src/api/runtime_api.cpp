@@ -2,6 +2,7 @@
 #include "tessera/runtime.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 
 #include "driver/driver.h"
@@ -150,6 +151,16 @@ std::vector<Tensor> CompiledModel::read_inputs(const std::vector<std::string>& p
 }
 
 double CompiledModel::last_compile_seconds() const { return impl_->model->last_compile_seconds(); }
+
+std::string CompiledModel::load_split() const {
+  const runtime::LoadTimes& t = impl_->model->load_times();
+  if (t.total() == 0) return "";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "read %.1f ms, graph %.1f ms, plans %.1f ms, %s %.1f ms (%d kernels linked, %d compiled)",
+                t.read * 1e3, t.graph * 1e3, t.plans * 1e3, t.compiled ? "kernels" : "link", t.kernels * 1e3,
+                t.linked, t.compiled);
+  return buf;
+}
 
 int64_t CompiledModel::peak_activation_bytes() const {
   std::shared_ptr<const runtime::Plan> p = impl_->model->last_plan();

@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <functional>
 #include <regex>
@@ -28,6 +29,7 @@ constexpr int64_t kMaxOpset = 28;
 struct Importer {
   std::string base_dir;
   int64_t opset = 0;
+  const ImportOptions* opts = nullptr;  // its initializer_data: the top-level graph's
 
   std::string node_label(const onnx::NodeProto& n, int index) const {
     std::string name = n.name().empty() ? "#" + std::to_string(index) : n.name();
@@ -142,7 +144,12 @@ struct Importer {
       TESSERA_CHECK(!t.name().empty(), "an initializer has no name");
       TESSERA_CHECK(!init_names.count(t.name()), "initializer '", t.name(), "' is defined twice");
       init_names.insert(t.name());
-      g->add_constant(t.name(), tensor_from_proto(t, base_dir, t.name()));
+      auto given = outer || !opts ? std::map<std::string, std::string_view>::const_iterator{}
+                                  : opts->initializer_data.find(t.name());
+      if (!outer && opts && given != opts->initializer_data.end())
+        g->add_constant(t.name(), tensor_over_bytes(t, given->second, opts->data_owner, t.name()));
+      else
+        g->add_constant(t.name(), tensor_from_proto(t, base_dir, t.name()));
     }
     TESSERA_CHECK(gp.sparse_initializer_size() == 0, "sparse initializers are not supported");
     for (const auto& in : gp.input()) {
@@ -231,15 +238,18 @@ Dims parse_dims(const std::string& spec) {
   return d;
 }
 
-std::unique_ptr<Graph> import_onnx_bytes(const std::string& bytes, const std::string& base_dir,
+std::unique_ptr<Graph> import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
                                          const ImportOptions& opts) {
   onnx::ModelProto mp;
   TESSERA_CHECK(!bytes.empty(), "the model file is empty");
-  TESSERA_CHECK(mp.ParseFromString(bytes), "the model is not a valid ONNX ModelProto (malformed or truncated file)");
+  TESSERA_CHECK(bytes.size() <= static_cast<size_t>(INT_MAX) &&
+                    mp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())),
+                "the model is not a valid ONNX ModelProto (malformed or truncated file)");
   TESSERA_CHECK(mp.has_graph(), "the model has no graph");
   TESSERA_CHECK(mp.ir_version() >= 3, "ONNX IR version ", mp.ir_version(), " is not supported (need 3 or later)");
   Importer imp;
   imp.base_dir = base_dir;
+  imp.opts = &opts;
   std::map<std::string, int64_t> extra;
   for (const auto& o : mp.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx")

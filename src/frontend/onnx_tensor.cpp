@@ -75,6 +75,35 @@ void copy_field(Tensor& t, const Field& field, const std::string& what) {
 
 }  // namespace
 
+Tensor tensor_over_bytes(const onnx::TensorProto& p, std::string_view data, std::shared_ptr<void> owner,
+                         const std::string& what) {
+  int32_t code = p.data_type();
+  TESSERA_CHECK(dtype_supported(code) && static_cast<DType>(code) != DType::String, "tensor '", what,
+                "' has element type ", onnx_type_name(code), " which cannot be held as raw bytes");
+  TESSERA_CHECK(!p.has_raw_data() && p.data_location() != onnx::TensorProto_DataLocation_EXTERNAL &&
+                    p.float_data_size() == 0 && p.double_data_size() == 0 && p.int32_data_size() == 0 &&
+                    p.int64_data_size() == 0 && p.uint64_data_size() == 0,
+                "tensor '", what, "' has data of its own besides the bytes given for it");
+  DType dt = static_cast<DType>(code);
+  Dims dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims)
+    TESSERA_CHECK(d >= 0 && d < (int64_t{1} << 40), "tensor '", what, "' has invalid dimension ", d);
+  int64_t n = 0;
+  try {
+    n = numel_of(dims);
+  } catch (const Error& e) {
+    TESSERA_FAIL("tensor '", what, "': ", e.what());
+  }
+  uint64_t need = static_cast<uint64_t>(n) * dtype_size(dt);
+  TESSERA_CHECK(data.size() == need, "tensor '", what, "' has ", data.size(), " bytes of data but shape ",
+                dims_to_string(dims), " of ", dtype_name(dt), " needs ", need);
+  if (reinterpret_cast<uintptr_t>(data.data()) % dtype_size(dt) == 0)
+    return Tensor::view(dt, std::move(dims), const_cast<char*>(data.data()), std::move(owner));
+  Tensor t(dt, std::move(dims));
+  if (t.nbytes()) std::memcpy(t.raw(), data.data(), data.size());
+  return t;
+}
+
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
   int32_t code = p.data_type();
   TESSERA_CHECK(dtype_supported(code), "tensor '", what, "' has element type ",

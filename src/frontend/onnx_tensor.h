@@ -1,7 +1,9 @@
 // ONNX TensorProto <-> Tensor, and .pb / .npy tensor files.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "tessera/tensor.h"
 
@@ -15,6 +17,12 @@ namespace tessera {
 // `what` names the tensor in error messages.
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what);
 void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto& p);
+// The tensor of a TensorProto that gives only its type and dims (no data),
+// over `data` (its raw little-endian elements, held elsewhere: an artifact's
+// mapped file, kept alive by `owner`) — viewed in place, not copied, when
+// aligned to the element size. Numeric types only.
+Tensor tensor_over_bytes(const onnx::TensorProto& p, std::string_view data, std::shared_ptr<void> owner,
+                         const std::string& what);
 
 // A serialized TensorProto file (the ONNX test-data format).
 Tensor read_tensor_pb(const std::string& path);

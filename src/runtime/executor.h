@@ -116,6 +116,7 @@ struct Step {
   std::vector<int> outputs;  // per node output (fused: per block output): its slot, -1 when absent
   schedule::Schedule schedule;  // compiled steps: the schedule the kernel was lowered with
   std::shared_ptr<codegen::JitKernel> prepack;  // compiled steps that packed constants: the kernel run once
+  std::shared_ptr<const TaskKernel> task_kernel;  // compiled steps: the task's kernel (what an artifact saves)
   uint64_t task_key = 0;        // compiled steps: the key of the task (compile/task.h)
   std::vector<int> packed;      // compiled steps: the Packed slots the kernel reads
   const OpDef* def = nullptr;   // the node's op (a compiled step runs its value_check before the kernel)
@@ -141,6 +142,7 @@ struct Plan {
   int64_t internal_bytes = 0;  // intermediates fused kernels materialize inside themselves
   std::vector<std::string> fusion_fallbacks;  // blocks that could not be one kernel, and why
   double compile_seconds = 0;
+  double kernel_seconds = 0;  // of compile_seconds: making the kernels (compiling, or linking saved ones)
   int64_t nodes_run_when_compiling = 0;  // reference kernels run for values that decide shapes
   // Arenas of arena_layout.arena_bytes, one per concurrent run (the only
   // part of a plan a run changes; thread-safe).
@@ -157,6 +159,19 @@ struct SavedSteps {
   std::vector<std::vector<int>> blocks;  // the nodes of every step (empty: plan the fusion again)
   std::map<uint64_t, schedule::Schedule> schedules;  // by task key
   std::map<int64_t, std::vector<Tensor>> packed;     // by step index
+  // The machine code of every task, by task key (checked; only when it runs
+  // here for the ISA asked): linked instead of compiled.
+  std::map<uint64_t, std::shared_ptr<const SavedKernel>> kernels;
+};
+
+// Where the time of Executor::load went (seconds): reading and checking the
+// file, importing the saved graph, building the plans (types, tasks, binding,
+// packed weights, arena) and making their kernels (linking the saved machine
+// code, or compiling when it cannot be used).
+struct LoadTimes {
+  double read = 0, graph = 0, plans = 0, kernels = 0;
+  int linked = 0, compiled = 0;  // kernels linked from saved code / compiled again
+  double total() const { return read + graph + plans + kernels; }
 };
 
 // Compiles a plan for `inputs` (already checked against the signature). Steps
@@ -228,10 +243,16 @@ class Executor {
 
   // Saves the graph (ONNX), options and planned signatures to an artifact.
   void save(const std::string& path) const;
-  // Loads an artifact; opts (threads, dumps, progress) apply, and the saved
-  // ISA unless keep_isa is false. Plans for the saved signatures are compiled
-  // again when possible (otherwise on first run).
+  // Loads an artifact (model_artifact.cpp); opts (threads, dumps, progress)
+  // apply, and the saved ISA unless use_saved_isa is false. The file is
+  // mapped and its weights used in place; plans for the saved signatures are
+  // built again, their kernels linked from the saved machine code (or, where
+  // it cannot run here, compiled from the saved schedules, said once on
+  // stderr); a plan that fails is left to the first run. The code runs as
+  // is: an artifact is as trusted as a shared library.
   static std::unique_ptr<Executor> load(const std::string& path, ExecutorOptions opts, bool use_saved_isa);
+  // Where the time of load went (zeros for an executor not loaded).
+  const LoadTimes& load_times() const { return load_times_; }
 
  private:
   std::shared_ptr<const Plan> find_or_compile(const std::vector<Tensor>& inputs, const SavedSteps* saved = nullptr);
@@ -254,6 +275,7 @@ class Executor {
   std::shared_ptr<const Plan> last_plan_;
   double last_compile_seconds_ = 0;
   int64_t plans_compiled_ = 0;
+  LoadTimes load_times_;  // set by load
 };
 
 }  // namespace tessera::runtime

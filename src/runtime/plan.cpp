@@ -181,6 +181,7 @@ class PlanCompiler {
     ko.isa = opts_.isa;
     ko.threads = opts_.compile_threads;
     ko.verbose = opts_.verbose;
+    if (saved_ && !saved_->kernels.empty()) ko.saved = &saved_->kernels;
     for (int round = 0; round < 2; ++round) {
       std::vector<const compile::Task*> tasks;
       std::vector<size_t> where;
@@ -191,7 +192,9 @@ class PlanCompiler {
           ko.prepacked.push_back(packed_saved(i));
         }
       if (tasks.empty()) return;
+      auto t0 = Clock::now();
       std::vector<KernelResult> built = build_kernels(tasks, providers_, ko);
+      plan_->kernel_seconds += seconds_since(t0);
       ko.prepacked.clear();
       std::vector<PendingStep> next;
       bool split = false;
@@ -314,6 +317,7 @@ class PlanCompiler {
     st.nodes = p.nodes;
     st.compiled = true;
     st.kernel = k.kernel;
+    st.task_kernel = p.kernel;
     st.schedule = k.schedule;
     st.task_key = t.key;
     std::vector<int> params, packed, outputs, scratch;

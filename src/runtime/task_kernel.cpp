@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "runtime/executor.h"
+#include "runtime/saved_kernel.h"
 #include "support/error.h"
 
 namespace tessera::runtime {
@@ -76,6 +77,30 @@ KernelResult compile_task(const compile::Task& t, const std::vector<const Schedu
   return r;
 }
 
+// The task's saved kernel, linked; errors name the task. None when the
+// task's schedule (from the providers: an artifact's schedule, edited say)
+// is not the one the code was lowered with: the task is then compiled.
+std::optional<KernelResult> link_task(const compile::Task& t, const SavedKernel& saved,
+                                      const std::vector<const ScheduleProvider*>& providers,
+                                      const KernelBuildOptions& options, bool with_prepack) {
+  KernelResult r;
+  try {
+    std::optional<schedule::Schedule> sched;
+    for (const ScheduleProvider* p : providers)
+      if ((sched = p->schedule_for(t))) break;
+    if (!sched || schedule::to_text(*sched) != saved.schedule) return std::nullopt;
+    TESSERA_CHECK(saved.in_place.size() == t.params.size(), "the saved kernel has ", saved.in_place.size(),
+                  " inputs, the task ", t.params.size());
+    for (int i : saved.prepack_params)
+      TESSERA_CHECK(i < static_cast<int>(t.params.size()), "the saved kernel packs input ", i, " of ",
+                    t.params.size());
+    r.kernel = link_saved_kernel(saved, options.isa, with_prepack);
+  } catch (const std::exception& e) {
+    r.error = t.describe() + ": " + kLinkFailed + ": " + e.what();
+  }
+  return r;
+}
+
 }  // namespace
 
 std::vector<KernelResult> build_kernels(const std::vector<const compile::Task*>& tasks,
@@ -103,7 +128,17 @@ std::vector<KernelResult> build_kernels(const std::vector<const compile::Task*>&
       size_t r = next.fetch_add(1);
       if (r >= reps.size()) return;
       const compile::Task& t = *tasks[reps[r]];
-      built[reps[r]] = compile_task(t, providers, options, needs_prepack[reps[r]]);
+      const SavedKernel* saved = nullptr;
+      if (options.saved) {
+        auto it = options.saved->find(t.key);
+        if (it != options.saved->end()) saved = it->second.get();
+      }
+      // Linked unless weights must be packed now and no packing kernel was saved.
+      std::optional<KernelResult> linked;
+      if (saved && !(needs_prepack[reps[r]] && !saved->packed.empty() && saved->prepack_object.empty()))
+        linked = link_task(t, *saved, providers, options, needs_prepack[reps[r]]);
+      bool link = linked.has_value();
+      built[reps[r]] = link ? std::move(*linked) : compile_task(t, providers, options, needs_prepack[reps[r]]);
       std::lock_guard<std::mutex> lock(progress_mu);
       ++done;
       auto now = Clock::now();
@@ -111,8 +146,8 @@ std::vector<KernelResult> build_kernels(const std::vector<const compile::Task*>&
                                       std::chrono::duration<double>(now - last_progress).count() > 1.0);
       if (!show) continue;
       last_progress = now;
-      std::fprintf(stderr, "compiled %zu/%zu kernels (%zu tasks): %s\n", done, reps.size(), tasks.size(),
-                   t.describe().c_str());
+      std::fprintf(stderr, "%s %zu/%zu kernels (%zu tasks): %s\n", link ? "linked" : "compiled", done, reps.size(),
+                   tasks.size(), t.describe().c_str());
     }
   };
   size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads)

@@ -2,6 +2,8 @@
 // provider that has one for it, else the op class's default rule), lowered
 // and JIT-compiled, with the one binding of the kernel calling convention.
 // Tasks are compiled in parallel; tasks with the same key share one kernel.
+// A task whose kernel an artifact saved (saved_kernel.h) is linked instead:
+// no lowering, no optimization.
 #pragma once
 
 #include <functional>
@@ -33,6 +35,8 @@ class SavedSchedules final : public ScheduleProvider {
   std::optional<schedule::Schedule> schedule_for(const compile::Task& task) const override;
 };
 
+struct SavedKernel;
+
 struct TaskKernel {
   schedule::Schedule schedule;
   std::shared_ptr<codegen::JitKernel> kernel;
@@ -63,6 +67,9 @@ struct KernelBuildOptions {
   // Per task: its packed constants are given (an artifact's), so its
   // prepack kernel is compiled only if another task of its key needs it.
   std::vector<bool> prepacked;
+  // Kernels an artifact saved, by task key (checked, for this ISA): a task
+  // with one is linked, not compiled. Null: none.
+  const std::map<uint64_t, std::shared_ptr<const SavedKernel>>* saved = nullptr;
 };
 
 // The result of compiling one task: its kernel, or the error that stopped it.

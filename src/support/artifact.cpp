@@ -1,5 +1,8 @@
 #include "support/artifact.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -86,47 +89,53 @@ uint64_t get_le(const std::string& bytes) {
   return v;
 }
 
-// Reads the file front to back, bounding every read by the bytes left and
-// collecting the bytes the trailer covers.
+// Walks the file's bytes front to back, bounding every read by the bytes
+// left and collecting the bytes the trailer covers.
 class Reader {
  public:
-  Reader(std::istream& in, const std::string& path, uint64_t size) : in_(in), path_(path), left_(size) {}
+  Reader(const char* data, uint64_t size, const std::string& path) : p_(data), path_(path), left_(size) {}
 
   uint64_t left() const { return left_; }
+  uint64_t offset() const { return offset_; }
   const std::string& covered() const { return covered_; }
 
-  // Reads n bytes into out; when fewer are left, fails with `short_message`.
-  void read(uint64_t n, std::string& out, bool covered, const std::string& short_message) {
+  // The next n bytes; when fewer are left, fails with `short_message`.
+  std::string_view read(uint64_t n, bool covered, const std::string& short_message) {
     TESSERA_CHECK(n <= left_, "artifact '", path_, "' ", short_message);
-    out.resize(static_cast<size_t>(n));
-    if (n > 0) {
-      in_.read(out.data(), static_cast<std::streamsize>(n));
-      TESSERA_CHECK(in_.good() && static_cast<uint64_t>(in_.gcount()) == n, "artifact '", path_,
-                    "': read error");
-    }
+    std::string_view v(p_ + offset_, static_cast<size_t>(n));
+    offset_ += n;
     left_ -= n;
-    if (covered) covered_ += out;
+    if (covered) covered_ += v;
+    return v;
   }
 
   uint64_t read_int(int bytes, const std::string& short_message) {
-    read(static_cast<uint64_t>(bytes), scratch_, true, short_message);
-    return get_le(scratch_);
+    std::string_view v = read(static_cast<uint64_t>(bytes), true, short_message);
+    return get_le(std::string(v));
   }
 
  private:
-  std::istream& in_;
+  const char* p_;
   const std::string& path_;
-  uint64_t left_;
+  uint64_t left_, offset_ = 0;
   std::string covered_;
-  std::string scratch_;
 };
 
 [[noreturn]] void fail_corrupt(const std::string& path, const std::string& what) {
   TESSERA_FAIL("artifact '", path, "' is corrupt: ", what, " (recompile with `tessera compile`)");
 }
 
-// Reads an artifact of `actual_size` bytes from `in`; defined below.
-Artifact read_artifact(std::istream& in, uint64_t actual_size, const std::string& path);
+// Checks the artifact in `data` and returns its sections as views of it; defined below.
+std::map<std::string, std::string_view> read_artifact(const char* data, uint64_t size, const std::string& path);
+
+Artifact copy_sections(const std::map<std::string, std::string_view>& views) {
+  Artifact a;
+  for (const auto& [name, data] : views) a.sections.emplace_hint(a.sections.end(), name, std::string(data));
+  return a;
+}
+
+// Zero bytes that bring `offset` to the next multiple of kArtifactSectionAlign.
+uint64_t padding(uint64_t offset) { return (kArtifactSectionAlign - offset % kArtifactSectionAlign) % kArtifactSectionAlign; }
 
 }  // namespace
 
@@ -163,7 +172,7 @@ void save_artifact(const Artifact& artifact, const std::string& path) {
   const size_t size_field = meta.size();
   put_u64(meta, 0);
   put_u32(meta, static_cast<uint32_t>(artifact.sections.size()));
-  uint64_t file_size = meta.size() + 8;
+  uint64_t file_size = meta.size();  // so far: the offset in the file where meta ends
   std::vector<size_t> section_ends;  // in meta, where each section's data follows
   for (const auto& [name, data] : artifact.sections) {
     TESSERA_CHECK(name.size() <= std::numeric_limits<uint32_t>::max(), "cannot save artifact '", path,
@@ -172,9 +181,13 @@ void save_artifact(const Artifact& artifact, const std::string& path) {
     meta += name;
     put_u64(meta, data.size());
     put_u64(meta, artifact_checksum(data.data(), data.size()));
+    file_size += kSectionOverhead + name.size();
+    uint64_t pad = padding(file_size);
+    meta.append(static_cast<size_t>(pad), '\0');
     section_ends.push_back(meta.size());
-    file_size += kSectionOverhead + name.size() + data.size();
+    file_size += pad + data.size();
   }
+  file_size += 8;
   std::string size_bytes;
   put_u64(size_bytes, file_size);
   meta.replace(size_field, 8, size_bytes);
@@ -211,47 +224,82 @@ void save_artifact(const Artifact& artifact, const std::string& path) {
 }
 
 Artifact load_artifact(const std::string& path) {
+  MappedArtifact m = map_artifact(path);
+  return copy_sections(m.sections);
+}
+
+Artifact parse_artifact(const std::string& bytes, const std::string& name) {
+  return copy_sections(read_artifact(bytes.data(), bytes.size(), name));
+}
+
+std::string_view MappedArtifact::section(const std::string& name) const {
+  auto it = sections.find(name);
+  TESSERA_CHECK(it != sections.end(), "artifact has no section ", quote_name(name));
+  return it->second;
+}
+
+MappedArtifact map_artifact(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   TESSERA_CHECK(fs::exists(st), "cannot load artifact '", path, "': no such file");
   TESSERA_CHECK(!fs::is_directory(st), "cannot load artifact '", path, "': it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  TESSERA_CHECK(in.is_open(), "cannot load artifact '", path, "': ", std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const std::streamoff end = in.tellg();
-  in.seekg(0, std::ios::beg);
-  TESSERA_CHECK(end >= 0 && in.good(), "cannot load artifact '", path, "': cannot determine its size");
-  return read_artifact(in, static_cast<uint64_t>(end), path);
-}
-
-Artifact parse_artifact(const std::string& bytes, const std::string& name) {
-  std::istringstream in(bytes);
-  return read_artifact(in, bytes.size(), name);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  TESSERA_CHECK(fd >= 0, "cannot load artifact '", path, "': ", std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || info.st_size < 0) {
+    int err = errno;
+    ::close(fd);
+    TESSERA_FAIL("cannot load artifact '", path, "': cannot determine its size: ", std::strerror(err));
+  }
+  const auto size = static_cast<uint64_t>(info.st_size);
+  MappedArtifact m;
+  if (size == 0) {
+    ::close(fd);
+    m.file = std::make_shared<char>(0);
+    m.sections = read_artifact(static_cast<const char*>(m.file.get()), 0, path);
+    return m;
+  }
+  // Private and writable: a view written through (a constant tensor, say)
+  // gets a page of its own, the file stays as it is.
+  // Mapped read-only first, so that populating the page tables shares the
+  // page cache's pages instead of copying them; then made writable (copy on
+  // write, page by page).
+  void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  int err = errno;
+  ::close(fd);
+  TESSERA_CHECK(p != MAP_FAILED, "cannot load artifact '", path, "': cannot map it: ", std::strerror(err));
+  if (::mprotect(p, static_cast<size_t>(size), PROT_READ | PROT_WRITE) != 0) {
+    err = errno;
+    ::munmap(p, static_cast<size_t>(size));
+    TESSERA_FAIL("cannot load artifact '", path, "': cannot map it: ", std::strerror(err));
+  }
+  m.file = std::shared_ptr<void>(p, [size](void* q) { ::munmap(q, static_cast<size_t>(size)); });
+  m.sections = read_artifact(static_cast<const char*>(p), size, path);
+  return m;
 }
 
 namespace {
 
 // Named `path` in errors.
-Artifact read_artifact(std::istream& in, uint64_t actual_size, const std::string& path) {
-  Reader r(in, path, actual_size);
+std::map<std::string, std::string_view> read_artifact(const char* data, uint64_t actual_size,
+                                                      const std::string& path) {
+  Reader r(data, actual_size, path);
   const std::string truncated = "is truncated (" + std::to_string(actual_size) + " bytes, ends inside the header)";
 
-  std::string magic;
-  r.read(std::min<uint64_t>(4, actual_size), magic, true, truncated);
+  std::string_view magic = r.read(std::min<uint64_t>(4, actual_size), true, truncated);
   TESSERA_CHECK(std::memcmp(magic.data(), kArtifactMagic, magic.size()) == 0, "'", path,
                 "' is not a Tessera artifact (bad magic)");
   TESSERA_CHECK(magic.size() == 4, "artifact '", path, "' ", truncated);
 
   const uint64_t format = r.read_int(4, truncated);
-  TESSERA_CHECK(format == kArtifactFormatVersion, "artifact '", path, "' has format version ", format,
-                ", this Tessera (", TESSERA_VERSION, ") reads version ", kArtifactFormatVersion,
-                ": recompile with `tessera compile`");
+  TESSERA_CHECK(format >= kOldestArtifactFormatVersion && format <= kArtifactFormatVersion, "artifact '", path,
+                "' has format version ", format, ", this Tessera (", TESSERA_VERSION, ") reads versions ",
+                kOldestArtifactFormatVersion, " to ", kArtifactFormatVersion, ": recompile with `tessera compile`");
   const uint64_t version_length = r.read_int(4, truncated);
   if (version_length > kMaxVersionLength)
     fail_corrupt(path, "version string of " + std::to_string(version_length) + " bytes");
-  std::string version;
-  r.read(version_length, version, true, truncated);
+  std::string version(r.read(version_length, true, truncated));
   TESSERA_CHECK(version == TESSERA_VERSION, "artifact '", path, "' was compiled by Tessera ", printable(version),
                 ", this is ", TESSERA_VERSION, ": recompile with `tessera compile`");
 
@@ -266,28 +314,32 @@ Artifact read_artifact(std::istream& in, uint64_t actual_size, const std::string
   const std::string overrun = "is corrupt: a length runs past the end of the file";
   const uint64_t count = r.read_int(4, overrun);
   if (count > r.left() / kSectionOverhead) fail_corrupt(path, "section count " + std::to_string(count));
-  Artifact artifact;
-  std::string name, checksum_bytes;
+  std::map<std::string, std::string_view> sections;
   for (uint64_t s = 0; s < count; ++s) {
     const uint64_t name_length = r.read_int(4, overrun);
-    r.read(name_length, name, true, overrun);
-    if (!artifact.sections.empty() && !(artifact.sections.rbegin()->first < name))
+    std::string name(r.read(name_length, true, overrun));
+    if (!sections.empty() && !(sections.rbegin()->first < name))
       fail_corrupt(path, "section " + quote_name(name) + " out of order or repeated");
     const uint64_t data_length = r.read_int(8, overrun);
     const uint64_t checksum = r.read_int(8, overrun);
+    if (format >= 2) {
+      std::string_view pad = r.read(padding(r.offset()), true, overrun);
+      if (pad.find_first_not_of('\0') != std::string_view::npos)
+        fail_corrupt(path, "non-zero padding before section " + quote_name(name));
+    }
     // Leave room for the trailer.
     if (data_length > r.left() || r.left() - data_length < 8)
       fail_corrupt(path, "section " + quote_name(name) + " runs past the end of the file");
-    std::string& data = artifact.sections[name];
-    r.read(data_length, data, false, overrun);
-    if (artifact_checksum(data.data(), data.size()) != checksum)
+    std::string_view bytes = r.read(data_length, false, overrun);
+    if (artifact_checksum(bytes.data(), bytes.size()) != checksum)
       fail_corrupt(path, "checksum mismatch in section " + quote_name(name));
+    sections.emplace_hint(sections.end(), std::move(name), bytes);
   }
   if (r.left() != 8) fail_corrupt(path, std::to_string(r.left()) + " unexpected bytes after the last section");
   const uint64_t expected = artifact_checksum(r.covered().data(), r.covered().size());
   const uint64_t trailer = r.read_int(8, overrun);
   if (trailer != expected) fail_corrupt(path, "checksum mismatch in the file header or section table");
-  return artifact;
+  return sections;
 }
 
 }  // namespace

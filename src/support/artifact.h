@@ -12,6 +12,8 @@
 //     u32 n, n bytes            name
 //     u64 n                     data size
 //     u64                       checksum of the data
+//     zero bytes                (version 2) padding, so that the data starts
+//                               at a file offset that is a multiple of 64
 //     n bytes                   data
 //   u64 trailer                 checksum of every byte before it except the
 //                               section data (which the section checksums
@@ -22,19 +24,28 @@
 // 8-byte words (several GB/s), which detects any change confined to one
 // 8-byte word with certainty.
 //
-// Loading reads the file once, sections straight into their strings, and
-// bounds every length by the bytes left in the file, so no input makes it
-// crash or allocate more than the file size.
+// Version 1 (no padding) is still read. The padding lets a reader that maps
+// the file use a section's bytes in place: tensors, say, 64-byte aligned as
+// Tessera's own.
+//
+// Reading bounds every length by the bytes left in the file, so no input
+// makes it crash or allocate more than the file size. map_artifact maps the
+// file instead of reading it: its sections are views of the mapping, checked
+// as load_artifact checks them, and nothing large is copied.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 
 namespace tessera {
 
 inline constexpr char kArtifactMagic[4] = {'T', 'S', 'R', 'A'};
-inline constexpr uint32_t kArtifactFormatVersion = 1;
+inline constexpr uint32_t kArtifactFormatVersion = 2;
+inline constexpr uint32_t kOldestArtifactFormatVersion = 1;
+inline constexpr uint64_t kArtifactSectionAlign = 64;  // version 2: where section data starts
 
 struct Artifact {
   std::map<std::string, std::string> sections;
@@ -55,6 +66,21 @@ void save_artifact(const Artifact& artifact, const std::string& path);
 Artifact load_artifact(const std::string& path);
 // The same from the file's bytes (`name` stands for the path in errors).
 Artifact parse_artifact(const std::string& bytes, const std::string& name);
+
+// An artifact mapped into memory (private and copy-on-write, so writing
+// through a view never reaches the file): its sections are views of the
+// mapping, which stays mapped while `file` or any copy of it lives (hand it
+// to whatever keeps a view, such as a tensor over a section's bytes).
+struct MappedArtifact {
+  std::shared_ptr<void> file;
+  std::map<std::string, std::string_view> sections;
+
+  // The named section; throws tessera::Error naming it when there is none.
+  std::string_view section(const std::string& name) const;
+};
+
+// Maps and checks the artifact at path, with load_artifact's errors.
+MappedArtifact map_artifact(const std::string& path);
 
 // The checksum used by the format (exposed for tools and tests).
 uint64_t artifact_checksum(const void* data, size_t size);

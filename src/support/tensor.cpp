@@ -81,6 +81,12 @@ Tensor Tensor::view(DType dtype, Dims dims, void* data) {
   return t;
 }
 
+Tensor Tensor::view(DType dtype, Dims dims, void* data, std::shared_ptr<void> owner) {
+  Tensor t = view(dtype, std::move(dims), data);
+  t.storage_ = std::move(owner);
+  return t;
+}
+
 Tensor Tensor::reshaped(Dims dims) const {
   TESSERA_CHECK(numel_of(dims) == numel_, "cannot reshape ", dims_to_string(dims_), " to ",
                 dims_to_string(dims));

@@ -18,7 +18,8 @@ for m in "$data"/node/test_{add,conv_with_strides_padding,reshape_negative_dim,g
   [ -f "$m" ] && cp "$m" "$corpus/seed_$((i++)).onnx"
 done
 # Hostile inputs (each once crashed, hung or misread: models, .npy files,
-# artifacts): run first, as part of the corpus.
+# artifacts) and a small artifact holding machine code: run first, as part
+# of the corpus.
 cp "$src"/tests/fuzz/regressions/* "$corpus/"
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
 "$build/fuzz_import" "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 \

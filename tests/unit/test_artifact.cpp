@@ -15,6 +15,8 @@
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "support/error.h"
 
@@ -104,13 +106,20 @@ TEST_F(ArtifactTest, RoundTrip) {
   EXPECT_EQ(b.section("weights"), a.sections.at("weights"));
   EXPECT_EQ(b.section("empty"), "");
 
-  // The documented layout: header, sections, trailer.
+  // The documented layout: header, sections (each one's data 64-byte
+  // aligned in the file), trailer.
   const std::string bytes = read_bytes(path("model.tsra"));
-  size_t expected = kFirstSectionAt + 8;
-  for (const auto& [name, data] : a.sections) expected += 4 + name.size() + 8 + 8 + data.size();
+  size_t expected = kFirstSectionAt;
+  for (const auto& [name, data] : a.sections) {
+    expected += 4 + name.size() + 8 + 8;
+    expected += (64 - expected % 64) % 64;
+    EXPECT_EQ(bytes.substr(expected, data.size()), data);
+    expected += data.size();
+  }
+  expected += 8;
   ASSERT_EQ(bytes.size(), expected);
   EXPECT_EQ(bytes.substr(0, 4), "TSRA");
-  EXPECT_EQ(bytes.substr(kFormatAt, 4), std::string("\x01\0\0\0", 4));
+  EXPECT_EQ(bytes.substr(kFormatAt, 4), std::string("\x02\0\0\0", 4));
   EXPECT_EQ(static_cast<unsigned char>(bytes[8]), kVersion.size());
   EXPECT_EQ(bytes.substr(kVersionAt, kVersion.size()), kVersion);
   EXPECT_EQ(static_cast<unsigned char>(bytes[kSizeAt]), expected & 0xff);
@@ -247,9 +256,60 @@ TEST_F(ArtifactTest, AbsurdLengthsAreRejected) {
 
 TEST_F(ArtifactTest, FormatVersionMismatch) {
   std::string bytes = saved_sample("model.tsra");
-  put_le(bytes, kFormatAt, 2, 4);
+  put_le(bytes, kFormatAt, 3, 4);
   write_bytes(path("new.tsra"), bytes);
-  expect_error(path("new.tsra"), {"format version 2", "reads version 1", "recompile with `tessera compile`"});
+  expect_error(path("new.tsra"), {"format version 3", "reads versions 1 to 2", "recompile with `tessera compile`"});
+}
+
+// Version 1 (section data right after its header, no padding) still loads.
+TEST_F(ArtifactTest, FormatVersion1StillLoads) {
+  const Artifact a = sample();
+  std::string covered = "TSRA", file;
+  auto le = [](uint64_t v, int width) {
+    std::string b(static_cast<size_t>(width), '\0');
+    put_le(b, 0, v, width);
+    return b;
+  };
+  covered += le(1, 4) + le(kVersion.size(), 4) + kVersion + le(0, 8) + le(a.sections.size(), 4);
+  std::vector<std::pair<size_t, std::string>> data_at;  // where each section's data goes in the file
+  size_t size = covered.size();
+  for (const auto& [name, data] : a.sections) {
+    covered += le(name.size(), 4) + name + le(data.size(), 8) + le(artifact_checksum(data.data(), data.size()), 8);
+    size += 4 + name.size() + 16;
+    data_at.emplace_back(covered.size(), data);
+    size += data.size();
+  }
+  size += 8;
+  put_le(covered, kSizeAt, size, 8);
+  size_t pos = 0;
+  for (const auto& [at, data] : data_at) {
+    file += covered.substr(pos, at - pos) + data;
+    pos = at;
+  }
+  file += covered.substr(pos) + le(artifact_checksum(covered.data(), covered.size()), 8);
+  ASSERT_EQ(file.size(), size);
+  write_bytes(path("v1.tsra"), file);
+  EXPECT_EQ(load_artifact(path("v1.tsra")).sections, a.sections);
+}
+
+// map_artifact: sections are views of the mapped file, each 64-byte aligned,
+// and stay valid while the mapping's owner lives.
+TEST_F(ArtifactTest, MappedSectionsAreAlignedViews) {
+  const Artifact a = sample();
+  save_artifact(a, path("model.tsra"));
+  std::shared_ptr<void> keep;
+  std::string_view weights;
+  {
+    MappedArtifact m = map_artifact(path("model.tsra"));
+    ASSERT_EQ(m.sections.size(), a.sections.size());
+    for (const auto& [name, data] : a.sections) {
+      EXPECT_EQ(std::string(m.section(name)), data);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(m.section(name).data()) % kArtifactSectionAlign, 0u) << name;
+    }
+    keep = m.file;
+    weights = m.section("weights");
+  }
+  EXPECT_EQ(std::string(weights), a.sections.at("weights"));
 }
 
 TEST_F(ArtifactTest, TesseraVersionMismatch) {

@@ -182,8 +182,11 @@ TEST_F(Cli, CompileToArtifactAndRunIt) {
   auto c = cli("compile " + model_ + " -o " + tsr);
   ASSERT_EQ(c.code, 0) << c.out;
   EXPECT_NE(c.out.find("wrote"), std::string::npos) << c.out;
-  auto a = cli("run " + tsr + " --seed 9 --outputs " + (dir_ / "a").string());
+  auto a = cli("run " + tsr + " --seed 9 --report --outputs " + (dir_ / "a").string());
   ASSERT_EQ(a.code, 0) << a.out;
+  // The load split: the saved machine code linked, nothing compiled.
+  EXPECT_NE(a.out.find("opened "), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("kernels linked, 0 compiled"), std::string::npos) << a.out;
   auto b = cli("run " + model_ + " --seed 9 --outputs " + (dir_ / "b").string());
   ASSERT_EQ(b.code, 0) << b.out;
   EXPECT_TRUE(same_bits(read_tensor_pb((dir_ / "a" / "output_0.pb").string()),

@@ -65,6 +65,9 @@ TEST_F(RuntimeApi, SqueezenetCompileRunSaveLoad) {
   EXPECT_EQ(l.node_count(), m.node_count());
   std::vector<Tensor> again = l.run(ins);
   EXPECT_EQ(l.last_compile_seconds(), 0);  // the saved signature was compiled on load
+  // ... by linking the saved machine code of every kernel, compiling none.
+  EXPECT_NE(l.load_split().find(" kernels linked, 0 compiled)"), std::string::npos) << l.load_split();
+  EXPECT_EQ(l.load_split().find("(0 kernels linked"), std::string::npos) << l.load_split();
   ASSERT_EQ(again.size(), got.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(bit_identical(again[i], got[i])) << "output " << i;
   EXPECT_NE(l.report().find("plan 0"), std::string::npos) << l.report();

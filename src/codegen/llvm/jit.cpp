@@ -1,7 +1,7 @@
-// The LLVM JIT: target selection, the O3 pipeline, ORC LLJIT, assembly text
-// and the process-wide kernel cache.
+// The LLVM JIT: target selection, the O3 pipeline, object emission, linking
+// with ORC LLJIT, assembly text and the process-wide kernel cache.
 #include "codegen/llvm/jit.h"
-#include "codegen/llvm/vector_math.h"
+#include "codegen/llvm/object_check.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -11,7 +11,9 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/Host.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -25,7 +27,6 @@
 
 #include "codegen/llvm/codegen.h"
 #include "loop/printer.h"
-#include "support/thread_pool.h"
 #include "support/error.h"
 #include "support/hash.h"
 
@@ -92,6 +93,18 @@ std::string module_text(const llvm::Module& m) {
   return s;
 }
 
+// The optimized module as a relocatable object file, by the target machine
+// the JIT's own compiler would use (the same code either way).
+std::string emit_object(llvm::Module& m, llvm::TargetMachine& tm, const std::string& kernel) {
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream os(bytes);
+  llvm::legacy::PassManager pm;
+  TESSERA_CHECK(!tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile),
+                "LLVM JIT: the target cannot emit an object file for kernel ", kernel);
+  pm.run(m);
+  return std::string(bytes.data(), bytes.size());
+}
+
 std::string symbol_name(const std::string& kernel) {
   std::string s = "tessera_";
   for (char c : kernel) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -125,7 +138,7 @@ bool host_supports(Isa isa) {
 struct JitKernel::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   Entry entry = nullptr;
-  std::string name, loop_ir, llvm_ir, cpu;
+  std::string name, loop_ir, llvm_ir, cpu, features, object, symbol;
   Isa requested = Isa::Host, isa = Isa::Generic;
   std::vector<Buffer> params;
   mutable std::mutex asm_mu;
@@ -139,6 +152,10 @@ JitKernel::Entry JitKernel::entry() const { return impl_->entry; }
 const std::string& JitKernel::name() const { return impl_->name; }
 Isa JitKernel::isa() const { return impl_->isa; }
 const std::string& JitKernel::cpu() const { return impl_->cpu; }
+const std::string& JitKernel::features() const { return impl_->features; }
+const std::string& JitKernel::object() const { return impl_->object; }
+const std::string& JitKernel::symbol() const { return impl_->symbol; }
+const std::vector<Buffer>& JitKernel::params() const { return impl_->params; }
 const std::string& JitKernel::loop_ir() const { return impl_->loop_ir; }
 const std::string& JitKernel::llvm_ir() const { return impl_->llvm_ir; }
 
@@ -169,6 +186,7 @@ void JitKernel::run(const std::vector<Tensor>& tensors) const {
 std::string JitKernel::assembly() const {
   std::lock_guard<std::mutex> lock(impl_->asm_mu);
   if (!impl_->asm_text.empty()) return impl_->asm_text;
+  if (impl_->llvm_ir.empty()) return "; kernel " + impl_->name + " was linked from an artifact's object file: no IR\n";
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic diag;
   std::unique_ptr<llvm::Module> m = llvm::parseIR(llvm::MemoryBufferRef(impl_->llvm_ir, impl_->name), diag, ctx);
@@ -189,6 +207,40 @@ std::string JitKernel::assembly() const {
 
 namespace {
 
+// Links impl.object into a JIT of its own and finds impl.symbol: the one way
+// code gets into the process, for a kernel compiled now or read from an
+// artifact. Undefined symbols are bound by runtime_symbol_address.
+void link(JitKernel::Impl& impl, llvm::orc::JITTargetMachineBuilder jtmb) {
+  impl.cpu = jtmb.getCPU();
+  impl.features = jtmb.getFeatures().getString();
+  impl.isa = impl.requested == Isa::Host ? host_isa() : impl.requested;
+  std::unique_ptr<llvm::MemoryBuffer> buf = llvm::MemoryBuffer::getMemBufferCopy(impl.object, impl.name);
+  auto obj = llvm::object::ObjectFile::createObjectFile(buf->getMemBufferRef());
+  if (!obj) TESSERA_FAIL("LLVM JIT: kernel ", impl.name, ": not an object file: ", llvm::toString(obj.takeError()));
+  impl.jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), "creating the JIT");
+  llvm::orc::LLJIT& jit = *impl.jit;
+  llvm::orc::SymbolMap runtime;
+  for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
+    auto flags = sym.getFlags();
+    auto name = sym.getName();
+    if (!flags || !name) {
+      llvm::consumeError(flags.takeError());
+      llvm::consumeError(name.takeError());
+      TESSERA_FAIL("LLVM JIT: kernel ", impl.name, ": unreadable symbol in its object");
+    }
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty()) continue;
+    void* address = runtime_symbol_address(name->str());
+    TESSERA_CHECK(address, "LLVM JIT: kernel ", impl.name, " calls '", name->str(), "', which this process lacks");
+    runtime[jit.mangleAndIntern(*name)] = llvm::JITEvaluatedSymbol::fromPointer(address, llvm::JITSymbolFlags::Exported);
+  }
+  if (auto e = jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))))
+    TESSERA_FAIL("LLVM JIT: defining the runtime symbols: ", llvm::toString(std::move(e)));
+  if (auto e = jit.addObjectFile(std::move(buf)))
+    TESSERA_FAIL("LLVM JIT: adding kernel ", impl.name, ": ", llvm::toString(std::move(e)));
+  llvm::JITEvaluatedSymbol sym = unwrap(jit.lookup(impl.symbol), "linking kernel " + impl.name);
+  impl.entry = reinterpret_cast<JitKernel::Entry>(static_cast<uintptr_t>(sym.getAddress()));
+}
+
 std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string& loop_ir, Isa requested,
                                    const JitOptions& options) {
   llvm::orc::JITTargetMachineBuilder jtmb = target_builder(requested);
@@ -204,10 +256,6 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   Isa isa = requested == Isa::Host ? host_isa() : requested;
   cg.vector_math_bits = isa == Isa::AVX512 ? 512 : isa == Isa::AVX2 ? 256 : 0;
   std::unique_ptr<llvm::Module> m = emit_kernel_module(kernel, *ctx, cg);
-  // libmvec functions the kernel calls, defined from their dlsym addresses.
-  std::vector<std::string> vector_math;
-  for (const llvm::Function& f : *m)
-    if (f.isDeclaration() && f.getName().startswith("_ZGV")) vector_math.push_back(f.getName().str());
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(tm->getTargetTriple().str());
   std::string broken;
@@ -225,31 +273,11 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   impl->name = kernel.name;
   impl->loop_ir = loop_ir;
   impl->llvm_ir = module_text(*m);
-  impl->cpu = jtmb.getCPU();
+  impl->object = emit_object(*m, *tm, kernel.name);
+  impl->symbol = cg.function_name;
   impl->requested = requested;
-  impl->isa = requested == Isa::Host ? host_isa() : requested;
   impl->params = kernel.params();
-
-  impl->jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(),
-                     "creating the JIT");
-  llvm::orc::LLJIT& jit = *impl->jit;
-  jit.getMainJITDylib().addGenerator(
-      unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit.getDataLayout().getGlobalPrefix()),
-             "resolving symbols from the process"));
-  // The runtime entry points live in this binary, whose symbols the process
-  // search above only finds when it exports them (-rdynamic): define them.
-  llvm::orc::SymbolMap runtime;
-  runtime[jit.mangleAndIntern("tessera_parallel_for")] =
-      llvm::JITEvaluatedSymbol::fromPointer(&tessera_parallel_for, llvm::JITSymbolFlags::Exported);
-  for (const std::string& name : vector_math)
-    runtime[jit.mangleAndIntern(name)] =
-        llvm::JITEvaluatedSymbol::fromPointer(vector_math_address(name), llvm::JITSymbolFlags::Exported);
-  if (auto e = jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))))
-    TESSERA_FAIL("LLVM JIT: defining the runtime symbols: ", llvm::toString(std::move(e)));
-  if (auto e = jit.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    TESSERA_FAIL("LLVM JIT: adding kernel ", kernel.name, ": ", llvm::toString(std::move(e)));
-  llvm::JITEvaluatedSymbol sym = unwrap(jit.lookup(cg.function_name), "compiling kernel " + kernel.name);
-  impl->entry = reinterpret_cast<JitKernel::Entry>(static_cast<uintptr_t>(sym.getAddress()));
+  link(*impl, std::move(jtmb));
   return std::make_shared<JitKernel>(std::move(impl));
 }
 
@@ -312,6 +340,37 @@ std::shared_ptr<JitKernel> jit_compile(const loop::Kernel& kernel, const JitOpti
   if (options.dump_llvm) std::cerr << k->llvm_ir();
   if (options.dump_asm) std::cerr << k->assembly();
   return k;
+}
+
+std::shared_ptr<JitKernel> jit_link(const std::string& object, const JitLinkInfo& info) {
+  TESSERA_CHECK(host_supports(info.isa), "LLVM JIT: cannot link kernel ", info.name, " compiled for ",
+                isa_name(info.isa), ": the host supports at most ", isa_name(host_isa()));
+  std::string bad = check_object(object, info.symbol);
+  TESSERA_CHECK(bad.empty(), "LLVM JIT: the object of kernel ", info.name, " is malformed: ", bad);
+  auto impl = std::make_unique<JitKernel::Impl>();
+  impl->name = info.name;
+  impl->object = object;
+  impl->symbol = info.symbol;
+  impl->requested = info.isa;
+  impl->params = info.params;
+  link(*impl, target_builder(info.isa));
+  return std::make_shared<JitKernel>(std::move(impl));
+}
+
+TargetDesc target_desc(Isa isa) {
+  llvm::orc::JITTargetMachineBuilder jtmb = target_builder(isa);
+  return {jtmb.getCPU(), jtmb.getFeatures().getString()};
+}
+
+std::vector<std::string> missing_host_features(const std::string& features) {
+  llvm::StringMap<bool> host;
+  if (!llvm::sys::getHostCPUFeatures(host)) host.clear();
+  std::vector<std::string> missing;
+  llvm::SmallVector<llvm::StringRef, 64> parts;
+  llvm::StringRef(features).split(parts, ',', -1, false);
+  for (llvm::StringRef f : parts)
+    if (f.startswith("+") && !host.lookup(f.drop_front())) missing.push_back(f.drop_front().str());
+  return missing;
 }
 
 size_t jit_cache_size() {

@@ -15,6 +15,13 @@
 // and adds; results may differ from the evaluator's in the last bits. Fast
 // math (JitOptions::fast_math, off by default) also allows reassociation.
 // NaN and infinity behave as without either (no nnan/ninf).
+//
+// Every kernel is compiled to a relocatable object file (JitKernel::object)
+// which ORC then links; an artifact stores those bytes, and jit_link links
+// them again in another process with no lowering and no optimization — the
+// same machine code, so the same results bit for bit. Linked code runs as
+// is: an object is as trusted as a shared library (object_check.h checks its
+// structure, not what it does).
 #pragma once
 
 #include <cstdint>
@@ -67,10 +74,15 @@ class JitKernel {
   const std::string& name() const;     // the kernel's name
   Isa isa() const;                     // the resolved ISA (never Host)
   const std::string& cpu() const;      // the LLVM CPU name compiled for
-  const std::string& loop_ir() const;  // the kernel's loop-IR text
-  const std::string& llvm_ir() const;  // the optimized LLVM IR module
-  // The assembly of the optimized module (made on first request).
+  const std::string& features() const;  // the LLVM target features compiled for ("+avx2,..."; may be empty)
+  const std::string& loop_ir() const;  // the kernel's loop-IR text (empty for a linked kernel)
+  const std::string& llvm_ir() const;  // the optimized LLVM IR module (empty for a linked kernel)
+  // The assembly of the optimized module (made on first request; a note for
+  // a linked kernel, which has no IR).
   std::string assembly() const;
+  const std::string& object() const;  // the relocatable ELF object the kernel was linked from
+  const std::string& symbol() const;  // the object's entry symbol
+  const std::vector<loop::Buffer>& params() const;  // the parameters, in calling order
 
  private:
   std::unique_ptr<Impl> impl_;
@@ -80,6 +92,30 @@ class JitKernel {
 // text and options (a process-wide, thread-safe cache). Throws tessera::Error
 // on IR the backend does not support and when the host lacks the forced ISA.
 std::shared_ptr<JitKernel> jit_compile(const loop::Kernel& kernel, const JitOptions& options = {});
+
+// What jit_link needs besides the object: the kernel's name, its entry
+// symbol, the ISA it was compiled for (checked against the host) and its
+// parameters (their count is checked by run()).
+struct JitLinkInfo {
+  std::string name, symbol;
+  Isa isa = Isa::Host;
+  std::vector<loop::Buffer> params;
+};
+
+// Links a kernel from an object made by jit_compile (JitKernel::object):
+// no lowering and no optimization. Throws tessera::Error when the host lacks
+// the ISA, the object is malformed (object_check.h) or does not link.
+std::shared_ptr<JitKernel> jit_link(const std::string& object, const JitLinkInfo& info);
+
+// The LLVM CPU name and target features code for `isa` is compiled with on
+// this host (Host: the host's own), as an artifact records them.
+struct TargetDesc {
+  std::string cpu, features;
+};
+TargetDesc target_desc(Isa isa);
+// The features among `features` ("+avx2,+fma,-amx-tile": the "+" ones) this
+// host lacks; empty when it runs code compiled for them.
+std::vector<std::string> missing_host_features(const std::string& features);
 
 // Number of kernels in the cache; drops them all (kernels in use stay alive).
 size_t jit_cache_size();
