@@ -60,12 +60,14 @@ def tessera_memory(tessera, model, threads):
                          text=True, check=True).stdout
     m = re.search(r"after load and compile: RSS ([\d.]+ \w+), peak RSS ([\d.]+ \w+)", out)
     act = re.search(r"peak activations ([\d.]+ \w+)", out)
-    weights = re.search(r"^weights: (.*)$", out, re.M)
-    packed = re.search(r"^  packed (.*)$", out, re.M)
+    weights = re.search(r"^weights: constants ([\d.]+ \w+)(.*)$", out, re.M)
+    packed = re.search(r"^  packed ([\d.]+ \w+, held once.*)$", out, re.M)
     return {
         "rss": parse_bytes(m.group(1)), "hwm": parse_bytes(m.group(2)),
         "activations": parse_bytes(act.group(1)) if act else 0.0,
-        "weights_line": (weights.group(1) if weights else "") + ("; packed " + packed.group(1) if packed else ""),
+        "held": parse_bytes(weights.group(1)) if weights else 0.0,
+        "weights_line": (weights.group(0)[len("weights: "):] if weights else "") +
+                        ("; packed " + packed.group(1) if packed else ""),
     }
 
 
@@ -121,8 +123,8 @@ def main():
     print(f"baseline (one-node model {os.path.basename(os.path.dirname(tiny))}): Tessera RSS {mib(base['rss'])} MiB"
           f" (peak {mib(base['hwm'])}), ONNX Runtime RSS {mib(ort_base and ort_base['rss'])} MiB"
           f" (peak {mib(ort_base and ort_base['hwm'])})\n")
-    head = ("model", "weights", "activ.", "RSS", "peak RSS", "RSS/(W+A)", "(RSS-base)/(W+A)", "ORT RSS", "ORT peak",
-            "ORT RSS/(W+A)")
+    head = ("model", "weights W", "after passes", "activ. A", "RSS", "peak RSS", "RSS/(W+A)", "(RSS-base)/(W+A)",
+            "ORT RSS", "ORT peak", "ORT RSS/(W+A)")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     notes = []
@@ -132,13 +134,15 @@ def main():
         t = tessera_memory(args.tessera, model, args.threads)
         o = ort_memory(args.node_modules, model, args.threads)
         wa = w + t["activations"]
-        row = (name, mib(w), mib(t["activations"]), mib(t["rss"]), mib(t["hwm"]), f"{t['rss'] / wa:.2f}x",
+        row = (name, mib(w), mib(t["held"]), mib(t["activations"]), mib(t["rss"]), mib(t["hwm"]), f"{t['rss'] / wa:.2f}x",
                f"{(t['rss'] - base['rss']) / wa:.2f}x", mib(o and o["rss"]), mib(o and o["hwm"]),
                f"{o['rss'] / wa:.2f}x" if o else "n/a")
         print("| " + " | ".join(row) + " |")
         notes.append(f"{name}: {t['weights_line']}")
-    print("\nMiB; W+A: the weights (constants of the loaded model) plus Tessera's peak activations;"
-          " RSS after load and compile, before any run.")
+    print("\nMiB. W: the weights, every constant of the loaded model (`tessera info`); after passes: the"
+          " constants the compiled runtime keeps once its target passes ran (Winograd's 6x6 tiles of 3x3"
+          " weights are 4x larger); A: Tessera's peak activations. RSS and peak RSS (VmRSS, VmHWM) after"
+          " load and compile, before any run; ONNX Runtime's right after InferenceSession.create.")
     for n in notes:
         print(n)
 
