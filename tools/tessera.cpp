@@ -180,6 +180,8 @@ int cmd_run(const Common& c, const Exec& e, const std::vector<std::string>& inpu
   std::vector<Tensor> ins = input_paths.empty() ? m.random_inputs(seed) : m.read_inputs(input_paths);
   m.prepare(ins);
   double compile_ms = load_compile + m.last_compile_seconds() * 1000;
+  // Loaded and compiled, before any run: the weights and code this process holds.
+  std::optional<int64_t> rss = runtime::resident_bytes(), hwm = runtime::peak_resident_bytes();
   auto t3 = Clock::now();
   std::vector<Tensor> outs = m.run(ins);
   auto t4 = Clock::now();
@@ -192,6 +194,9 @@ int cmd_run(const Common& c, const Exec& e, const std::vector<std::string>& inpu
     std::printf("opened   %.1f ms: %s\n", ms_between(t0, t1), m.load_split().c_str());
   std::printf("run      %.1f ms (compiled, %d threads)\n", ms_between(t3, t4), ThreadPool::global().threads());
   std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
+  if (rss && hwm)
+    std::printf("memory   after load and compile: RSS %s, peak RSS %s\n", runtime::format_bytes(*rss).c_str(),
+                runtime::format_bytes(*hwm).c_str());
   if (report) std::fputs(m.report().c_str(), stdout);
   std::vector<std::string> names;
   for (const auto& o : m.outputs()) names.push_back(o.name);
@@ -432,12 +437,16 @@ int cmd_info(const Common& c) {
     ++hist[n->op_type];
     flops += node_flops(*n);
   }
-  int64_t params = 0;
+  int64_t params = 0, weight_bytes = 0;
   for (const auto& v : g->values())
-    if (v->constant && is_float(v->constant->dtype())) params += v->constant->numel();
-  std::printf("model      %s\nopset      %lld\nnodes      %zu\nparameters %s (%lld)\nFLOPs      %s\n", c.model.c_str(),
-              static_cast<long long>(g->opset), g->nodes().size(), human(static_cast<double>(params)).c_str(),
-              static_cast<long long>(params), human(flops).c_str());
+    if (v->constant && v->constant->dtype() != DType::String) {
+      if (is_float(v->constant->dtype())) params += v->constant->numel();
+      weight_bytes += static_cast<int64_t>(v->constant->nbytes());
+    }
+  std::printf("model      %s\nopset      %lld\nnodes      %zu\nparameters %s (%lld)\nweights    %s (%lld bytes of constants)\nFLOPs      %s\n",
+              c.model.c_str(), static_cast<long long>(g->opset), g->nodes().size(),
+              human(static_cast<double>(params)).c_str(), static_cast<long long>(params),
+              runtime::format_bytes(weight_bytes).c_str(), static_cast<long long>(weight_bytes), human(flops).c_str());
   std::printf("inputs\n");
   for (const Value* v : g->inputs()) std::printf("  %-24s %s\n", v->name.c_str(), v->type.to_string().c_str());
   std::printf("outputs\n");

@@ -27,6 +27,12 @@
 // the serial parts of runs overlap. Accessors about "the last run" describe
 // the most recent run or prepare on any thread. Moving, assigning or
 // destroying a CompiledModel while another thread uses it is not allowed.
+//
+// Memory: the weights are held once. Plans for different input signatures
+// share packed weights that are packed alike, and a weight that every plan
+// reads only packed leaves the process's memory (its pages are backed by a
+// private scratch file, in place: reading it still works and gives the same
+// bytes, from any thread). report() says how many bytes are held.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 // A dense, row-major, host tensor: element type, dimensions and a shared,
 // 64-byte aligned buffer. Copies share the buffer; clone() copies the data.
+// Buffers of kMappedTensorBytes or more are page mappings of their own
+// (page_mapped()): whole pages, zero until written, returned to the system
+// when the last copy goes.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,9 @@ int64_t numel_of(const Dims& dims);
 std::string dims_to_string(const Dims& dims);
 // Row-major strides in elements.
 Dims strides_of(const Dims& dims);
+
+// Buffers at least this large are mappings of their own (whole pages).
+inline constexpr size_t kMappedTensorBytes = size_t{256} << 10;
 
 class Tensor {
  public:
@@ -44,6 +50,11 @@ class Tensor {
   int64_t dim(int64_t i) const { return dims_.at(static_cast<size_t>(i < 0 ? i + rank() : i)); }
   int64_t numel() const { return numel_; }
   size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+
+  // True when the buffer is a page mapping this tensor (and its copies) owns,
+  // starting at raw() and spanning nbytes() rounded up to whole pages: its
+  // pages may be remapped with the same contents (runtime/weight_store.h).
+  bool page_mapped() const { return mapped_; }
 
   void* raw() { return data_; }
   const void* raw() const { return data_; }
@@ -74,6 +85,7 @@ class Tensor {
   int64_t numel_ = 0;
   std::shared_ptr<void> storage_;
   void* data_ = nullptr;
+  bool mapped_ = false;
   std::vector<std::string> strings_;
 };
 

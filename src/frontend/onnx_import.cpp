@@ -2,10 +2,15 @@
 // opset; nothing is skipped silently.
 #include "frontend/onnx_import.h"
 
+#include <fcntl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <regex>
@@ -25,6 +30,17 @@ namespace {
 // The newest opset of the conformance data; the oldest accepted is decided per
 // op by its registry entry (min_opset).
 constexpr int64_t kMaxOpset = 28;
+
+// Frees a TensorProto's element storage (clearing a field keeps its capacity).
+void free_data(onnx::TensorProto& t) {
+  std::string().swap(*t.mutable_raw_data());
+  onnx::TensorProto empty;
+  t.mutable_float_data()->Swap(empty.mutable_float_data());
+  t.mutable_int32_data()->Swap(empty.mutable_int32_data());
+  t.mutable_int64_data()->Swap(empty.mutable_int64_data());
+  t.mutable_double_data()->Swap(empty.mutable_double_data());
+  t.mutable_uint64_data()->Swap(empty.mutable_uint64_data());
+}
 
 struct Importer {
   std::string base_dir;
@@ -135,12 +151,15 @@ struct Importer {
     return order;
   }
 
-  std::shared_ptr<Graph> import_graph(const onnx::GraphProto& gp, Graph* outer) {
+  // `consume`: the same graph, mutable: each initializer's bytes are freed
+  // once its tensor is made, so loading holds the weights about once.
+  std::shared_ptr<Graph> import_graph(const onnx::GraphProto& gp, Graph* outer, onnx::GraphProto* consume = nullptr) {
     auto g = std::make_shared<Graph>();
     g->name = gp.name();
     g->opset = opset;
     std::set<std::string> init_names;
-    for (const auto& t : gp.initializer()) {
+    for (int i = 0; i < gp.initializer_size(); ++i) {
+      const onnx::TensorProto& t = gp.initializer(i);
       TESSERA_CHECK(!t.name().empty(), "an initializer has no name");
       TESSERA_CHECK(!init_names.count(t.name()), "initializer '", t.name(), "' is defined twice");
       init_names.insert(t.name());
@@ -150,6 +169,7 @@ struct Importer {
         g->add_constant(t.name(), tensor_over_bytes(t, given->second, opts->data_owner, t.name()));
       else
         g->add_constant(t.name(), tensor_from_proto(t, base_dir, t.name()));
+      if (consume) free_data(*consume->mutable_initializer(i));
     }
     TESSERA_CHECK(gp.sparse_initializer_size() == 0, "sparse initializers are not supported");
     for (const auto& in : gp.input()) {
@@ -238,13 +258,12 @@ Dims parse_dims(const std::string& spec) {
   return d;
 }
 
-std::unique_ptr<Graph> import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
-                                         const ImportOptions& opts) {
-  onnx::ModelProto mp;
-  TESSERA_CHECK(!bytes.empty(), "the model file is empty");
-  TESSERA_CHECK(bytes.size() <= static_cast<size_t>(INT_MAX) &&
-                    mp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())),
-                "the model is not a valid ONNX ModelProto (malformed or truncated file)");
+namespace {
+
+constexpr const char* kNotAModel = "the model is not a valid ONNX ModelProto (malformed or truncated file)";
+
+// A parsed model as a graph; the initializers' bytes are freed as they become tensors.
+std::unique_ptr<Graph> import_model(onnx::ModelProto& mp, const std::string& base_dir, const ImportOptions& opts) {
   TESSERA_CHECK(mp.has_graph(), "the model has no graph");
   TESSERA_CHECK(mp.ir_version() >= 3, "ONNX IR version ", mp.ir_version(), " is not supported (need 3 or later)");
   Importer imp;
@@ -261,7 +280,7 @@ std::unique_ptr<Graph> import_onnx_bytes(std::string_view bytes, const std::stri
   // default one; its default-domain nodes then fail the per-op opset check.
   TESSERA_CHECK(imp.opset >= 0 && imp.opset <= kMaxOpset, "ONNX opset ", imp.opset, " is not supported (1 to ",
                 kMaxOpset, ")");
-  std::shared_ptr<Graph> sg = imp.import_graph(mp.graph(), nullptr);
+  std::shared_ptr<Graph> sg = imp.import_graph(mp.graph(), nullptr, mp.mutable_graph());
   // Move out of the shared_ptr: top-level graphs are uniquely owned.
   std::unique_ptr<Graph> g = sg->clone();
   g->ir_version = mp.ir_version();
@@ -283,10 +302,33 @@ std::unique_ptr<Graph> import_onnx_bytes(std::string_view bytes, const std::stri
   return g;
 }
 
+}  // namespace
+
+std::unique_ptr<Graph> import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
+                                         const ImportOptions& opts) {
+  onnx::ModelProto mp;
+  TESSERA_CHECK(!bytes.empty(), "the model file is empty");
+  TESSERA_CHECK(bytes.size() <= static_cast<size_t>(INT_MAX) &&
+                    mp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())),
+                kNotAModel);
+  return import_model(mp, base_dir, opts);
+}
+
 std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& opts) {
-  std::string bytes = read_file(path);
+  // Parsed from the file as it is read: no whole-file copy beside the parsed model.
+  std::error_code ec;
+  TESSERA_CHECK(!std::filesystem::is_directory(path, ec), "'", path, "' is a directory, not a file");
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  TESSERA_CHECK(fd >= 0, "cannot open '", path, "': ", std::strerror(errno));
+  struct stat st {};
+  bool empty = fstat(fd, &st) == 0 && st.st_size == 0;
+  onnx::ModelProto mp;
+  bool parsed = !empty && mp.ParseFromFileDescriptor(fd);
+  close(fd);
   try {
-    return import_onnx_bytes(bytes, std::filesystem::path(path).parent_path().string(), opts);
+    TESSERA_CHECK(!empty, "the model file is empty");
+    TESSERA_CHECK(parsed, kNotAModel);
+    return import_model(mp, std::filesystem::path(path).parent_path().string(), opts);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

@@ -25,8 +25,14 @@ int64_t external_field(const std::string& value, const std::string& key, const s
   return *v;
 }
 
-// Reads `length` bytes at `offset` of an external-data file next to the model.
-std::string read_external(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
+// Where a tensor's external data is: a file next to the model, and a byte
+// range inside it (checked against the file's size).
+struct ExternalData {
+  std::filesystem::path file;
+  int64_t offset = 0, length = 0;
+};
+
+ExternalData locate_external(const onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
   std::string location;
   int64_t offset = 0;
   std::optional<int64_t> length;  // absent: to the end of the file
@@ -51,12 +57,16 @@ std::string read_external(const onnx::TensorProto& p, const std::string& base_di
   TESSERA_CHECK(offset <= size && length.value_or(0) <= size - offset, "tensor '", what,
                 "': external data at offset ", offset, length ? " of length " + std::to_string(*length) : "",
                 " exceeds file ", full.string(), " of ", size, " bytes");
-  int64_t n = length.value_or(size - offset);
-  std::string data(static_cast<size_t>(n), '\0');
-  f.seekg(offset);
-  f.read(data.data(), n);
-  TESSERA_CHECK(f.gcount() == n, "tensor '", what, "': cannot read external data file ", full.string());
-  return data;
+  return {full, offset, length.value_or(size - offset)};
+}
+
+// Reads the external data straight into `into` (e.length bytes).
+void read_external(const ExternalData& e, void* into, const std::string& what) {
+  std::ifstream f(e.file, std::ios::binary);
+  TESSERA_CHECK(f, "tensor '", what, "': cannot open external data file ", e.file.string());
+  f.seekg(e.offset);
+  f.read(static_cast<char*>(into), e.length);
+  TESSERA_CHECK(f.gcount() == e.length, "tensor '", what, "': cannot read external data file ", e.file.string());
 }
 
 template <class T, class Field>
@@ -130,12 +140,16 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
   }
   bool external = p.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
   if (external || p.has_raw_data()) {
-    std::string raw = external ? read_external(p, base_dir, what) : p.raw_data();
+    // Straight into the tensor: no copy of the bytes on the way.
+    ExternalData e = external ? locate_external(p, base_dir, what) : ExternalData{};
+    uint64_t have = external ? static_cast<uint64_t>(e.length) : p.raw_data().size();
     uint64_t need = static_cast<uint64_t>(n) * dtype_size(dt);
-    TESSERA_CHECK(raw.size() == need, "tensor '", what, "' has ", raw.size(), " bytes of data but shape ",
+    TESSERA_CHECK(have == need, "tensor '", what, "' has ", have, " bytes of data but shape ",
                   dims_to_string(dims), " of ", dtype_name(dt), " needs ", need);
     Tensor t(dt, dims);
-    if (t.nbytes()) std::memcpy(t.raw(), raw.data(), raw.size());
+    if (t.nbytes() == 0) return t;
+    if (external) read_external(e, t.raw(), what);
+    else std::memcpy(t.raw(), p.raw_data().data(), t.nbytes());
     return t;
   }
   int64_t have = 0;

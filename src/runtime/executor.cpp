@@ -3,9 +3,12 @@
 // copy the results into their slots. The model keeps a few plans, one per key.
 #include "runtime/executor.h"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <set>
 #include <sstream>
 
 #include "interp/interpreter.h"
@@ -165,6 +168,7 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
   PassContext target;
   target.lanes = Target::for_isa(opts_.isa).vector_bytes / 4;
   run_passes(*graph_, target_pipeline(), opts_.passes, target);
+  if (opts_.release_weights) store_ = std::make_unique<WeightStore>(opts_.weight_dir);
 }
 
 Executor::~Executor() = default;
@@ -201,20 +205,47 @@ std::shared_ptr<const Plan> Executor::find_or_compile(const std::vector<Tensor>&
     const std::vector<std::vector<int>>* blocks = saved && !saved->blocks.empty() ? &saved->blocks : &block_lists();
     ExecutorOptions o = opts_;
     if (o.compile_threads <= 0) o.compile_threads = ThreadPool::global().threads();
-    p = compile_plan(*graph_, inputs, o, saved, blocks);
+    PlanWeights weights = packed_weights_of(plans());  // the cached plans' packed weights, shared
+    weights.store = store_.get();
+    p = compile_plan(*graph_, inputs, o, saved, blocks, &weights);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {  // a fault no step caught: never a bare message
     TESSERA_FAIL("compiling ", graph_->name.empty() ? std::string("the model") : "model '" + graph_->name + "'",
                  ": internal error: ", e.what());
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  ++plans_compiled_;
-  last_compile_seconds_ = p->compile_seconds;
-  plans_.push_back(p);
-  while (plans_.size() > opts_.max_plans) plans_.erase(plans_.begin());  // runs using one keep it alive
-  last_plan_ = p;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++plans_compiled_;
+    last_compile_seconds_ = p->compile_seconds;
+    plans_.push_back(p);
+    while (plans_.size() > opts_.max_plans) plans_.erase(plans_.begin());  // runs using one keep it alive
+    last_plan_ = p;
+  }
+  release_packed_weights();
   return p;
+}
+
+namespace {
+
+// The constants the plans read as they are.
+std::set<const Value*> original_reads_of(const std::vector<std::shared_ptr<const Plan>>& plans) {
+  std::set<const Value*> r;
+  for (const auto& p : plans) r.insert(p->original_reads.begin(), p->original_reads.end());
+  return r;
+}
+
+}  // namespace
+
+void Executor::release_packed_weights() const {
+  if (store_) {
+    std::set<const Value*> read = original_reads_of(plans());
+    for (const auto& v : graph_->values())
+      if (v->constant && !read.count(v.get())) store_->release(*v->constant);
+  }
+#ifdef __GLIBC__
+  malloc_trim(0);  // what loading and compiling freed goes back to the system, not to the heap's free lists
+#endif
 }
 
 const fusion::Partition& Executor::partition() {
@@ -270,6 +301,49 @@ int64_t Executor::plans_compiled() const {
   return plans_compiled_;
 }
 
+std::string Executor::weights_summary(const std::vector<std::shared_ptr<const Plan>>& plans) const {
+  const std::set<const Value*> read = original_reads_of(plans);
+  std::set<const void*> seen;
+  int64_t total = 0, released = 0;
+  for (const auto& v : graph_->values()) {
+    if (!v->constant || v->constant->dtype() == DType::String || !seen.insert(v->constant->raw()).second) continue;
+    auto n = static_cast<int64_t>(v->constant->nbytes());
+    total += n;
+    if (store_ && !read.count(v.get()) && store_->holds(v->constant->raw())) released += n;
+  }
+  std::map<const void*, std::pair<int64_t, int>> packed;  // buffer -> bytes, plans reading it
+  for (const auto& p : plans) {
+    std::set<const void*> mine;
+    for (const Slot& s : p->slots)
+      if (s.kind == SlotKind::Packed && mine.insert(s.data.raw()).second) {
+        auto& e = packed[s.data.raw()];
+        e.first = static_cast<int64_t>(s.data.nbytes());
+        ++e.second;
+      }
+  }
+  int64_t held = 0, shared = 0;
+  for (const auto& [buf, e] : packed) {
+    held += e.first;
+    if (e.second > 1) shared += e.first;
+  }
+  std::ostringstream os;
+  os << "weights: constants " << format_bytes(total) << ", " << format_bytes(total - released) << " of them in memory";
+  if (released > 0) {
+    os << ", " << format_bytes(released) << " read only packed and released to a scratch file in "
+       << store_->directory();
+    if (store_->in_memory_filesystem()) os << " (a tmpfs: still in memory, outside this process)";
+  }
+  if (!store_) os << " (releasing is off)";
+  else if (!store_->available()) os << " (not released: " << store_->why() << ")";
+  os << "\n";
+  if (held > 0) {
+    os << "  packed " << format_bytes(held) << ", held once";
+    if (shared > 0) os << ", " << format_bytes(shared) << " of it shared by several plans";
+    os << "\n";
+  }
+  return os.str();
+}
+
 std::string Executor::report() const {
   std::ostringstream os;
   os << "model " << (graph_->name.empty() ? std::string("(unnamed)") : graph_->name) << ": "
@@ -293,7 +367,12 @@ std::string Executor::report() const {
       os << "  fused steps " << p.fused_steps << " (intermediates inside fused kernels "
          << format_bytes(p.internal_bytes) << ")\n";
     for (const std::string& f : p.fusion_fallbacks) os << "  not fused: " << f << "\n";
-    if (p.packed_bytes > 0) os << "  packed weights " << format_bytes(p.packed_bytes) << "\n";
+    if (p.packed_bytes > 0) {
+      os << "  packed weights " << format_bytes(p.packed_bytes);
+      if (p.shared_packed_bytes > 0)
+        os << " (" << format_bytes(p.shared_packed_bytes) << " of them shared with a plan compiled before)";
+      os << "\n";
+    }
     std::map<std::string, std::pair<int, std::string>> ref;
     for (const Step& st : p.steps)
       if (!st.compiled) {
@@ -305,6 +384,7 @@ std::string Executor::report() const {
     for (const auto& [op, e] : ref) os << "    " << op << " x" << e.first << ": " << e.second << "\n";
   }
   if (plans.empty()) os << "no plan yet (plans are made on the first run)\n";
+  os << weights_summary(plans);
   return os.str();
 }
 

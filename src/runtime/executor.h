@@ -24,6 +24,15 @@
 // matches no cached plan compiles a new one, so models whose shapes depend on
 // input values still run correctly.
 //
+// Memory: one copy of the weights. A plan's steps read packed weights
+// (Slot::data) that plans of other input types share when they pack the same
+// constants with the same program (PackKey); a constant that every cached
+// plan reads only packed is released to the model's WeightStore
+// (weight_store.h: its pages leave the process, and any later read, such as
+// a new plan whose packing differs, save(), the reference interpreter or the
+// tuner, faults them back in from a scratch file). Executor::report() says
+// how many bytes of weights are held, released, packed and shared.
+//
 // Concurrency: a compiled plan is immutable (its kernels, packed weights and
 // layout are shared, read-only, by every run); each run leases an arena of
 // its own from the plan's ArenaPool. Executor::run may be called from many
@@ -48,6 +57,7 @@
 #include "runtime/arena_layout.h"
 #include "runtime/arena_pool.h"
 #include "runtime/task_kernel.h"
+#include "runtime/weight_store.h"
 #include "schedule/schedule.h"
 
 namespace tessera::runtime {
@@ -78,6 +88,11 @@ struct ExecutorOptions {
   bool fusion_profile = true;
   // The profiling database file; "" = fusion::ProfileDb::default_path().
   std::string fusion_db;
+  // Constants every plan reads only packed leave memory (weight_store.h);
+  // false: they stay resident.
+  bool release_weights = true;
+  // The weight store's scratch directory ("": WeightStore::default_directory()).
+  std::string weight_dir;
   // The target pipeline's passes (opt/pipeline.h: blocked layout, Winograd,
   // channel-scale fold) run by the constructor for the ISA's vector width:
   // which are off, graph dumps, verification.
@@ -105,6 +120,15 @@ struct Slot {
   Tensor data;                            // Packed: the packed values
 };
 
+// What decides a step's packed weights: the packing program and the
+// constants it reads. Steps of any plan of one model with equal keys pack the
+// same bytes, so they hold one copy.
+struct PackKey {
+  std::string program;                  // TaskKernel::prepack_program ("": the step packs nothing)
+  std::vector<const Value*> constants;  // the constants the packing reads, in order
+  auto operator<=>(const PackKey&) const = default;
+};
+
 struct Step {
   const Node* node = nullptr;        // the (first) node of the step
   std::vector<const Node*> nodes;    // every node the step computes (a fused block: several)
@@ -119,6 +143,7 @@ struct Step {
   std::shared_ptr<const TaskKernel> task_kernel;  // compiled steps: the task's kernel (what an artifact saves)
   uint64_t task_key = 0;        // compiled steps: the key of the task (compile/task.h)
   std::vector<int> packed;      // compiled steps: the Packed slots the kernel reads
+  PackKey pack_key;             // compiled steps that read packed slots: what decides their bytes
   const OpDef* def = nullptr;   // the node's op (a compiled step runs its value_check before the kernel)
   std::vector<std::string> captures;  // reference steps with subgraphs: names read by the bodies
   std::string reason;        // reference steps: why the node is not compiled
@@ -138,6 +163,10 @@ struct Plan {
   ArenaLayout arena_layout;
   int compiled_steps = 0, reference_steps = 0;
   int64_t packed_bytes = 0;  // constants packed when compiled (held besides the graph's constants)
+  int64_t shared_packed_bytes = 0;  // of those, taken from plans compiled earlier (one copy)
+  // Constants its runs read as they are (not packed): a reference step's
+  // inputs, a compiled kernel's unpacked params, constant outputs.
+  std::vector<const Value*> original_reads;
   int fused_steps = 0;       // steps computing a block of several nodes
   int64_t internal_bytes = 0;  // intermediates fused kernels materialize inside themselves
   std::vector<std::string> fusion_fallbacks;  // blocks that could not be one kernel, and why
@@ -174,13 +203,26 @@ struct LoadTimes {
   double total() const { return read + graph + plans + kernels; }
 };
 
+// What a plan compiled for a model shares with the model's other plans: their
+// packed weights by key, and the store the originals are released to once
+// packed (null: none).
+struct PlanWeights {
+  std::map<PackKey, std::vector<Tensor>> packed;
+  WeightStore* store = nullptr;
+};
+// The packed weights of `plans` by key (one entry per distinct key).
+PlanWeights packed_weights_of(const std::vector<std::shared_ptr<const Plan>>& plans);
+
 // Compiles a plan for `inputs` (already checked against the signature). Steps
 // follow `blocks` (node indices per step, in a valid order; null or empty:
 // one step per node); a block that cannot be one kernel falls back to one
-// step per node, recorded in Plan::fusion_fallbacks.
+// step per node, recorded in Plan::fusion_fallbacks. A step whose PackKey is
+// in `weights` takes those packed tensors (before an artifact's saved ones);
+// a constant packed here is released to weights->store.
 std::unique_ptr<Plan> compile_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
                                  const SavedSteps* saved = nullptr,
-                                 const std::vector<std::vector<int>>* blocks = nullptr);
+                                 const std::vector<std::vector<int>>* blocks = nullptr,
+                                 const PlanWeights* weights = nullptr);
 
 // A distinct task of a plan and the number of its steps that run it.
 struct TaskUse {
@@ -238,8 +280,17 @@ class Executor {
   std::vector<std::shared_ptr<const Plan>> plans() const;
   // Plans compiled so far (including dropped ones).
   int64_t plans_compiled() const;
-  // A summary: steps compiled / by reference (with reasons), memory per plan.
+  // A summary: steps compiled / by reference (with reasons), memory per plan,
+  // and the weights' bytes (held as they are, released, packed, shared).
   std::string report() const;
+
+  // Releases every constant no cached plan reads as it is (only packed) to
+  // the weight store (a no-op without one): done after each compile and
+  // save; call it after reading the graph's constants otherwise (running the
+  // reference interpreter on graph(), say) to give their pages back.
+  void release_packed_weights() const;
+  // The weight store (null when ExecutorOptions::release_weights is false).
+  const WeightStore* weight_store() const { return store_.get(); }
 
   // Saves the graph (ONNX), options and planned signatures to an artifact.
   void save(const std::string& path) const;
@@ -260,9 +311,12 @@ class Executor {
   // latest (no compile time); null if none. Needs mu_.
   std::shared_ptr<const Plan> find_locked(const std::vector<Tensor>& inputs);
   const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists; needs compile_mu_
+  // report()'s lines on the weights' bytes over `plans`.
+  std::string weights_summary(const std::vector<std::shared_ptr<const Plan>>& plans) const;
 
   std::unique_ptr<Graph> graph_;  // read-only once constructed
   ExecutorOptions opts_;          // read-only once constructed
+  std::unique_ptr<WeightStore> store_;  // thread-safe itself
   // Held by the one thread compiling (a plan, the fusion plan, the task
   // list); taken before mu_, never while holding it.
   std::mutex compile_mu_;

@@ -89,12 +89,20 @@ std::optional<int64_t> parse_status_bytes(std::string_view status, std::string_v
   return std::nullopt;
 }
 
-std::optional<int64_t> peak_resident_bytes() {
+namespace {
+
+std::optional<int64_t> status_bytes(std::string_view key) {
   std::ifstream in("/proc/self/status");
   if (!in) return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_status_bytes(text.str(), "VmHWM");
+  return parse_status_bytes(text.str(), key);
 }
+
+}  // namespace
+
+std::optional<int64_t> peak_resident_bytes() { return status_bytes("VmHWM"); }
+
+std::optional<int64_t> resident_bytes() { return status_bytes("VmRSS"); }
 
 }  // namespace tessera::runtime

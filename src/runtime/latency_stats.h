@@ -38,6 +38,8 @@ std::string format_latency(const LatencyStats& stats);
 // The peak resident set size of this process in bytes (VmHWM in
 // /proc/self/status), or nullopt where that is not available.
 std::optional<int64_t> peak_resident_bytes();
+// The current resident set size of this process in bytes (VmRSS), or nullopt.
+std::optional<int64_t> resident_bytes();
 
 // The value of a "Key:  1234 kB" line of /proc/<pid>/status text in bytes,
 // or nullopt when the key is missing or its line is malformed.

@@ -335,6 +335,7 @@ void Executor::save(const std::string& path) const {
   a.sections["signatures"] = sigs;
   if (!target.empty()) a.sections["code.target"] = target;
   save_artifact(a, path);
+  release_packed_weights();  // exporting the graph read every constant back in
 }
 
 std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOptions opts, bool use_saved_isa) {

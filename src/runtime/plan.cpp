@@ -59,8 +59,8 @@ struct PendingStep {
 class PlanCompiler {
  public:
   PlanCompiler(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts, const SavedSteps* saved,
-               const std::vector<std::vector<int>>* blocks)
-      : g_(g), inputs_(inputs), opts_(opts), saved_(saved), blocks_(blocks), oracle_(g, inputs),
+               const std::vector<std::vector<int>>* blocks, const PlanWeights* weights)
+      : g_(g), inputs_(inputs), opts_(opts), saved_(saved), blocks_(blocks), weights_(weights), oracle_(g, inputs),
         plan_(std::make_unique<Plan>()) {
     task_inputs_.type = [this](const Value* v) { return types_->type_of(v); };
     task_inputs_.value = [this](const Value* v) -> const Tensor* { return &oracle_.value(v); };
@@ -79,6 +79,7 @@ class PlanCompiler {
     plan_steps();
     compile_kernels();
     bind_steps();
+    plan_->original_reads.assign(original_reads_.begin(), original_reads_.end());
     collect_value_inputs();
     plan_memory_slots();
     plan_->arenas.set_max_idle(opts_.max_idle_arenas);
@@ -278,6 +279,13 @@ class PlanCompiler {
     return s;
   }
 
+  // Notes that runs read slot `s` as it is (a constant's original tensor).
+  void read_original(int s) {
+    if (s < 0) return;
+    const Slot& sl = plan_->slots[static_cast<size_t>(s)];
+    if (sl.kind == SlotKind::Constant) original_reads_.insert(sl.value);
+  }
+
   void bind_steps() {
     for (size_t i = 0; i < g_.inputs().size(); ++i) value_slot(g_.inputs()[i]);
     for (size_t i = 0; i < pending_.size(); ++i) {
@@ -289,24 +297,45 @@ class PlanCompiler {
       if (it != slot_of_.end()) plan_->output_slots.push_back(it->second);
       else if (o->constant) plan_->output_slots.push_back(value_slot(o));
       else TESSERA_FAIL("graph output '", o->name, "' was never computed");
+      read_original(plan_->output_slots.back());
     }
   }
 
-  // The packed constants of a step: as an artifact saved them, or packed now.
+  static bool fits(const std::vector<Tensor>& given, const TaskKernel& k) {
+    bool ok = given.size() == k.packed.size();
+    for (size_t i = 0; ok && i < given.size(); ++i)
+      ok = given[i].dtype() == k.packed[i].dtype() && given[i].dims() == k.packed[i].dims();
+    return ok;
+  }
+
+  // The packed constants of a step: another plan's with the same key (one
+  // copy), as an artifact saved them, or packed now (and the originals then
+  // released: they are read again only if some step reads them as they are).
   std::vector<Tensor> packed_constants(const PendingStep& p, int64_t step, Step& st) {
     const TaskKernel& k = *p.kernel;
+    st.pack_key.program = k.prepack_program;
+    for (int i : k.prepack_params) st.pack_key.constants.push_back(p.task->param_values.at(static_cast<size_t>(i)));
+    if (weights_) {
+      auto it = weights_->packed.find(st.pack_key);
+      if (it != weights_->packed.end() && fits(it->second, k)) {
+        for (const Tensor& t : it->second) plan_->shared_packed_bytes += static_cast<int64_t>(t.nbytes());
+        return it->second;
+      }
+    }
     if (saved_ && saved_->packed.count(step)) {
       const std::vector<Tensor>& given = saved_->packed.at(step);
-      bool ok = given.size() == k.packed.size();
-      for (size_t i = 0; ok && i < given.size(); ++i)
-        ok = given[i].dtype() == k.packed[i].dtype() && given[i].dims() == k.packed[i].dims();
-      TESSERA_CHECK(ok, p.task->describe(), ": the packed weights saved in the artifact do not fit the kernel's layout");
+      TESSERA_CHECK(fits(given, k), p.task->describe(),
+                    ": the packed weights saved in the artifact do not fit the kernel's layout");
       return given;
     }
     std::vector<const Tensor*> params;
     for (const Value* v : p.task->param_values) params.push_back(v->constant ? &*v->constant : nullptr);
     st.prepack = k.prepack;
-    return pack_constants(k, params);
+    std::vector<Tensor> packed = pack_constants(k, params);
+    if (weights_ && weights_->store)
+      for (const Value* v : st.pack_key.constants)
+        if (v->constant) weights_->store->release(*v->constant);
+    return packed;
   }
 
   void bind_compiled(PendingStep& p, int64_t step) {
@@ -322,11 +351,16 @@ class PlanCompiler {
     st.task_key = t.key;
     std::vector<int> params, packed, outputs, scratch;
     for (const Value* v : t.param_values) params.push_back(read_slot(v, step));
+    for (size_t q = 0; q < params.size(); ++q)  // a param only the packing reads is read packed
+      if (q >= k.reads.size() || k.reads[q]) read_original(params[q]);
     if (p.nodes.size() == 1) {
       // One node: its inputs by position (the runtime's value checks read
       // them so), each writable in place when the param it reads is.
       const Node& n = *p.nodes[0];
       st.def = &op_registry().get(n, g_.opset);
+      if (st.def->value_check)  // sees every input as it is
+        for (const Value* v : n.inputs)
+          if (v && v->constant) original_reads_.insert(v);
       for (const Value* v : n.inputs) {
         auto at = std::find(t.param_values.begin(), t.param_values.end(), v);
         if (!v || at == t.param_values.end()) {
@@ -385,11 +419,13 @@ class PlanCompiler {
     st.def = &op_registry().get(n, g_.opset);
     st.reason = p.reason;
     for (const Value* v : n.inputs) st.inputs.push_back(v ? read_slot(v, step) : -1);
+    for (int s : st.inputs) read_original(s);
     st.captures = captured_names(n);
     for (const std::string& name : st.captures) {
       const Value* v = g_.find_value(name);
       if (!v || (!slot_of_.count(v) && !v->constant)) continue;
       plan_->slot_by_name[name] = read_slot(v, step);
+      read_original(plan_->slot_by_name[name]);
     }
     for (const Value* o : n.outputs) {
       if (!o) {
@@ -499,6 +535,7 @@ class PlanCompiler {
   const ExecutorOptions& opts_;
   const SavedSteps* saved_;
   const std::vector<std::vector<int>>* blocks_;
+  const PlanWeights* weights_;
   ValueOracle oracle_;
   std::unique_ptr<Plan> plan_;
   compile::TaskInputs task_inputs_;
@@ -508,18 +545,31 @@ class PlanCompiler {
   std::vector<PendingStep> pending_;
   std::unordered_map<const Value*, int> slot_of_;
   std::vector<const Value*> value_deps_;
+  std::set<const Value*> original_reads_;
 };
 
 }  // namespace
 
+PlanWeights packed_weights_of(const std::vector<std::shared_ptr<const Plan>>& plans) {
+  PlanWeights w;
+  for (const auto& p : plans)
+    for (const Step& st : p->steps) {
+      if (st.packed.empty() || st.pack_key.program.empty() || w.packed.count(st.pack_key)) continue;
+      std::vector<Tensor>& ts = w.packed[st.pack_key];
+      for (int s : st.packed) ts.push_back(p->slots[static_cast<size_t>(s)].data);
+    }
+  return w;
+}
+
 std::unique_ptr<Plan> compile_plan(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
-                                   const SavedSteps* saved, const std::vector<std::vector<int>>* blocks) {
-  return PlanCompiler(g, inputs, opts, saved, blocks).compile();
+                                   const SavedSteps* saved, const std::vector<std::vector<int>>* blocks,
+                                   const PlanWeights* weights) {
+  return PlanCompiler(g, inputs, opts, saved, blocks, weights).compile();
 }
 
 std::vector<TaskUse> plan_tasks(const Graph& g, const std::vector<Tensor>& inputs, const ExecutorOptions& opts,
                                 const std::vector<std::vector<int>>* blocks) {
-  return PlanCompiler(g, inputs, opts, nullptr, blocks).tasks();
+  return PlanCompiler(g, inputs, opts, nullptr, blocks, nullptr).tasks();
 }
 
 }  // namespace tessera::runtime

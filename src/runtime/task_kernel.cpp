@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "loop/printer.h"
+#include "loop/visitor.h"
 #include "runtime/executor.h"
 #include "runtime/saved_kernel.h"
 #include "support/error.h"
@@ -56,7 +58,12 @@ KernelResult compile_task(const compile::Task& t, const std::vector<const Schedu
     r.error = t.describe() + ": JIT compilation failed: " + e.what();
     return r;
   }
+  for (size_t i = 0; i < t.params.size() && i < lp.kernel.inputs.size(); ++i)
+    k->reads.push_back(loop::uses_buffer(lp.kernel.body, lp.kernel.inputs[i]));
   if (lp.prepack) {
+    loop::Kernel unnamed = *lp.prepack;
+    unnamed.name.clear();
+    k->prepack_program = loop::to_string(unnamed);
     k->packed = lp.prepack->outputs;
     k->prepack_params = lp.prepack_params;
     if (with_prepack) {

@@ -43,6 +43,11 @@ struct TaskKernel {
   std::shared_ptr<codegen::JitKernel> prepack;  // packs constant params once (null: none)
   std::vector<int> prepack_params;    // the params the prepack kernel reads, by position
   std::vector<loop::Buffer> packed;   // the prepack kernel's outputs
+  // The prepack kernel's loop IR (its name left out): with the constants it
+  // reads, what decides the packed bytes (steps of any plan with the same
+  // program and constants share one packed copy).
+  std::string prepack_program;
+  std::vector<bool> reads;            // per task param: the main kernel reads it (else only prepack does)
   std::vector<loop::Buffer> scratch;  // whole intermediates the caller places (arena, this step only)
   std::vector<bool> in_place;         // per param: the output may be written over it
   std::vector<loop::Buffer> params;   // the kernel's parameters, in calling order

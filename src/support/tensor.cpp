@@ -2,6 +2,7 @@
 #include "tessera/tensor.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -44,7 +45,30 @@ Dims strides_of(const Dims& dims) {
 }
 
 namespace {
+
 constexpr size_t kHugePageBytes = size_t{2} << 20;
+constexpr size_t kPageBytes = 4096;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// A zero-filled buffer of `bytes` (>= kMappedTensorBytes) as a private
+// anonymous mapping of its own, `*len` bytes of whole pages; aligned to 2 MiB
+// from 2 MiB on. Null when the system refuses.
+void* map_buffer(size_t bytes, size_t* len) {
+  const size_t align = bytes >= kHugePageBytes ? kHugePageBytes : kPageBytes;
+  const size_t n = round_up(bytes, kPageBytes), total = n + (align - kPageBytes);
+  void* m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  auto base = reinterpret_cast<uintptr_t>(m), at = round_up(base, align);
+  // Only [at, at + n) stays mapped: no slack for a huge page to spill into.
+  if (at > base) munmap(m, at - base);
+  if (base + total > at + n) munmap(reinterpret_cast<void*>(at + n), base + total - (at + n));
+  auto* p = reinterpret_cast<void*>(at);
+  if (align == kHugePageBytes) madvise(p, n, MADV_HUGEPAGE);  // advice only: failure is harmless
+  *len = n;
+  return p;
+}
+
 }  // namespace
 
 Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
@@ -56,16 +80,28 @@ Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
   TESSERA_CHECK(dtype_size(dtype_) > 0, "cannot allocate a tensor of type ", dtype_name(dtype_));
   check_tensor_fits(dtype_, dims_, "a tensor");
   size_t bytes = nbytes();
-  // Large tensors are aligned to and backed by 2 MiB pages where the kernel
-  // allows it: kernels walking them by rows (a GEMM's A, its packed B) would
-  // otherwise miss the TLB on every row.
-  const size_t align = bytes >= kHugePageBytes ? kHugePageBytes : 64;
-  size_t alloc = (bytes + align - 1) / align * align;
-  if (alloc == 0) alloc = 64;
-  void* p = std::aligned_alloc(align, alloc);
-  TESSERA_CHECK(p, "cannot allocate ", format_bytes(static_cast<int64_t>(alloc)), " for a tensor of shape ",
-                dims_to_string(dims_), " (", dtype_name(dtype_), "): out of memory");
-  if (align == kHugePageBytes) madvise(p, alloc, MADV_HUGEPAGE);  // advice only: failure is harmless
+  auto out_of_memory = [&](size_t alloc) {
+    TESSERA_FAIL("cannot allocate ", format_bytes(static_cast<int64_t>(alloc)), " for a tensor of shape ",
+                 dims_to_string(dims_), " (", dtype_name(dtype_), "): out of memory");
+  };
+  if (bytes >= kMappedTensorBytes) {
+    // Large buffers are mappings of their own: the kernel's zero pages (none
+    // resident until written), given back to the system when freed (no heap
+    // left holding them), whole pages (runtime/weight_store.h may back a
+    // constant's by a file). From 2 MiB on they are aligned to and backed by
+    // 2 MiB pages where the kernel allows it: kernels walking them by rows (a
+    // GEMM's A, its packed B) would otherwise miss the TLB on every row.
+    size_t len = 0;
+    void* p = map_buffer(bytes, &len);
+    if (!p) out_of_memory(bytes);
+    storage_ = std::shared_ptr<void>(p, [len](void* q) { munmap(q, len); });
+    data_ = p;
+    mapped_ = true;
+    return;
+  }
+  size_t alloc = round_up(bytes == 0 ? 1 : bytes, 64);
+  void* p = std::aligned_alloc(64, alloc);
+  if (!p) out_of_memory(alloc);
   std::memset(p, 0, alloc);
   storage_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   data_ = p;
