@@ -364,7 +364,8 @@ def run_case(exe, c, d, index):
         return "HANG", f"still running after {TIME_LIMIT:.0f} s"
     elapsed = time.time() - t0
     err_lines = [l for l in r.stderr.splitlines() if l.startswith("error")]
-    message = err_lines[0] if err_lines else r.stderr.strip().splitlines()[-1:] and r.stderr.strip().splitlines()[-1] or ""
+    last_lines = r.stderr.strip().splitlines()
+    message = err_lines[0] if err_lines else (last_lines[-1] if last_lines else "")
     if r.returncode < 0 or r.returncode > 2 or "terminate called" in r.stderr or "Sanitizer" in r.stderr:
         return "CRASH", f"exit status {r.returncode}: {message[:150]}"
     if c.expect == "error":

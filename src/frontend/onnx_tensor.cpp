@@ -83,6 +83,23 @@ void copy_field(Tensor& t, const Field& field, const std::string& what) {
   }
 }
 
+// The proto's dims, each checked in [0, 2^40).
+Dims checked_dims(const onnx::TensorProto& p, const std::string& what) {
+  Dims dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims)
+    TESSERA_CHECK(d >= 0 && d < (int64_t{1} << 40), "tensor '", what, "' has invalid dimension ", d);
+  return dims;
+}
+
+// Elements of `dims`, bounded to 2^40, so n * element size cannot overflow.
+int64_t checked_numel(const Dims& dims, const std::string& what) {
+  try {
+    return numel_of(dims);
+  } catch (const Error& e) {
+    TESSERA_FAIL("tensor '", what, "': ", e.what());
+  }
+}
+
 }  // namespace
 
 Tensor tensor_over_bytes(const onnx::TensorProto& p, std::string_view data, std::shared_ptr<void> owner,
@@ -95,15 +112,8 @@ Tensor tensor_over_bytes(const onnx::TensorProto& p, std::string_view data, std:
                     p.int64_data_size() == 0 && p.uint64_data_size() == 0,
                 "tensor '", what, "' has data of its own besides the bytes given for it");
   DType dt = static_cast<DType>(code);
-  Dims dims(p.dims().begin(), p.dims().end());
-  for (int64_t d : dims)
-    TESSERA_CHECK(d >= 0 && d < (int64_t{1} << 40), "tensor '", what, "' has invalid dimension ", d);
-  int64_t n = 0;
-  try {
-    n = numel_of(dims);
-  } catch (const Error& e) {
-    TESSERA_FAIL("tensor '", what, "': ", e.what());
-  }
+  Dims dims = checked_dims(p, what);
+  const int64_t n = checked_numel(dims, what);
   uint64_t need = static_cast<uint64_t>(n) * dtype_size(dt);
   TESSERA_CHECK(data.size() == need, "tensor '", what, "' has ", data.size(), " bytes of data but shape ",
                 dims_to_string(dims), " of ", dtype_name(dt), " needs ", need);
@@ -120,15 +130,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
                 onnx_type_name(code),
                 " which Tessera does not support");
   DType dt = static_cast<DType>(code);
-  Dims dims(p.dims().begin(), p.dims().end());
-  for (int64_t d : dims)
-    TESSERA_CHECK(d >= 0 && d < (int64_t{1} << 40), "tensor '", what, "' has invalid dimension ", d);
-  int64_t n = 0;
-  try {
-    n = numel_of(dims);  // bounded to 2^40 elements, so n * element size cannot overflow
-  } catch (const Error& e) {
-    TESSERA_FAIL("tensor '", what, "': ", e.what());
-  }
+  Dims dims = checked_dims(p, what);
+  const int64_t n = checked_numel(dims, what);
   // Validate the data's size before allocating, so a corrupt header cannot
   // ask for terabytes.
   if (dt == DType::String) {
