@@ -228,10 +228,12 @@ std::shared_ptr<const Plan> Executor::find_or_compile(const std::vector<Tensor>&
 
 namespace {
 
-// The constants the plans read as they are.
-std::set<const Value*> original_reads_of(const std::vector<std::shared_ptr<const Plan>>& plans) {
-  std::set<const Value*> r;
-  for (const auto& p : plans) r.insert(p->original_reads.begin(), p->original_reads.end());
+// The buffers of the constants the plans read as they are (a buffer may be
+// shared by several constants: a reshaped one).
+std::set<const void*> original_reads_of(const std::vector<std::shared_ptr<const Plan>>& plans) {
+  std::set<const void*> r;
+  for (const auto& p : plans)
+    for (const Value* v : p->original_reads) r.insert(v->constant->raw());
   return r;
 }
 
@@ -239,9 +241,9 @@ std::set<const Value*> original_reads_of(const std::vector<std::shared_ptr<const
 
 void Executor::release_packed_weights() const {
   if (store_) {
-    std::set<const Value*> read = original_reads_of(plans());
+    std::set<const void*> read = original_reads_of(plans());
     for (const auto& v : graph_->values())
-      if (v->constant && !read.count(v.get())) store_->release(*v->constant);
+      if (v->constant && !read.count(v->constant->raw())) store_->release(*v->constant);
   }
 #ifdef __GLIBC__
   malloc_trim(0);  // what loading and compiling freed goes back to the system, not to the heap's free lists
@@ -302,14 +304,14 @@ int64_t Executor::plans_compiled() const {
 }
 
 std::string Executor::weights_summary(const std::vector<std::shared_ptr<const Plan>>& plans) const {
-  const std::set<const Value*> read = original_reads_of(plans);
+  const std::set<const void*> read = original_reads_of(plans);
   std::set<const void*> seen;
   int64_t total = 0, released = 0;
   for (const auto& v : graph_->values()) {
     if (!v->constant || v->constant->dtype() == DType::String || !seen.insert(v->constant->raw()).second) continue;
     auto n = static_cast<int64_t>(v->constant->nbytes());
     total += n;
-    if (store_ && !read.count(v.get()) && store_->holds(v->constant->raw())) released += n;
+    if (store_ && !read.count(v->constant->raw()) && store_->holds(v->constant->raw())) released += n;
   }
   std::map<const void*, std::pair<int64_t, int>> packed;  // buffer -> bytes, plans reading it
   for (const auto& p : plans) {

@@ -61,7 +61,8 @@ void expect_concurrent_equals_serial(Run run, const std::vector<std::vector<Tens
     });
   if (during) {
     start.arrive_and_wait();
-    while (finished.load() < kThreads) during();
+    do during();  // at least once, however soon the runs end
+    while (finished.load() < kThreads);
   }
   for (std::thread& th : threads) th.join();
   EXPECT_EQ(mismatches.load(), 0);
