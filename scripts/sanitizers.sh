@@ -20,11 +20,15 @@ export CCACHE_BASEDIR="$root"
 # -O2; -g1: line tables for the reports' stacks without full debug info.
 cxx_flags="-O1 -g1"
 
-# The whole unit suite runs under ASan: about 9 minutes in two shards on this
-# 2-core machine, inside CI's budget. Should it have to shrink, name the tests
-# left out here with the reason (e.g. "Models/ZooCompiled.*": whole zoo models,
-# whose code paths the per-op and fusion tests already take on small shapes).
-asan_exclude=""
+# The unit suite runs under ASan (about 8 minutes in two shards on this
+# 2-core machine, inside CI's budget) but for the tests named here (a gtest
+# negative filter, ':'-separated), each left out for its reason:
+# - Tuner.ConfirmationMeasuresTheBestAgainAndPools: its 4-second tuning budget
+#   must leave every task a measured record, timed in a worker that is the
+#   ASan-built CLI, several times slower to start and compile; it failed by
+#   time, never by a report, in one of three runs (best == nullptr). Its code
+#   paths run in the other Tuner tests, which have no such deadline.
+asan_exclude="Tuner.ConfirmationMeasuresTheBestAgainAndPools"
 
 log() { printf '[sanitizers] %s\n' "$*"; }
 
