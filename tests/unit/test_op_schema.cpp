@@ -56,7 +56,9 @@ TEST(OpSchema, EverySchemaIsWellFormed) {
       const Signature& s = d->signatures[i];
       EXPECT_NO_THROW(signature_counts(s.inputs)) << d->name;
       EXPECT_NO_THROW(signature_counts(s.outputs)) << d->name;
-      if (i) EXPECT_LT(d->signatures[i - 1].since_opset, s.since_opset) << d->name;
+      if (i) {
+        EXPECT_LT(d->signatures[i - 1].since_opset, s.since_opset) << d->name;
+      }
     }
   }
 }
