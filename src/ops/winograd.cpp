@@ -30,14 +30,14 @@ int tile_attr(const OpAttrs& attrs) {
   const int64_t m = attrs.i("tile");
   bool known = false;
   for (int t : kWinogradTiles) known = known || t == m;
-  TESSERA_CHECK(known, attrs.node().describe(), ": tile must be 2 or 4 (F(2x2, 3x3) or F(4x4, 3x3)), got ", m);
+  TESSERA_CHECK(known, attrs.node().describe(), ": tile must be 2, 3 or 4 (F(2x2, 3x3), F(3x3, 3x3) or F(4x4, 3x3)), got ", m);
   return static_cast<int>(m);
 }
 
-// V or M: [P, blocks, tiles, b] with P = 16 or 36; returns P's tile size.
+// V or M: [P, blocks, tiles, b] with P = 16, 25 or 36; returns P's tile size.
 int check_domain(const Node& n, const char* what, const Dims& d) {
   const int m = d.size() == 4 ? winograd_tile_of_points(d[0]) : 0;
-  TESSERA_CHECK(m != 0, n.describe(), ": ", what, " must be [36 or 16, blocks, tiles, b], got [", dims_to_string(d), "]");
+  TESSERA_CHECK(m != 0, n.describe(), ": ", what, " must be [16, 25 or 36, blocks, tiles, b], got [", dims_to_string(d), "]");
   return m;
 }
 

@@ -1,10 +1,11 @@
-// Winograd convolution F(m x m, 3x3), m = 4 or 2, in the channel-blocked
+// Winograd convolution F(m x m, 3x3), m = 4, 3 or 2, in the channel-blocked
 // layout (ops of domain "tessera", created by the Winograd pass,
 // src/opt/winograd.cpp, from 3x3 stride-1 ConvBlocked nodes). The output is
 // cut into m x m tiles; each tile's a x a input window d (a = m + 2) and each
 // 3x3 kernel g go to the Winograd domain, where the convolution is P = a^2
 // independent channel contractions (matrix products): 36 / 16 = 2.25
-// multiplications per output for m = 4, 16 / 4 = 4 for m = 2, instead of 9:
+// multiplications per output for m = 4, 25 / 9 = 2.78 for m = 3, 16 / 4 = 4
+// for m = 2, instead of 9:
 //
 //   Y_tile = A^T [ (G g G^T) (.) (B^T d B) ] A      ((.): element by element)
 //

@@ -13,6 +13,7 @@ namespace {
 const std::map<int, std::vector<double>>& point_table() {
   static const std::map<int, std::vector<double>> table = {
       {2, {0.0, 1.0, -1.0}},
+      {3, {0.0, 1.0, -1.0, -0.5}},
       {4, {0.0, 1.0, -1.0, 0.5, -2.0}},
   };
   return table;
@@ -83,7 +84,7 @@ const WinogradTransform& winograd_transform(int m) {
     return t;
   }();
   auto it = transforms.find(m);
-  TESSERA_CHECK(it != transforms.end(), "no Winograd transform for ", m, "x", m, " output tiles (there are 2 and 4)");
+  TESSERA_CHECK(it != transforms.end(), "no Winograd transform for ", m, "x", m, " output tiles (there are 2, 3 and 4)");
   return it->second;
 }
 

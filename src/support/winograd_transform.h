@@ -1,4 +1,4 @@
-// Winograd's minimal filtering F(m x m, 3x3) (ops/winograd.h has the
+// Winograd's minimal filtering F(m x m, 3x3), m = 2, 3 or 4 (ops/winograd.h has the
 // algorithm): the transform matrices of each output tile size Tessera uses,
 // shared by the Winograd ops, the pass that creates them and their schedules.
 //
@@ -11,7 +11,11 @@
 // (bench/ACCURACY.md): F(4x4) on 0, 1, -1, 2, -2 (the usual choice) 1.2e-5;
 // on 0, 1, -1, 1/2, -2 (Barabasz et al., "Error analysis and improving the
 // accuracy of Winograd convolution", 2020) 3.3e-6; F(2x2) on 0, 1, -1
-// 6.1e-7; the direct form 3.1e-7 (all summing in blocks). Every entry of
+// 6.1e-7; the direct form 3.1e-7 (all summing in blocks). F(3x3, 3x3)
+// (alpha 5, 25 points) on 0, 1, -1, -1/2 took VGG-16 with it on every
+// plain-chain layer to 1.0e-6 against float64 (0, 1, -1, 1/2: 1.35e-6;
+// 0, +-1, 2: 1.04e-6), F(2x2) 7.0e-7: the Winograd pass does not choose it
+// (opt/winograd.cpp), the ops and schedules take it. Every entry of
 // B^T and A^T is a dyadic rational (exact in float); G is applied once to
 // the weights, in double.
 #pragma once
@@ -43,11 +47,11 @@ struct WinogradTransform {
 };
 
 // The output tile sizes there are transforms for.
-inline constexpr int kWinogradTiles[] = {2, 4};
+inline constexpr int kWinogradTiles[] = {2, 3, 4};
 
 // The transform of F(m x m, 3x3); throws for an m not in kWinogradTiles.
 const WinogradTransform& winograd_transform(int m);
-// The tile size whose 2-D transform has `num_points` points (16 or 36); 0 if none.
+// The tile size whose 2-D transform has `num_points` points (16, 25 or 36); 0 if none.
 int winograd_tile_of_points(int64_t num_points);
 
 }  // namespace tessera

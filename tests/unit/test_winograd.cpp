@@ -1,4 +1,4 @@
-// Winograd F(4x4, 3x3) and F(2x2, 3x3) (opt/winograd.cpp, ops/winograd.*,
+// Winograd F(4x4, 3x3), F(3x3, 3x3) and F(2x2, 3x3) (opt/winograd.cpp, ops/winograd.*,
 // support/winograd_transform.*): the transforms' identity, the pass against
 // the reference interpreter on the original graph — padded and unpadded
 // convolutions, images that leave partial tiles, a batch of two, grouped
@@ -163,11 +163,11 @@ TEST(Winograd, TransformKernelsFoldTheirPointFormulas) {
   SCOPED_TRACE("tile " + std::to_string(tile));
   Graph g;
   g.opset = 13;
-  const int64_t tiles = (10 + tile - 1) / tile;
+  const int64_t tiles_h = (9 + tile - 1) / tile, tiles_w = (10 + tile - 1) / tile;
   Value* x = g.add_input("x", {DType::F32, {1, 2, 9, 10, 16}, true});
   Node* in = g.add_node("WinogradInput", {x}, {"v"},
                         {{"pads", Attribute::of_ints({1, 1})},
-                         {"tiles", Attribute::of_ints({tiles, tiles})},
+                         {"tiles", Attribute::of_ints({tiles_h, tiles_w})},
                          {"tile", Attribute::of_int(tile)}},
                         "in");
   in->domain = kBlockedDomain;
@@ -238,9 +238,9 @@ TEST(Winograd, BadNodesNameTheNode) {
   expect_error(g.add_node("WinogradInput", {xb}, {"v3"},
                           {{"pads", Attribute::of_ints({1, 1})},
                            {"tiles", Attribute::of_ints({3, 3})},
-                           {"tile", Attribute::of_int(3)}},
-                          "tile_three"),
-               "tile must be 2 or 4");
+                           {"tile", Attribute::of_int(5)}},
+                          "tile_five"),
+               "tile must be 2, 3 or 4");
   // M has F(4x4)'s 36 points; the node says F(2x2).
   expect_error(g.add_node("WinogradOutput", {m}, {"y3"},
                           {{"output", Attribute::of_ints({6, 8})}, {"tile", Attribute::of_int(2)}}, "points_mismatch"),
@@ -277,30 +277,34 @@ TEST(Winograd, TransformsComputeTheCorrelation) {
     for (float v : tf.bt) EXPECT_EQ(std::ldexp(v, 6), std::round(std::ldexp(v, 6))) << v;  // multiples of 1/64
     for (float v : tf.at) EXPECT_EQ(std::ldexp(v, 6), std::round(std::ldexp(v, 6))) << v;
   }
-  EXPECT_THROW(winograd_transform(3), Error);
+  EXPECT_THROW(winograd_transform(5), Error);
 }
 
 // Accuracy picks the tile: a plain chain of 3x3 layers takes F(2x2)
 // everywhere; the two 3x3 layers of a residual block (conv, ReLU, conv, Add
-// onto the block's input) take F(4x4). Each choice computes the convolutions.
+// onto the block's input) take F(4x4), and so do those of a branch that ends
+// in a Concat (Inception's). Each choice computes the convolutions.
 TEST(Winograd, ResidualBranchesTakeTheLargeTiles) {
-  auto model = [](bool residual) {
+  enum Kind { kPlain, kResidual, kConcat };
+  auto model = [](Kind kind) {
     seed_ = 40;
     auto g = std::make_unique<Graph>();
     g->opset = 13;
     Value* x = g->add_input("x", {DType::F32, {1, 64, 56, 56}, true});
     Value* a = relu(*g, conv(*g, x, 64, 64, 3, {1, 1, 1, 1}, "c0"), "r0");
     Value* b = conv(*g, a, 64, 64, 3, {1, 1, 1, 1}, "c1");
-    if (residual) b = g->add_node("Add", {b, x}, {"sum"}, {}, "sum")->outputs[0];
+    if (kind == kResidual) b = g->add_node("Add", {b, x}, {"sum"}, {}, "sum")->outputs[0];
+    if (kind == kConcat)
+      b = g->add_node("Concat", {b, x}, {"cat"}, {{"axis", Attribute::of_int(1)}}, "cat")->outputs[0];
     g->add_output(relu(*g, b, "r1"));
     infer_graph(*g);
     return g;
   };
-  for (bool residual : {false, true}) {
-    SCOPED_TRACE(residual ? "residual block" : "plain chain");
+  for (Kind kind : {kPlain, kResidual, kConcat}) {
+    SCOPED_TRACE(kind == kResidual ? "residual block" : kind == kConcat ? "concatenated branch" : "plain chain");
     std::vector<Tensor> ins{random_f32({1, 64, 56, 56}, 9)};
-    std::vector<Tensor> want = interpret(*model(residual), ins);
-    runtime::Executor m(model(residual), {});
+    std::vector<Tensor> want = interpret(*model(kind), ins);
+    runtime::Executor m(model(kind), {});
     int tiles = 0, rewritten = 0;
     for (const auto& node : m.graph().nodes())
       if (node->op_type == "WinogradOutput") {
@@ -308,7 +312,7 @@ TEST(Winograd, ResidualBranchesTakeTheLargeTiles) {
         tiles += static_cast<int>(OpAttrs(*node, kAnyOpset).i("tile"));
       }
     EXPECT_EQ(rewritten, 2);
-    EXPECT_EQ(tiles, residual ? 8 : 4);
+    EXPECT_EQ(tiles, kind == kPlain ? 4 : 8);
     expect_near_scaled(m.run(ins), want, 2e-5);
   }
 }
