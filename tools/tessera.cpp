@@ -84,6 +84,9 @@ struct Exec {
   bool no_fusion = false;
   std::string kernel;
   std::string records;
+  double pet_budget = 60;
+  std::string pet_mutants = "all";
+  bool dump_pet = false;
 
   bool compiled() const {
     TESSERA_CHECK(backend == "compiled" || backend == "reference", "unknown --backend '", backend,
@@ -108,6 +111,10 @@ struct Exec {
     o.disabled_passes.assign(passes.disabled.begin(), passes.disabled.end());
     o.dump_after.assign(passes.dump_after.begin(), passes.dump_after.end());
     o.verify_each = passes.verify_each;
+    o.pet = passes.enabled("pet");  // on in the CLI unless --no-pet
+    o.pet_budget_seconds = pet_budget;
+    o.pet_mutants = pet_mutants;
+    o.dump_pet = dump_pet;
     return o;
   }
 };
@@ -501,6 +508,11 @@ int main(int argc, char** argv) {
     sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
     sub->add_option("--records", exec.records, "apply the best schedules of a tuning records file ('tessera tune')");
     add_pass_flags(sub, PassStage::Target);
+    sub->add_option("--pet-budget", exec.pet_budget, "seconds PET may search on a first compile (default 60)")
+        ->check(CLI::Range(0.0, 86400.0));
+    sub->add_option("--pet-mutants", exec.pet_mutants, "PET's mutants: all (default), equivalent or partial")
+        ->check(CLI::IsMember({"all", "equivalent", "partial"}));
+    sub->add_flag("--dump-pet", exec.dump_pet, "print PET's search: subprograms, mutations, verdicts, boxes, costs");
   };
 
   std::vector<std::string> inputs;

@@ -48,4 +48,10 @@ int to_winograd(Graph& g, int every_tile = 0);
 // elements. Returns the number folded.
 int fold_channel_scales(Graph& g);
 
+struct PassContext;
+// PET's search (pet/search.h) over the graph with the context's cost
+// function and the run's options; then PET's post-optimizations and the
+// mutants' weight derivations folded. Returns the subprograms replaced.
+int run_pet(Graph& g, const PassContext& ctx);
+
 }  // namespace tessera
