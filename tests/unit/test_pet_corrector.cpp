@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "interp/interpreter.h"
@@ -317,6 +318,154 @@ std::string mutant_name(const ::testing::TestParamInfo<int>& i) {
   return names[i.param];
 }
 INSTANTIATE_TEST_SUITE_P(Pet, PetCorrectorMutants, ::testing::Range(0, 5), mutant_name);
+
+}  // namespace
+}  // namespace tessera::pet
+
+namespace tessera::pet {
+namespace {
+
+// Region back-propagation through every op the corrector knows: the
+// "mutant" is the original times 0 (wrong everywhere), so the corrected
+// graph must hold the original's values exactly in the boxes given and 0
+// elsewhere.
+std::unique_ptr<Graph> many_ops(bool zero) {
+  auto g = new_graph();
+  Value* x = g->add_input("x", {DType::F32, {2, 4, 10, 10}, true});
+  Value* y = g->add_input("y", {DType::F32, {1, 8, 6, 6}, true});
+  Value* w = g->add_input("w", {DType::F32, {6, 2, 3, 3}, true});
+  Value* b = g->add_input("b", {DType::F32, {6}, true});
+  Value* gb = g->add_input("gb", {DType::F32, {36, 5}, true});
+  Value* gc = g->add_input("gc", {DType::F32, {5}, true});
+  Value* scale = g->add_input("scale", {DType::F32, {8, 1, 1}, true});
+  Value* wt = g->add_input("wt", {DType::F32, {8, 2, 3, 3}, true});
+  std::vector<Value*> outs;
+  // Pad, grouped strided conv with asymmetric pads, pools.
+  Value* c = op(*g, "Conv", {pad(*g, x, {0, 0, 1, 1, 0, 0, 2, 2}), w, b},
+                conv_attrs({1, 0, 0, 1}, {2, 2}, {1, 1}, 2));
+  AttrMap avg;
+  avg["kernel_shape"] = Attribute::of_ints({3, 3});
+  avg["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* a = op(*g, "AveragePool", {c}, avg);
+  AttrMap mp;
+  mp["kernel_shape"] = Attribute::of_ints({2, 2});
+  mp["strides"] = Attribute::of_ints({2, 2});
+  outs.push_back(op(*g, "MaxPool", {a}, mp));
+  // Split, Transpose, Reshape, Slice with negative and non-unit steps.
+  AttrMap sp;
+  sp["axis"] = Attribute::of_int(1);
+  Node* split = g->add_node("Split", {y, ints(*g, {3, 5})}, {"s0", "s1"}, sp);
+  AttrMap perm;
+  perm["perm"] = Attribute::of_ints({0, 2, 3, 1});
+  outs.push_back(op(*g, "Reshape", {op(*g, "Transpose", {split->outputs[0]}, perm), ints(*g, {1, 36, 3})}));
+  outs.push_back(op(*g, "Slice", {split->outputs[1], ints(*g, {5, 0}), ints(*g, {-7, 6}), ints(*g, {2, 3}),
+                                  ints(*g, {-1, 2})}));
+  AttrMap blk;
+  blk["blocksize"] = Attribute::of_int(2);
+  outs.push_back(op(*g, "DepthToSpace", {y}, blk));
+  outs.push_back(op(*g, "SpaceToDepth", {y}, blk));
+  outs.push_back(op(*g, "GlobalAveragePool", {y}));
+  AttrMap keep;
+  keep["keepdims"] = Attribute::of_int(0);
+  outs.push_back(op(*g, "ReduceSum", {y, ints(*g, {1})}, keep));
+  outs.push_back(op(*g, "Gemm", {op(*g, "Reshape", {y, ints(*g, {8, 36})}), gb, gc}));
+  outs.push_back(op(*g, "Sub", {op(*g, "Mul", {y, scale}), y}));
+  AttrMap ct;
+  ct["strides"] = Attribute::of_ints({2, 2});
+  outs.push_back(op(*g, "ConvTranspose", {y, wt}, ct));
+  outs.push_back(concat(*g, {split->outputs[1], y}, 1));
+  for (Value* o : outs)
+    g->add_output(zero ? op(*g, "Mul", {o, g->add_constant(g->unique_name("zero"), Tensor::scalar<float>(0))}) : o);
+  infer_graph(*g);
+  return g;
+}
+
+// Random disjoint boxes: cells of a random grid, each taken with probability 0.4.
+std::vector<Box> random_boxes(const Dims& dims, std::mt19937& rng) {
+  std::vector<Box> cells = {Box{{}, {}}};
+  for (int64_t n : dims) {
+    std::vector<int64_t> cuts = {0, n};
+    for (int k = 0; k < 2; ++k) cuts.push_back(std::uniform_int_distribution<int64_t>(0, n)(rng));
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::vector<Box> next;
+    for (const Box& c : cells)
+      for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+        Box b = c;
+        b.lo.push_back(cuts[i]);
+        b.hi.push_back(cuts[i + 1]);
+        next.push_back(b);
+      }
+    cells = next;
+  }
+  std::vector<Box> out;
+  for (const Box& c : cells)
+    if (std::bernoulli_distribution(0.4)(rng)) out.push_back(c);
+  return out;
+}
+
+TEST(PetCorrector, RestrictsEveryOpItKnows) {
+  auto original = many_ops(false), mutant = many_ops(true);
+  const std::vector<Tensor> ins = random_inputs(*original, 3);
+  const std::vector<Tensor> want = interpret(*original, ins);
+  std::mt19937 rng(5);
+  for (int round = 0; round < 6; ++round)
+    for (Merge merge : {Merge::Where, Merge::SliceConcat}) {
+      std::vector<std::vector<Box>> boxes;
+      for (const Value* o : original->outputs()) boxes.push_back(random_boxes(o->type.dims, rng));
+      auto fixed = correct(*original, *mutant, boxes, {merge, round % 2 == 0});
+      const std::vector<Tensor> got = interpret(*fixed, ins);
+      for (size_t k = 0; k < got.size(); ++k)
+        for (int64_t e = 0; e < got[k].numel(); ++e) {
+          bool in = false;
+          for (const Box& b : boxes[k]) in = in || b.contains(unravel(e, got[k].dims()));
+          const double expect = in ? want[k].get_double(e) : 0.0;
+          ASSERT_NEAR(got[k].get_double(e), expect, 1e-5 * (1 + std::abs(expect)))
+              << "round " << round << ", output " << k << " element " << e;
+        }
+    }
+}
+
+TEST(PetCorrector, BoxThroughReshape) {
+  // [4, 6] -> [2, 2, 6]: rows 1..3 of the input are a box; [24] -> [4, 6]
+  // with a box of two half rows is not one.
+  EXPECT_EQ(box_through_reshape({4, 6}, {2, 2, 6}, Box{{0, 1, 0}, {1, 2, 6}}), (Box{{1, 0}, {2, 6}}));
+  EXPECT_EQ(box_through_reshape({4, 6}, {24}, Box{{6}, {18}}), (Box{{1, 0}, {3, 6}}));
+  EXPECT_FALSE(box_through_reshape({24}, {4, 6}, Box{{0, 0}, {2, 3}}).has_value());
+  EXPECT_EQ(box_through_reshape({24}, {4, 6}, Box{{1, 0}, {3, 6}}), (Box{{6}, {18}}));
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PetCorrector, ErrorsNameTheNodeOrOutput) {
+  Pair p = make_pair(3);
+  // An op it cannot restrict: a Relu after the conv of the original.
+  auto relu = p.original->clone();
+  Value* r = relu->add_node("Relu", {relu->outputs()[0]}, {"r"}, {}, "the_relu")->outputs[0];
+  relu->mutable_outputs()[0] = r;
+  infer_graph(*relu);
+  const Box last{{0, 0, 4, 0}, {1, 6, 5, 5}};
+  std::string e = error_of([&] { correct(*relu, *p.mutant, {{last}}); });
+  EXPECT_NE(e.find("the_relu"), std::string::npos) << e;
+  EXPECT_NE(e.find("Relu"), std::string::npos) << e;
+  // Boxes outside the output or of the wrong rank name the output.
+  const std::string out = p.original->outputs()[0]->name;
+  e = error_of([&] { correct(*p.original, *p.mutant, {{Box{{0, 0, 4, 0}, {1, 6, 6, 5}}}}); });
+  EXPECT_NE(e.find("output 0 ('" + out + "')"), std::string::npos) << e;
+  e = error_of([&] { correct(*p.original, *p.mutant, {{Box{{0, 0}, {1, 6}}}}); });
+  EXPECT_NE(e.find("output 0 ('" + out + "')"), std::string::npos) << e;
+  // Mismatched signatures.
+  Pair q = make_pair(0);
+  e = error_of([&] { correct(*p.original, *q.mutant, {{}}); });
+  EXPECT_NE(e.find("input 0"), std::string::npos) << e;
+}
 
 }  // namespace
 }  // namespace tessera::pet
