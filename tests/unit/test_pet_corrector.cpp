@@ -426,6 +426,17 @@ TEST(PetCorrector, RestrictsEveryOpItKnows) {
     }
 }
 
+// Overlapping boxes (a wrong box given twice, and a box over two others):
+// the Slice+Concat merge needs disjoint boxes, so that output is merged by
+// Where instead; the result is still the original.
+TEST(PetCorrector, OverlappingBoxes) {
+  const Pair p = make_pair(2);
+  std::vector<Box> boxes = brute_force_boxes(p);
+  boxes.push_back(boxes[0]);
+  boxes.push_back(Box{{0, 0, 0, 0}, {1, 8, 16, 6}});
+  expect_corrected(*p.original, correct(*p.original, *p.mutant, {boxes}));
+}
+
 TEST(PetCorrector, BoxThroughReshape) {
   // [4, 6] -> [2, 2, 6]: rows 1..3 of the input are a box; [24] -> [4, 6]
   // with a box of two half rows is not one.
