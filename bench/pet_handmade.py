@@ -25,9 +25,15 @@ tools and `tessera run --inputs` take it as it is):
 Usage:
   /usr/bin/python3 bench/pet_handmade.py d2h SRC_DIR OUT_DIR [--mode per-conv|chain]
   /usr/bin/python3 bench/pet_handmade.py merge1x1 SRC_DIR OUT_DIR [--only NAME_PART]
+  /usr/bin/python3 bench/pet_handmade.py merge-matmul SRC_DIR OUT_DIR
+      MatMuls of one value by constant [K, N_i] weights -> one MatMul + Split
+      (PET's "merge-batched-matmul" on Q/K/V projections written apart).
   /usr/bin/python3 bench/pet_handmade.py check DIR... [--tessera build/tessera]
       runs each model with `tessera run` on its input and prints the largest
       difference from the first DIR's output and from torch_output.npy.
+  /usr/bin/python3 bench/pet_handmade.py measure DIR... [--threads 2] [--runs 20]
+      times the models interleaved round by round (`tessera serve` each) and
+      prints medians and speedups over the first DIR.
 SRC_DIR is an export of bench/perf_models.py (e.g. bench/out/perf/csrnet).
 Needs the onnx and numpy packages (Debian's python3-onnx).
 """
@@ -195,6 +201,39 @@ def rewrite_merge1x1(model, only):
     return merged
 
 
+def rewrite_merge_matmul(model):
+    """MatMuls of one value by constant 2-D weights with the same K become one MatMul with the
+    weights' columns concatenated and a Split on the last axis (Q/K/V projections written apart,
+    as Hugging Face exports and Tessera's zoo write them); returns the number of groups merged."""
+    inits = {i.name: i for i in model.graph.initializer}
+    readers = {}
+    for node in model.graph.node:
+        if node.op_type == "MatMul" and node.input[1] in inits and len(inits[node.input[1]].dims) == 2:
+            readers.setdefault((node.input[0], inits[node.input[1]].dims[0]), []).append(node)
+    groups = [convs for convs in readers.values() if len(convs) > 1]
+    first = {id(ms[0]): ms for ms in groups}
+    rest = {id(m) for ms in groups for m in ms[1:]}
+    b = Builder(model)
+    for node in model.graph.node:
+        if id(node) in rest:
+            continue
+        ms = first.get(id(node))
+        if not ms:
+            b.nodes.append(node)
+            continue
+        ws = [numpy_helper.to_array(inits[m.input[1]]) for m in ms]
+        wname = b.fresh("merged_w")
+        model.graph.initializer.append(numpy_helper.from_array(np.concatenate(ws, axis=1), wname))
+        y = b.node("MatMul", [node.input[0], wname], "merged_matmul")
+        b.nodes.append(helper.make_node("Split", [y, b.shape([w.shape[1] for w in ws])], [m.output[0] for m in ms],
+                                        name=b.fresh("Split"), axis=-1))
+    # the merged MatMul and Split sit where the group's first MatMul was: before every reader of any
+    # of the group's outputs, and after their common input
+    del model.graph.node[:]
+    model.graph.node.extend(b.nodes)
+    return len(groups)
+
+
 def copy_export(src, out, model, note):
     os.makedirs(out, exist_ok=True)
     onnx.save(model, os.path.join(out, "model.onnx"))
@@ -224,14 +263,49 @@ def check(dirs, tessera):
     for d in dirs:
         with tempfile.TemporaryDirectory() as tmp:
             y = run_tessera(tessera, d, tmp)
-        want = np.load(os.path.join(d, "torch_output.npy"))
+        torch_path = os.path.join(d, "torch_output.npy")
+        want = np.load(torch_path) if os.path.exists(torch_path) else (y if ref is None else ref)
         scale = max(float(np.abs(want).max()), 1e-30)
-        line = f"{d}: max |y - torch| {np.abs(y - want).max():.3g} (rel {np.abs(y - want).max() / scale:.3g})"
+        line = f"{d}: max |y - torch| {np.abs(y - want).max():.3g} (rel {np.abs(y - want).max() / scale:.3g})" \
+            if os.path.exists(torch_path) else f"{d}:"
         if ref is None:
             ref = y
         else:
             line += f", max |y - first| {np.abs(y - ref).max():.3g} (rel {np.abs(y - ref).max() / scale:.3g})"
         print(line)
+
+
+def measure(dirs, tessera, threads, runs, warmup):
+    """Interleaved latency of the models in `dirs` (one `tessera serve` each, rounds rotated as
+    bench/perf_harness.py does); prints each median and its ratio to the first's."""
+    import statistics
+    sys.path.insert(0, HERE)
+    import perf_harness
+    env = dict(os.environ)
+    workers = {}
+    try:
+        for d in dirs:
+            cmd = [tessera, "serve", os.path.join(d, "model.onnx"), "--threads", str(threads), "--inputs",
+                   *[os.path.join(d, f) for f in sorted(os.listdir(d)) if f.startswith("input_") and f.endswith(".npy")]]
+            w = perf_harness.Worker(cmd, env, os.path.join(tempfile.gettempdir(), f"pet_handmade_{os.getpid()}.log"))
+            ready = w.reply(1800, before_ready=True)
+            print(f"{d}: {ready}", file=sys.stderr)
+            w.request(f"run {warmup}", 600)
+            workers[d] = w
+        samples = {d: [] for d in dirs}
+        for r in range(runs):
+            order = dirs[r % len(dirs):] + dirs[:r % len(dirs)]
+            for d in order:
+                perf_harness.settle([w.proc.pid for o, w in workers.items() if o != d], 0.25)
+                samples[d].append(float(workers[d].request("run 1", 600).split()[1]))
+        base = statistics.median(samples[dirs[0]])
+        for d in dirs:
+            m = statistics.median(samples[d])
+            q = statistics.quantiles(samples[d], n=10)
+            print(f"{d}: median {m:.2f} ms (p10 {q[0]:.2f}, p90 {q[-1]:.2f}), {base / m:.3f}x vs {dirs[0]}")
+    finally:
+        for w in workers.values():
+            w.close()
 
 
 def main():
@@ -245,16 +319,30 @@ def main():
     p.add_argument("src")
     p.add_argument("out")
     p.add_argument("--only", default="")
+    p = sub.add_parser("merge-matmul")
+    p.add_argument("src")
+    p.add_argument("out")
     p = sub.add_parser("check")
     p.add_argument("dirs", nargs="+")
     p.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"))
+    p = sub.add_parser("measure")
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args()
+    if args.cmd == "measure":
+        return measure(args.dirs, args.tessera, args.threads, args.runs, args.warmup)
     if args.cmd == "check":
         return check(args.dirs, args.tessera)
     model = onnx.load(os.path.join(args.src, "model.onnx"))
     if args.cmd == "d2h":
         n = rewrite_d2h(model, args.mode)
         note = f"d2h {args.mode}: {n} convs"
+    elif args.cmd == "merge-matmul":
+        n = rewrite_merge_matmul(model)
+        note = f"merge-matmul: {n} groups"
     else:
         n = rewrite_merge1x1(model, args.only)
         note = f"merge1x1{' ' + args.only if args.only else ''}: {n} groups"
