@@ -43,6 +43,11 @@ std::vector<Pass> builtin_passes() {
       {"fold-channel-scale", S::Target, "fold-channel-scale",
        "a blocked convolution of a per-channel scaled map scales its weights instead",
        [](Graph& g, const PassContext&) { return fold_channel_scales(g); }, nullptr, "", "blocked-layout"},
+      // Registered for the PET stage (issue 19), which will run it right after PET's mutants are
+      // spliced in, before blocked-layout; in no pipeline until then (`--dump-after`, tests).
+      {"rt-simplify", S::Target, "rt-simplify",
+       "PET's post-optimizations: R/T chains moved past elementwise ops, inverse pairs removed, chains merged",
+       [](Graph& g, const PassContext&) { return simplify_rt(g); }},
   };
 }
 

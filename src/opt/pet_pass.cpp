@@ -25,7 +25,7 @@ int run_pet(Graph& g, const PassContext& ctx) {
   so.verbose = so.verbose || opts.verbose;
   const pet::SearchReport report = pet::optimize_program(g, so, cost, db, ctx.target_key);
   if (report.applied > 0) {
-    simplify_reshape_transpose(g);
+    simplify_rt(g);
     fold_constants(g);
   }
   if (opts.dump_pet) std::fprintf(stderr, "%s", report.to_text().c_str());

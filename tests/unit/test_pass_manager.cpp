@@ -2,9 +2,11 @@
 // the table, graphs identical to calling the passes directly in the order
 // the driver used to, flags that skip passes, dumps, verification, errors.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 
 #include "driver/driver.h"
 #include "frontend/onnx_export.h"
@@ -61,8 +63,11 @@ TEST(PassManager, TableHasEveryPassOnceAndThePipelinesListThemAll) {
       ASSERT_TRUE(p) << name;
       EXPECT_EQ(p->stage, pipeline == &load_pipeline() ? PassStage::Load : PassStage::Target) << name;
     }
+  // Registered ahead of the stage that will run them: rt-simplify runs after PET (issue 19).
+  const std::set<std::string> awaiting_a_pipeline = {"rt-simplify"};
   for (const Pass& p : reg.passes()) {
-    EXPECT_EQ(listed[p.name], 1) << p.name << " must be in exactly one pipeline, once";
+    EXPECT_EQ(listed[p.name], awaiting_a_pipeline.count(p.name) ? 0 : 1)
+        << p.name << " must be in exactly one pipeline, once";
     EXPECT_FALSE(p.flag.empty() || p.description.empty()) << p.name;
     EXPECT_EQ(p.description.find('\n'), std::string::npos) << p.name;
     if (!p.needs.empty()) {
