@@ -84,6 +84,7 @@ struct Exec {
   bool no_fusion = false;
   std::string kernel;
   std::string records;
+  bool pet = false;
   double pet_budget = 60;
   std::string pet_mutants = "all";
   bool dump_pet = false;
@@ -111,7 +112,7 @@ struct Exec {
     o.disabled_passes.assign(passes.disabled.begin(), passes.disabled.end());
     o.dump_after.assign(passes.dump_after.begin(), passes.dump_after.end());
     o.verify_each = passes.verify_each;
-    o.pet = passes.enabled("pet");  // on in the CLI unless --no-pet
+    o.pet = pet && passes.enabled("pet");
     o.pet_budget_seconds = pet_budget;
     o.pet_mutants = pet_mutants;
     o.dump_pet = dump_pet;
@@ -409,6 +410,9 @@ int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion)
     eo.threads = e.threads;
     eo.fusion = !e.no_fusion;
     eo.passes = c.load_options().passes;
+    const CompileOptions co = e.compile_options(c);
+    eo.pet = co.pet;
+    eo.passes.pet.budget_seconds = co.pet_budget_seconds;
     if (e.threads > 0) ThreadPool::global().set_threads(e.threads);
     runtime::Executor m(std::move(g), eo);
     dot = fusion::graph_dot(m.graph(), &m.partition());
@@ -508,6 +512,7 @@ int main(int argc, char** argv) {
     sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
     sub->add_option("--records", exec.records, "apply the best schedules of a tuning records file ('tessera tune')");
     add_pass_flags(sub, PassStage::Target);
+    sub->add_flag("--pet", exec.pet, "PET: replace multi-linear subprograms by mutants measured faster (see 'tessera passes')");
     sub->add_option("--pet-budget", exec.pet_budget, "seconds PET may search on a first compile (default 60)")
         ->check(CLI::Range(0.0, 86400.0));
     sub->add_option("--pet-mutants", exec.pet_mutants, "PET's mutants: all (default), equivalent or partial")
@@ -557,7 +562,7 @@ int main(int argc, char** argv) {
   add_common(viz);
   add_exec(viz, false);
   viz->add_option("-o,--output", viz_out, "output picture: .svg, .png, .pdf, or .dot for DOT text")->required();
-  viz->add_flag("--fusion", viz_fusion, "colour every fused block of the fusion plan");
+  viz->add_flag("--fusion", viz_fusion, "draw the compiled graph: fused blocks coloured, nodes PET put in outlined");
 
   CLI::App* serve = app.add_subcommand(
       "serve", "keep a compiled model loaded and answer 'run N' / 'profile N' / 'save DIR' / 'quit' lines on stdin (benchmark harnesses)");

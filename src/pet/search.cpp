@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "ops/registry.h"
 #include "pet/corrector.h"
 #include "pet/mutants.h"
 #include "pet/subprogram.h"
@@ -21,6 +22,7 @@ namespace tessera::pet {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string hex(uint64_t h) {
   char buf[17];
@@ -38,6 +40,7 @@ struct Candidate {
   int boxes = 0;
   int64_t wrong_elements = 0;
   double seconds = -1;           // measured; < 0: not measured
+  double estimate = 0;           // static guess, to order measurements
   std::vector<uint64_t> path;    // hashes of the mutants from the original to `mutant`
 };
 
@@ -65,6 +68,43 @@ std::unique_ptr<Graph> bind_weights(const Graph& candidate, const Subprogram& sp
   }
   inputs.resize(sp.num_activations);
   return g;
+}
+
+// A rough static estimate of a candidate's time, only to order candidates
+// for measurement (the search decides by measurements): multiply-adds at a
+// rate that is higher for convolutions the Winograd pass can take (3x3,
+// stride 1, dilation 1), bytes moved by the data-movement ops, and a fixed
+// cost per kernel. Weight-only ops are free: they fold at compile time.
+double estimate(const Graph& g, size_t num_activations) {
+  std::set<const Value*> weight_only;
+  for (size_t i = num_activations; i < g.inputs().size(); ++i) weight_only.insert(g.inputs()[i]);
+  double s = 0;
+  for (const auto& n : g.nodes()) {
+    bool weights = true;
+    for (const Value* v : n->inputs)
+      if (v && !v->constant && !weight_only.count(v)) weights = false;
+    if (weights) {
+      for (const Value* v : n->outputs)
+        if (v) weight_only.insert(v);
+      continue;
+    }
+    double rate = 40e9;  // FLOP/s of a direct convolution or product
+    if (n->op_type == "Conv") {
+      const Attribute* k = n->attr("kernel_shape");
+      const Attribute* st = n->attr("strides");
+      const Attribute* d = n->attr("dilations");
+      auto all = [](const Attribute* a, int64_t v) {
+        if (!a) return v == 1;
+        for (int64_t x : a->ints) if (x != v) return false;
+        return true;
+      };
+      const Value* w = n->inputs.size() > 1 ? n->inputs[1] : nullptr;
+      const bool k3 = k ? all(k, 3) : (w && w->type.dims.size() == 4 && w->type.dims[2] == 3 && w->type.dims[3] == 3);
+      if (k3 && all(st, 1) && all(d, 1)) rate *= 2;  // Winograd F(2x2) or better
+    }
+    s += node_flops(*n) / rate + node_bytes(*n) / 20e9 + 20e-6;
+  }
+  return s;
 }
 
 int64_t output_elements(const Graph& g) {
@@ -114,7 +154,9 @@ class Search {
       return *s;
     }
     std::unique_ptr<Graph> bound = bind_weights(candidate, sp);
+    const auto t0 = Clock::now();
     const double s = cost_(*bound);
+    report_.measure_seconds += since(t0);
     ++report_.measured;
     db_.record_cost(key, s);
     return s;
@@ -126,7 +168,9 @@ class Search {
     VerifyOptions vo;
     vo.tests = o_.verify_tests;
     vo.seed = o_.seed ^ m.hash;
+    auto t0 = Clock::now();
     const VerifyResult r = verify(*sp.graph, *m.graph, vo);
+    report_.verify_seconds += since(t0);
     Candidate c;
     c.family = m.family;
     c.mutant = m.graph;
@@ -145,7 +189,9 @@ class Search {
       c.boxes = static_cast<int>(r.wrong_boxes());
       c.wrong_elements = r.wrong_elements();
       try {
+        t0 = Clock::now();
         c.graph = correct(*sp.graph, *m.graph, wrong);
+        report_.correct_seconds += since(t0);
       } catch (const Error& err) {
         report_.notes.push_back(describe(sp) + ": " + m.family + " not corrected (" + err.what() + ")");
         return std::nullopt;
@@ -155,12 +201,15 @@ class Search {
       return std::nullopt;
     }
     c.hash = structural_hash(*c.graph);
+    c.estimate = estimate(*c.graph, sp.num_activations);
     return c;
   }
 
   std::vector<Mutant> mutants_of(const Subprogram& sp, const Graph& parent) {
     MutantOptions mo;
+    const auto t0 = Clock::now();
     std::vector<Mutant> ms = generate_mutants(parent, sp.num_activations, mo, nullptr, &sp.weight_tensors);
+    report_.generate_seconds += since(t0);
     report_.mutants += static_cast<int>(ms.size());
     std::erase_if(ms, [&](const Mutant& m) {
       // Equal only for these weights: the verifier, which draws the weights
@@ -249,12 +298,12 @@ class Search {
         frontier = std::move(next);
       }
     }
-    // Fewer wrong elements and fewer nodes first: the likeliest are measured
-    // while the budget lasts.
-    std::stable_sort(pool.begin(), pool.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.wrong_elements != b.wrong_elements) return a.wrong_elements < b.wrong_elements;
-      return a.graph->nodes().size() < b.graph->nodes().size();
-    });
+    // The likeliest first, by the static estimate; those estimated much
+    // slower than the original are not measured at all.
+    const double original_estimate = estimate(*sp.graph, sp.num_activations);
+    std::erase_if(pool, [&](const Candidate& c) { return c.estimate > 1.5 * original_estimate; });
+    std::stable_sort(pool.begin(), pool.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
     int measured = 0;
     for (Candidate& c : pool) {
       if (measured >= o_.max_measured || out_of_time()) break;
@@ -348,7 +397,8 @@ std::string SearchReport::to_text() const {
   o << "PET: " << subprograms << " subprograms searched, " << mutants << " mutants (" << equivalent
     << " equivalent, " << partial << " partially equivalent, " << different << " different), " << measured
     << " measured, " << db_hits << " costs from the database, " << applied << " applied; " << seconds << " s"
-    << (budget_exhausted ? " (budget spent)" : "") << "\n";
+    << (budget_exhausted ? " (budget spent)" : "") << " (generating " << generate_seconds << " s, verifying "
+    << verify_seconds << " s, correcting " << correct_seconds << " s, measuring " << measure_seconds << " s)\n";
   if (cost_before > 0)
     o << "  summed cost of the subprograms: " << cost_before * 1e3 << " ms -> " << cost_after * 1e3 << " ms\n";
   std::string last;

@@ -24,9 +24,9 @@ namespace tessera::pet {
 struct SearchOptions {
   double budget_seconds = 60;  // wall time for the whole search, measurements included
   int beam = 5;                // graph states kept between subprograms (K)
-  int rounds = 4;              // rounds of mutating mutants
+  int rounds = 3;              // rounds of mutating mutants (PET: about 4; 3 keeps to the budget)
   int mutants_per_round = 5;   // the best mutants of a round mutated again
-  int max_measured = 12;       // candidates measured per subprogram (cheapest-looking first)
+  int max_measured = 4;        // candidates measured per subprogram (by a static estimate, likeliest first)
   bool equivalent = true;      // use fully equivalent mutants (ablation switch)
   bool partial = true;         // use partially equivalent mutants (ablation switch)
   // A partially equivalent mutant whose wrong boxes hold more than this share
@@ -62,6 +62,8 @@ struct SearchReport {
   int measured = 0, db_hits = 0;
   int applied = 0;          // subprograms replaced
   double seconds = 0;       // wall time of the search
+  // ... of which generating mutants, verifying, correcting and measuring
+  double generate_seconds = 0, verify_seconds = 0, correct_seconds = 0, measure_seconds = 0;
   bool budget_exhausted = false;
   double cost_before = 0, cost_after = 0;  // summed over the subprograms searched
   std::vector<CandidateRecord> candidates;
