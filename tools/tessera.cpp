@@ -20,6 +20,7 @@
 #include "ops/registry.h"
 #include "opt/pass_manager.h"
 #include "opt/pipeline.h"
+#include "pet/mutation_test.h"
 #include "runtime/executor.h"
 #include "runtime/latency_stats.h"
 #include "runtime/arena_layout.h"
@@ -592,6 +593,14 @@ int main(int argc, char** argv) {
 
   CLI::App* passes = app.add_subcommand("passes", "list the graph passes: name, stage, the flag that skips it, what it does");
 
+  int64_t pet_count = 10000;
+  uint64_t pet_seed = 1;
+  CLI::App* petm = app.add_subcommand("pet-mutation-test",
+                                      "check PET's verifier against brute force on corrupted mutants; exits 1 if it "
+                                      "accepts one that brute force rejects");
+  petm->add_option("--count", pet_count, "corrupted mutants to check (default 10000)")->check(CLI::PositiveNumber);
+  petm->add_option("--seed", pet_seed, "random seed (default 1)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -642,6 +651,11 @@ int main(int argc, char** argv) {
       }
       std::printf("\n");
       return 0;
+    }
+    if (*petm) {
+      const pet::MutationCounts c = pet::run_mutation_test(pet_count, pet_seed);
+      std::fputs(pet::format_counts(c).c_str(), stdout);
+      return c.accepted_with_difference ? 1 : 0;
     }
     if (*zoo) {
       for (const auto& e : zoo_models()) std::printf("%-16s %s\n", e.name.c_str(), e.description.c_str());

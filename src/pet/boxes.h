@@ -1,38 +1,40 @@
 // Splitting points and boxes (PET §5.1-5.2, inferSplittingPoints, Fig. 5).
 //
-// Each dim of every value carries sorted split points (0 and the dim's size
-// included); the grid they cut is the value's boxes. The rules keep one
-// invariant, which is what Theorem 1 needs: inside one box, every element is
-// the same sum of products of inputs read at positions affine in the
-// element's index (the same summation range, the same padding taps, the same
-// operand tensors, each operand read inside one of its own boxes). The points
-// start at the graph inputs ({0, size} per dim) and go forward op by op:
+// Each dim of every value is a list of factors ("atoms", outer to inner, their
+// sizes multiplying to the dim's size: H = 56 may be (28, 2) after a reshape
+// that split it), and each atom carries sorted split points (0 and its size
+// included). The grid the points cut, over all atoms of all dims, is the
+// value's boxes. The rules keep one invariant, which is what Theorem 1 needs:
+// inside one box, every element is the same sum of products of inputs read at
+// positions affine in the element's atom coordinates (the same summation
+// range, the same padding taps, the same operand tensors, each operand read
+// inside one of its own boxes). The points start at the graph inputs (one atom
+// per dim, {0, size}) and go forward op by op:
+//   Reshape (Flatten, Squeeze, Unsqueeze), DepthToSpace, SpaceToDepth: a
+//     relabelling of atoms, exact: an atom that straddles a new dim boundary
+//     is split in two (a point q becomes its two digits, and digit + 1 on the
+//     outer one). Only when the sizes do not factor that way (a [2, 3] to
+//     [3, 2] reshape) is a dim flattened: a point at every row of its innermost
+//     atom, plus that atom's points in each row — merging is only provably
+//     affine inside one row. A reshape of a graph input needs no points at
+//     all: it reads the input at its own flat index.
 //   Conv/AveragePool: for every tap, the output positions where it starts or
-//     stops reading padding and where it crosses an input point; output
-//     channels split at group boundaries and at the weight's and bias' points.
-//   ConvTranspose: the same per tap; with stride > 1 the taps alternate, so
-//     every position of a spatial dim is a point.
+//     stops reading padding and where it crosses an input point (of the
+//     flattened input dim); output channels split at group boundaries and at
+//     the weight's and bias' points. ConvTranspose: the same per tap; with
+//     stride > 1 the taps alternate, so every position is a point.
 //   Pad/Slice: the input points shifted (and divided by the step), plus where
-//     the padding starts and stops. Concat: its offsets plus each input's points.
-//   Split: the input points inside each piece. Transpose: permuted.
+//     the padding starts and stops; a dim they leave alone keeps its atoms.
+//   Concat: its offsets plus each input's points. Split: the input points
+//     inside each piece. Transpose: permuted.
 //   MatMul/Gemm: rows from the left operand, columns from the right, batch
 //     dims from both. Elementwise: every input's points on dims it does not
 //     broadcast along. Reductions: kept dims only.
-//   Reshape (and Flatten, Squeeze, Unsqueeze): of a graph input, no points
-//     (the output reads the input at its own flat index, affine in any shape).
-//     Otherwise dims are grouped where the sizes match; a group that keeps one
-//     dim keeps its points; a group that merges dims gets a point at every row
-//     of its innermost input dim (plus that dim's points in each row) — the
-//     conservative rule: merging is only affine inside one row; a group that
-//     splits a dim gets, per point q of the merged dim, q's mixed-radix digits
-//     (and digit+1 on the outer dims).
-//   DepthToSpace (block > 1): every spatial position is a point (interleaved
-//     channels are not affine along space). SpaceToDepth: channel points at
-//     every block of input channels.
 //   A constant read as data: a point wherever it changes along a dim (none
 //     for a uniform constant).
-// A missing point would make the verifier unsound; an extra point only costs
-// time.
+// Where two sources meet on one dim with different atoms, both are refined to
+// a common factorization, or flattened when there is none. A missing point
+// would make the verifier unsound; an extra point only costs time.
 #pragma once
 
 #include <cstdint>
@@ -43,19 +45,38 @@
 
 namespace tessera::pet {
 
-using Points = std::vector<int64_t>;    // sorted, unique; 0 and the size included
-using SplitPoints = std::vector<Points>;  // per dim
+using Points = std::vector<int64_t>;  // sorted, unique; 0 and the size included
 
-// Split points of every graph output, in output order (throws like plan_linear).
-std::vector<SplitPoints> infer_splitting_points(const LinearPlan& plan);
-std::vector<SplitPoints> infer_splitting_points(const Graph& g);
+struct Atom {
+  int64_t size = 1;
+  Points points;
+  bool operator==(const Atom&) const = default;
+};
+using DimSplit = std::vector<Atom>;  // a dim's atoms, outer to inner
+using Splits = std::vector<DimSplit>;  // per dim
 
-// Per dim, the union of two programs' points for one output (same rank).
-SplitPoints union_points(const SplitPoints& a, const SplitPoints& b);
+// Splits of every graph output, in output order (throws like plan_linear).
+std::vector<Splits> infer_splitting_points(const LinearPlan& plan);
+std::vector<Splits> infer_splitting_points(const Graph& g);
 
-// The boxes of the grid, in row-major order of their lower corners (one box
-// with no dims for a scalar).
-std::vector<Box> boxes(const SplitPoints& s);
-int64_t box_count(const SplitPoints& s);
+// Per dim, the common refinement of two programs' splits of one output.
+Splits union_splits(const Splits& a, const Splits& b);
+
+// A dim's points when its atoms are flattened into one (exact for one atom).
+Points dim_points(const DimSplit& d);
+
+// A box of the atom grid: [lo, hi) per atom, the atoms of all dims in order.
+struct AtomBox {
+  std::vector<int64_t> lo, hi;
+  int64_t volume() const;
+};
+int64_t box_count(const Splits& s);
+std::vector<AtomBox> atom_boxes(const Splits& s);
+// Theorem 1's positions of a box, as output multi-indices: its lower corner,
+// then one step along each atom it is wider than 1 in.
+std::vector<std::vector<int64_t>> box_positions(const Splits& s, const AtomBox& b);
+// The box's elements as contiguous boxes of the output (one when every atom
+// but the outermost of each dim is whole).
+std::vector<Box> to_boxes(const Splits& s, const AtomBox& b);
 
 }  // namespace tessera::pet

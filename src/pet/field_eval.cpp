@@ -64,6 +64,16 @@ void FieldEvaluator::init() {
   dense_.assign(n, nullptr);
   strides_.resize(n);
   for (size_t i = 0; i < n; ++i) strides_[i] = strides_of(plan_->dims[i]);
+  memoize_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const int p = plan_->producer[i];
+    if (p < 0) continue;
+    switch (plan_->nodes[static_cast<size_t>(p)].op) {
+      case LinOp::Copy: case LinOp::Transpose: case LinOp::Pad: case LinOp::Slice: case LinOp::Concat:
+      case LinOp::Split: case LinOp::DepthToSpace: case LinOp::SpaceToDepth: break;
+      default: memoize_[i] = 1;
+    }
+  }
   for (const auto& [id, data] : plan_->constants) dense_[static_cast<size_t>(id)] = data.data();
   for (size_t i = 0; i < inputs_.size(); ++i) dense_[static_cast<size_t>(plan_->inputs[i])] = inputs_[i].data.data();
 }
@@ -104,6 +114,10 @@ FieldTensor FieldEvaluator::output(int output) {
 
 uint32_t FieldEvaluator::slow(int id, int64_t flat) {
   const size_t u = static_cast<size_t>(id);
+  // Seeded inputs and ops that only move elements are cheaper to recompute
+  // than to memoize (a memo of a large value costs its whole size to clear);
+  // sums of products (Conv, MatMul, pools, reductions, elementwise) are memoized.
+  if (!memoize_[u]) return compute(id, flat);
   const int64_t n = plan_->numel(id);
   if (n > kDenseLimit) {
     auto it = sparse_[u].find(flat);

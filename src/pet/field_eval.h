@@ -79,6 +79,7 @@ class FieldEvaluator {
   std::vector<std::unordered_map<int64_t, uint32_t>> sparse_;  // by value id, for very large values
   std::vector<const uint32_t*> dense_;                   // by value id: memo or explicit data, or null
   std::vector<Dims> strides_;                            // by value id
+  std::vector<char> memoize_;                            // by value id
   int64_t computed_ = 0;
 };
 

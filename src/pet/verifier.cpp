@@ -58,25 +58,13 @@ std::string signature_mismatch(const Graph& a, const Graph& b) {
   return s.empty() ? side("output", a.outputs(), b.outputs()) : s;
 }
 
-// Theorem 1's positions of a box: its lower corner, then one step along each
-// dim it is wider than 1 in.
-std::vector<std::vector<int64_t>> positions(const Box& b) {
-  std::vector<std::vector<int64_t>> r{b.lo};
-  for (size_t d = 0; d < b.lo.size(); ++d)
-    if (b.hi[d] - b.lo[d] > 1) {
-      r.push_back(b.lo);
-      ++r.back()[d];
-    }
-  return r;
-}
-
 }  // namespace
 
 VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOptions& options) {
   TESSERA_CHECK(options.tests >= 1, "pet: verify needs at least one test, got ", options.tests);
   if (std::string m = signature_mismatch(original, mutant); !m.empty()) return different("signatures differ: " + m);
   LinearPlan pa, pb;
-  std::vector<SplitPoints> sa, sb;
+  std::vector<Splits> sa, sb;
   try {
     pa = plan_linear(original);
     sa = infer_splitting_points(pa);
@@ -90,14 +78,15 @@ VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOpti
     return different(std::string("mutant: ") + e.what());
   }
   VerifyResult r;
-  std::vector<std::vector<Box>> all(sa.size());
+  std::vector<Splits> grid(sa.size());
+  std::vector<std::vector<AtomBox>> all(sa.size());
   for (size_t o = 0; o < sa.size(); ++o) {
-    const SplitPoints u = union_points(sa[o], sb[o]);
-    const int64_t n = box_count(u);
+    grid[o] = union_splits(sa[o], sb[o]);
+    const int64_t n = box_count(grid[o]);
     if (n > options.max_boxes)
       return different("output " + std::to_string(o) + " splits into " + std::to_string(n) + " boxes, above the limit of " +
                        std::to_string(options.max_boxes));
-    all[o] = boxes(u);
+    all[o] = atom_boxes(grid[o]);
   }
   r.outputs.resize(sa.size());
   std::vector<std::vector<char>> wrong(sa.size());
@@ -109,7 +98,7 @@ VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOpti
       for (size_t o = 0; o < all.size(); ++o)
         for (size_t b = 0; b < all[o].size(); ++b) {
           if (wrong[o][b]) continue;  // already known wrong
-          for (const auto& pos : positions(all[o][b])) {
+          for (const auto& pos : box_positions(grid[o], all[o][b])) {
             if (t == 0) ++r.positions;
             if (ea.at(static_cast<int>(o), pos) != eb.at(static_cast<int>(o), pos)) {
               wrong[o][b] = 1;
@@ -127,7 +116,7 @@ VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOpti
     for (size_t b = 0; b < all[o].size(); ++b)
       if (wrong[o][b]) {
         c.wrong_elements += all[o][b].volume();
-        c.wrong.push_back(all[o][b]);
+        for (Box& x : to_boxes(grid[o], all[o][b])) c.wrong.push_back(std::move(x));
       }
   }
   r.verdict = r.wrong_boxes() ? Verdict::Partial : Verdict::Equivalent;

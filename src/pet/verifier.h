@@ -3,11 +3,12 @@
 //
 // Both programs must have the same graph inputs and outputs (count, order,
 // dtype, dims). Each output's boxes are the grid of the union of both
-// programs' splitting points (pet/boxes.h). Theorem 1: inside a box both
-// programs are the same sum of products of inputs at positions affine in the
-// element's index, so if they agree at v0 = the box's lower corner and at
-// v0 + e_i for each dim i the box is wider than 1 in, they agree on the whole
-// box. Theorem 2 (Schwartz-Zippel): each position is evaluated exactly over
+// programs' splitting points (pet/boxes.h; a dim may be factored into atoms,
+// and a box is then a product of intervals of atoms). Theorem 1: inside a box
+// both programs are the same sum of products of inputs at positions affine in
+// the element's (atom) coordinates, so if they agree at v0 = the box's lower
+// corner and at v0 + e_i for each coordinate i the box is wider than 1 in,
+// they agree on the whole box. Theorem 2 (Schwartz-Zippel): each position is evaluated exactly over
 // Z_p, p = 2^31 - 1 (pet/field_eval.h), on `tests` independent random inputs;
 // a program of n graph inputs is a polynomial of degree at most n in their
 // elements, so a position where the two differ agrees on one random input with
@@ -42,9 +43,10 @@ struct VerifyOptions {
 };
 
 struct OutputCheck {
-  std::vector<Box> wrong;      // the wrong boxes, in row-major order of their corners
+  std::vector<Box> wrong;      // the wrong boxes as contiguous boxes of the output
+                               // (a box over factored dims may be several)
   int64_t wrong_elements = 0;  // elements inside them
-  int64_t boxes = 0;           // boxes checked
+  int64_t boxes = 0;           // boxes checked (over atoms)
 };
 
 struct VerifyResult {
