@@ -301,7 +301,8 @@ class Search {
     // The likeliest first, by the static estimate; those estimated much
     // slower than the original are not measured at all.
     const double original_estimate = estimate(*sp.graph, sp.num_activations);
-    std::erase_if(pool, [&](const Candidate& c) { return c.estimate > 1.5 * original_estimate; });
+    if (o_.max_estimate_ratio > 0)
+      std::erase_if(pool, [&](const Candidate& c) { return c.estimate > o_.max_estimate_ratio * original_estimate; });
     std::stable_sort(pool.begin(), pool.end(),
                      [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
     int measured = 0;

@@ -27,6 +27,9 @@ struct SearchOptions {
   int rounds = 3;              // rounds of mutating mutants (PET: about 4; 3 keeps to the budget)
   int mutants_per_round = 5;   // the best mutants of a round mutated again
   int max_measured = 4;        // candidates measured per subprogram (by a static estimate, likeliest first)
+  // Candidates whose static estimate exceeds the original's by this factor
+  // are not measured (0: every candidate may be measured).
+  double max_estimate_ratio = 1.5;
   bool equivalent = true;      // use fully equivalent mutants (ablation switch)
   bool partial = true;         // use partially equivalent mutants (ablation switch)
   // A partially equivalent mutant whose wrong boxes hold more than this share
