@@ -69,8 +69,11 @@ constexpr uint64_t mix64(uint64_t x) {
 // A pseudo-random field element determined by (seed, stream, index): the
 // verifier's random inputs, drawn lazily so only the elements a position
 // reads are ever made. Bias from reducing 64 bits mod p is below 2^-32.
+// The per-(seed, stream) key, so a caller drawing many elements mixes once.
+constexpr uint64_t stream_key(uint64_t seed, uint64_t stream) { return mix64(seed ^ (stream * 0xD1B54A32D192ED03ull)); }
+constexpr uint32_t random_element_of_key(uint64_t key, uint64_t index) { return reduce(mix64(key + index) >> 1); }
 constexpr uint32_t random_element(uint64_t seed, uint64_t stream, uint64_t index) {
-  return reduce(mix64(mix64(seed ^ (stream * 0xD1B54A32D192ED03ull)) + index) >> 1);
+  return random_element_of_key(stream_key(seed, stream), index);
 }
 
 }  // namespace tessera::pet::field

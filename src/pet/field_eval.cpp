@@ -1,5 +1,6 @@
 #include "pet/field_eval.h"
 
+#include <algorithm>
 #include <array>
 
 #include "pet/field.h"
@@ -11,8 +12,10 @@ namespace {
 
 using Index = std::array<int64_t, kMaxRank>;
 
-// Values up to this many elements get a dense memo; larger ones a hash map.
-constexpr int64_t kDenseLimit = int64_t{1} << 26;
+// Larger values never get a dense memo (a hash map only).
+constexpr int64_t kDenseLimit = int64_t{1} << 24;
+// Values up to this many elements are memoized densely from their first element.
+constexpr int64_t kSmall = int64_t{1} << 16;
 
 void unflatten(int64_t flat, const Dims& dims, const Dims& strides, int64_t* idx) {
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -64,6 +67,7 @@ void FieldEvaluator::init() {
   dense_.assign(n, nullptr);
   strides_.resize(n);
   for (size_t i = 0; i < n; ++i) strides_[i] = strides_of(plan_->dims[i]);
+  for (size_t i = 0; i < plan_->inputs.size(); ++i) input_keys_.push_back(field::stream_key(seed_, i));
   memoize_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const int p = plan_->producer[i];
@@ -118,20 +122,33 @@ uint32_t FieldEvaluator::slow(int id, int64_t flat) {
   // than to memoize (a memo of a large value costs its whole size to clear);
   // sums of products (Conv, MatMul, pools, reductions, elementwise) are memoized.
   if (!memoize_[u]) return compute(id, flat);
+  // A value starts with a hash-map memo (a few positions of a large tensor
+  // should not cost clearing all of it) and gets a dense one once it holds a
+  // sizeable share of the elements.
   const int64_t n = plan_->numel(id);
-  if (n > kDenseLimit) {
-    auto it = sparse_[u].find(flat);
-    if (it != sparse_[u].end()) return it->second;
+  if (n <= kSmall) {  // small: dense from the start
+    if (!dense_[u]) {
+      memo_[u].assign(static_cast<size_t>(n), field::kNone);
+      dense_[u] = memo_[u].data();
+    }
     const uint32_t v = compute(id, flat);
-    sparse_[u][flat] = v;
+    memo_[u][static_cast<size_t>(flat)] = v;
     return v;
   }
-  if (!dense_[u]) {
+  auto it = sparse_[u].find(flat);
+  if (it != sparse_[u].end()) return it->second;
+  const uint32_t v = compute(id, flat);
+  if (dense_[u]) {  // became dense while computing (a value read at many places)
+    memo_[u][static_cast<size_t>(flat)] = v;
+    return v;
+  }
+  sparse_[u][flat] = v;
+  if (n <= kDenseLimit && static_cast<int64_t>(sparse_[u].size()) > std::max<int64_t>(4096, n / 64)) {
     memo_[u].assign(static_cast<size_t>(n), field::kNone);
+    for (const auto& [f, x] : sparse_[u]) memo_[u][static_cast<size_t>(f)] = x;
+    sparse_[u] = {};
     dense_[u] = memo_[u].data();
   }
-  const uint32_t v = compute(id, flat);
-  memo_[u][static_cast<size_t>(flat)] = v;
   return v;
 }
 
@@ -139,15 +156,16 @@ uint32_t FieldEvaluator::compute(int id, int64_t flat) {
   ++computed_;
   const size_t u = static_cast<size_t>(id);
   if (plan_->input_index[u] >= 0)
-    return field::random_element(seed_, static_cast<uint64_t>(plan_->input_index[u]), static_cast<uint64_t>(flat));
+    return field::random_element_of_key(input_keys_[static_cast<size_t>(plan_->input_index[u])], static_cast<uint64_t>(flat));
   const int p = plan_->producer[u];
   TESSERA_CHECK(p >= 0, "pet: value '", plan_->values[u]->name, "' has no producer");
   const LinNode& n = plan_->nodes[static_cast<size_t>(p)];
+  const int x = n.in[0];
+  if (n.op == LinOp::Copy) return get(x, flat);  // same flat index
   const int out_k = plan_->producer_output[u];
   Index idx{};
   const Dims& yd = plan_->dims[u];
   unflatten(flat, yd, strides_[u], idx.data());
-  const int x = n.in[0];
   const Dims& xd = plan_->dims[static_cast<size_t>(x)];
   const Dims& xs = strides_[static_cast<size_t>(x)];
   switch (n.op) {

@@ -1,9 +1,12 @@
 // A demand-driven exact evaluator of a multi-linear Graph over Z_p
 // (pet/field.h). `at(output, index)` computes one output element, pulling
-// only the elements of each value it reads, each computed once: results are
-// memoized per (value, flat index), so the m+1 positions of many boxes share
-// their work (PET §5.2). A convolution element is a direct sum over its taps,
-// never a whole tensor.
+// only the elements of each value it reads. Values computed by sums of
+// products (Conv, ConvTranspose, MatMul, Gemm, pools, reductions, elementwise
+// ops) are memoized per (value, flat index), so the m+1 positions of many
+// boxes share their work (PET §5.2); seeded inputs and ops that only move
+// elements (Reshape, Transpose, Slice, Pad, Concat, Split, DepthToSpace ...)
+// are cheaper to recompute than a memo of their whole size is to clear. A
+// convolution element is a direct sum over its taps, never a whole tensor.
 //
 // Inputs are either explicit field tensors or drawn lazily from a seed
 // (field::random_element(seed, input number, flat index)): two evaluators of
@@ -80,6 +83,7 @@ class FieldEvaluator {
   std::vector<const uint32_t*> dense_;                   // by value id: memo or explicit data, or null
   std::vector<Dims> strides_;                            // by value id
   std::vector<char> memoize_;                            // by value id
+  std::vector<uint64_t> input_keys_;                     // per graph input: its random stream
   int64_t computed_ = 0;
 };
 

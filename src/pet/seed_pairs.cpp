@@ -83,7 +83,7 @@ const std::vector<std::string>& seed_families() {
   static const std::vector<std::string> f = {
       "D2H", "conv1x1-to-matmul", "merge-parallel-conv", "merge-parallel-conv-padded", "avgpool-to-reducemean",
       "stride-to-unit", "group-to-conv", "merge-batched-matmul", "gemm-to-matmul", "pad-conv", "convtranspose-to-conv",
-      "dfs-S2D-D2S", "N2W", "dilated-centre", "avgpool-exclude-pad", "N2W-corrected", "dilated-centre-corrected"};
+      "dfs-S2D-D2S", "avgpool-to-depthwise", "N2W", "avgpool-border-to-depthwise", "dilated-centre", "avgpool-exclude-pad", "N2W-corrected", "dilated-centre-corrected"};
   return f;
 }
 
@@ -233,6 +233,22 @@ SeedPair seed_pair(const std::string& family, std::mt19937_64& rng) {
               for (int64_t w = 0; w < S; ++w) mask.push_back(ok(h) && ok(w) ? 0.0f : 1.0f);
           Value* orig = b.op("Conv", {in[0], in[1]}, {{"dilations", ints({d, d})}, {"pads", pads}});
           return V{corrected(b, y, orig, {1, M, S, S}, mask)};
+        });
+  }
+  if (family == "avgpool-to-depthwise" || family == "avgpool-border-to-depthwise") {
+    // 9 x AveragePool 3x3 is a depthwise conv with weights 1 (a uniform
+    // constant): everywhere when the pool counts the padding, and only inside
+    // (a partial mutant) when it does not.
+    const bool border = family == "avgpool-border-to-depthwise";
+    return make(family, border ? Verdict::Partial : Verdict::Equivalent, {{1, C, H, W}},
+        [&](GraphBuilder& b, const V& in) {
+          Value* p = b.op("AveragePool", {in[0]}, {{"kernel_shape", ints({3, 3})}, {"pads", pad1},
+                                                   {"count_include_pad", one(border ? 0 : 1)}});
+          return V{b.op("Mul", {p, b.floats({1}, {9.0f})})};
+        },
+        [&](GraphBuilder& b, const V& in) {
+          Value* ones = b.floats({C, 1, 3, 3}, std::vector<float>(static_cast<size_t>(C * 9), 1.0f));
+          return V{b.op("Conv", {in[0], ones}, {{"pads", pad1}, {"group", one(C)}})};
         });
   }
   if (family == "avgpool-exclude-pad")

@@ -68,13 +68,13 @@ VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOpti
   try {
     pa = plan_linear(original);
     sa = infer_splitting_points(pa);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     return different(std::string("original: ") + e.what());
   }
   try {
     pb = plan_linear(mutant);
     sb = infer_splitting_points(pb);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     return different(std::string("mutant: ") + e.what());
   }
   VerifyResult r;
@@ -107,7 +107,7 @@ VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOpti
           }
         }
     }
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     return different(std::string("evaluation failed: ") + e.what());
   }
   for (size_t o = 0; o < all.size(); ++o) {

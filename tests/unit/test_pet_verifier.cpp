@@ -220,6 +220,21 @@ TEST(PetFieldEval, RefusesWhatIsNotMultiLinear) {
   EXPECT_NE(r.reason.find("not multi-linear"), std::string::npos) << r.reason;
   auto other = one_op({{1, 5}}, [](GraphBuilder& b, const V& v) { return V{b.op("Identity", {v[0]})}; });
   EXPECT_EQ(verify(*relu, *other).verdict, Verdict::Different);
+  // A padding value other than 0, and a shape that is not a constant.
+  auto pad1 = one_op({{1, 4}}, [](GraphBuilder& b, const V& v) {
+    return V{b.op("Pad", {v[0], b.ints({0, 1, 0, 1}), b.floats({}, {1.0f})})};
+  });
+  const VerifyResult rp = verify(*pad1, *pad1);
+  EXPECT_EQ(rp.verdict, Verdict::Different);
+  EXPECT_NE(rp.reason.find("Pad"), std::string::npos) << rp.reason;
+  GraphBuilder b;
+  Value* x = b.input({2, 6});
+  Value* shape = b.graph().add_input("shape", TensorType{DType::I64, {2}});
+  auto dyn = b.finish({b.op("Reshape", {x, shape})});
+  dyn->outputs()[0]->type = TensorType{DType::F32, {3, 4}};
+  const VerifyResult rd = verify(*dyn, *dyn);
+  EXPECT_EQ(rd.verdict, Verdict::Different);
+  EXPECT_NE(rd.reason.find("Reshape"), std::string::npos) << rd.reason;
 }
 
 // --------------------------------------------------------- split points
