@@ -125,7 +125,12 @@ TEST(PassManager, TargetPipelineGivesTheGraphOfTheDirectCalls) {
       ctx.lanes = lanes;
       auto records = run_passes(*got, target_pipeline(), PassOptions{}, ctx);
       expect_same_graph(*got, *want);
-      for (const PassRecord& r : records) EXPECT_TRUE(r.ran) << r.name;
+      // Every pass runs but PET, which needs the compiled runtime's
+      // measurements (tests/unit/test_pet_search.cpp runs it).
+      for (const PassRecord& r : records) {
+        if (r.name == "pet") EXPECT_EQ(r.skipped, "needs a compiled runtime measuring candidates");
+        else EXPECT_TRUE(r.ran) << r.name;
+      }
     }
     // Through the compiled runtime's constructor, for this host's ISA.
     auto want = loaded->clone();
@@ -290,7 +295,7 @@ void expect_error(const std::function<void()>& f, const std::string& part) {
 }
 
 TEST(PassManager, UnknownPassNamesAreErrorsListingThePasses) {
-  const std::string listing = "(passes: fold-constants, fold-batchnorm, simplify, math-rewrite, blocked-layout";
+  const std::string listing = "(passes: fold-constants, fold-batchnorm, simplify, math-rewrite, pet, blocked-layout";
   auto g = build_zoo_model("squeezenet1_1");
   expect_error([&] { run_passes(*g, {"fold-constants", "nope"}, PassOptions{}); }, "unknown pass 'nope' " + listing);
   PassOptions dump;
