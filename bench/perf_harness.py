@@ -35,8 +35,11 @@ RESULTS.md either way and the harness goes on with the rest.
 Usage (from the repository root; once: cd bench && ONNXRUNTIME_NODE_INSTALL=skip npm ci):
     /usr/bin/python3 bench/perf_harness.py [--models a,b] [--threads 1,2] [--runs 20] [--warmup 3]
                                            [--tessera build/tessera] [--out bench]
+                                           [--runtimes tessera,ort] [--batch 8]
     /usr/bin/python3 bench/perf_harness.py --export-only        # just write the exports
     /usr/bin/python3 bench/perf_harness.py --quick --models resnet18 --threads 1   # smoke test
+--models also takes perf_models.PET_MODELS (csrnet, csrnet_backend, r3d_18: bench/PET.md's);
+--batch B exports and runs every model at batch B (folders <model>_b<B>).
 Writes bench/RESULTS.md, bench/results.png (--out) and every sample to
 bench/out/perf/results.json; bench/perf_report.py redraws the first two from it.
 Needs Debian's python3-torch, python3-torchvision, python3-opencv,
@@ -241,7 +244,7 @@ def compare(out_dir, want):
 def bench_model(model, threads, args, env):
     """Runs every runtime on one model at one thread count; returns {runtime: cell}."""
     import numpy as np
-    d = os.path.join(args.work, model)
+    d = perf_models.export_dir(args.work, model, args.batch)
     logs = os.path.join(d, "logs")
     os.makedirs(logs, exist_ok=True)
     want = np.load(os.path.join(d, "torch_output.npy"))
@@ -255,6 +258,7 @@ def bench_model(model, threads, args, env):
 
     try:
         runtimes = RUNTIMES[:1] + [perf_report.BASELINE] + RUNTIMES[1:] if args.baseline else RUNTIMES
+        runtimes = [rt for rt in runtimes if rt in args.runtimes or rt == perf_report.BASELINE]
         for rt in runtimes:  # one at a time, so each load time is the runtime's own
             cells[rt] = {"status": "ok", "samples": [], "settle_ms": [], "unsettled": 0}
             log(f"{tag} {rt}: loading")
@@ -381,6 +385,9 @@ def parse_args():
     ap.add_argument("--work", default=WORK, help="exports, outputs, logs and results.json")
     ap.add_argument("--quick", action="store_true", help="smoke test: allows fewer runs (default 3); "
                     "RESULTS.md is marked as not a valid result")
+    ap.add_argument("--runtimes", default=",".join(RUNTIMES), help="comma-separated subset of "
+                    f"{','.join(RUNTIMES)} (default: all; the others' cells stay empty)")
+    ap.add_argument("--batch", type=int, default=1, help="batch of the exports (folder <model>_b<B> when > 1)")
     ap.add_argument("--reexport", action="store_true", help="export again even where an export exists")
     ap.add_argument("--export-only", action="store_true", help="write the exports and stop")
     ap.add_argument("--gap-ms", type=float, default=5, help="pause before each timed run")
@@ -404,6 +411,12 @@ def parse_args():
         ap.error(f"--runs must be at least {MIN_RUNS} (fewer only with --quick, for smoke tests)")
     if args.warmup < 0:
         ap.error("--warmup must be >= 0")
+    args.runtimes = [r for r in args.runtimes.split(",") if r]
+    for r in args.runtimes:
+        if r not in RUNTIMES:
+            ap.error(f"unknown runtime {r!r}; runtimes: {', '.join(RUNTIMES)}")
+    if args.batch < 1:
+        ap.error("--batch must be >= 1")
     args.tessera = os.path.abspath(args.tessera)
     if args.baseline:
         args.baseline = os.path.abspath(args.baseline)
@@ -417,12 +430,12 @@ def main():
     import torch
     torch.set_num_threads(os.cpu_count() or 1)  # for exporting only; the workers set their own
     for m in args.models:
-        d = os.path.join(args.work, m)
+        d = perf_models.export_dir(args.work, m, args.batch)
         if perf_models.is_exported(d) and not args.reexport:
             log(f"[{m}] reusing the export in {rel(d)}")
             continue
         log(f"[{m}] exporting to {rel(d)}")
-        meta = perf_models.export(m, d)
+        meta = perf_models.export(m, d, args.batch)
         log(f"[{m}] exported: {meta['onnx_bytes'] / 2**20:.1f} MiB, {meta['export_seconds']} s")
     if args.export_only:
         return 0
@@ -444,7 +457,7 @@ def main():
         "runs": args.runs, "warmup": args.warmup, "gap_ms": args.gap_ms, "settle_ms": args.settle_ms,
         "threads": args.threads,
         "omp_wait_policy": env["OMP_WAIT_POLICY"],
-        "models": args.models, "titles": {m: perf_models.MODELS[m][0] for m in args.models},
+        "models": args.models, "titles": {m: perf_models.title(m) for m in args.models}, "batch": args.batch,
         "machine": machine(), "versions": versions(args.tessera), "cells": {}}
     if args.baseline:
         r = subprocess.run(["git", "-C", os.path.dirname(os.path.dirname(args.baseline)), "describe", "--always",

@@ -20,6 +20,7 @@
 #include "ops/registry.h"
 #include "opt/pass_manager.h"
 #include "opt/pipeline.h"
+#include "pet/mutation_test.h"
 #include "runtime/executor.h"
 #include "runtime/latency_stats.h"
 #include "runtime/arena_layout.h"
@@ -84,6 +85,10 @@ struct Exec {
   bool no_fusion = false;
   std::string kernel;
   std::string records;
+  bool pet = false;
+  double pet_budget = 60;
+  std::string pet_mutants = "all";
+  bool dump_pet = false;
 
   bool compiled() const {
     TESSERA_CHECK(backend == "compiled" || backend == "reference", "unknown --backend '", backend,
@@ -108,6 +113,10 @@ struct Exec {
     o.disabled_passes.assign(passes.disabled.begin(), passes.disabled.end());
     o.dump_after.assign(passes.dump_after.begin(), passes.dump_after.end());
     o.verify_each = passes.verify_each;
+    o.pet = pet && passes.enabled("pet");
+    o.pet_budget_seconds = pet_budget;
+    o.pet_mutants = pet_mutants;
+    o.dump_pet = dump_pet;
     return o;
   }
 };
@@ -402,6 +411,9 @@ int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion)
     eo.threads = e.threads;
     eo.fusion = !e.no_fusion;
     eo.passes = c.load_options().passes;
+    const CompileOptions co = e.compile_options(c);
+    eo.pet = co.pet;
+    eo.passes.pet.budget_seconds = co.pet_budget_seconds;
     if (e.threads > 0) ThreadPool::global().set_threads(e.threads);
     runtime::Executor m(std::move(g), eo);
     dot = fusion::graph_dot(m.graph(), &m.partition());
@@ -501,6 +513,12 @@ int main(int argc, char** argv) {
     sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
     sub->add_option("--records", exec.records, "apply the best schedules of a tuning records file ('tessera tune')");
     add_pass_flags(sub, PassStage::Target);
+    sub->add_flag("--pet", exec.pet, "PET: replace multi-linear subprograms by mutants measured faster (see 'tessera passes')");
+    sub->add_option("--pet-budget", exec.pet_budget, "seconds PET may search on a first compile (default 60)")
+        ->check(CLI::Range(0.0, 86400.0));
+    sub->add_option("--pet-mutants", exec.pet_mutants, "PET's mutants: all (default), equivalent or partial")
+        ->check(CLI::IsMember({"all", "equivalent", "partial"}));
+    sub->add_flag("--dump-pet", exec.dump_pet, "print PET's search: subprograms, mutations, verdicts, boxes, costs");
   };
 
   std::vector<std::string> inputs;
@@ -545,7 +563,7 @@ int main(int argc, char** argv) {
   add_common(viz);
   add_exec(viz, false);
   viz->add_option("-o,--output", viz_out, "output picture: .svg, .png, .pdf, or .dot for DOT text")->required();
-  viz->add_flag("--fusion", viz_fusion, "colour every fused block of the fusion plan");
+  viz->add_flag("--fusion", viz_fusion, "draw the compiled graph: fused blocks coloured, nodes PET put in outlined");
 
   CLI::App* serve = app.add_subcommand(
       "serve", "keep a compiled model loaded and answer 'run N' / 'profile N' / 'save DIR' / 'quit' lines on stdin (benchmark harnesses)");
@@ -574,6 +592,14 @@ int main(int argc, char** argv) {
   add_exec(tune_cmd, false);
 
   CLI::App* passes = app.add_subcommand("passes", "list the graph passes: name, stage, the flag that skips it, what it does");
+
+  int64_t pet_count = 10000;
+  uint64_t pet_seed = 1;
+  CLI::App* petm = app.add_subcommand("pet-mutation-test",
+                                      "check PET's verifier against brute force on corrupted mutants; exits 1 if it "
+                                      "accepts one that brute force rejects");
+  petm->add_option("--count", pet_count, "corrupted mutants to check (default 10000)")->check(CLI::PositiveNumber);
+  petm->add_option("--seed", pet_seed, "random seed (default 1)");
 
   try {
     app.parse(argc, argv);
@@ -625,6 +651,11 @@ int main(int argc, char** argv) {
       }
       std::printf("\n");
       return 0;
+    }
+    if (*petm) {
+      const pet::MutationCounts c = pet::run_mutation_test(pet_count, pet_seed);
+      std::fputs(pet::format_counts(c).c_str(), stdout);
+      return c.accepted_with_difference ? 1 : 0;
     }
     if (*zoo) {
       for (const auto& e : zoo_models()) std::printf("%-16s %s\n", e.name.c_str(), e.description.c_str());

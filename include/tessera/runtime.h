@@ -73,6 +73,17 @@ struct CompileOptions {
   std::vector<std::string> disabled_passes;
   std::vector<std::string> dump_after;
   bool verify_each = false;
+  // PET (partially equivalent transformations, the pet pass): multi-linear
+  // subprograms replaced by mutants measured faster on this machine, wrong
+  // regions of partially equivalent ones recomputed. The first compile of a
+  // model spends up to pet_budget_seconds searching; what it measured is kept
+  // in the cache directory, so later compiles take well under a second.
+  // pet_mutants: "all", "equivalent" (fully equivalent only) or "partial"
+  // (partially equivalent only); dump_pet prints the search's report.
+  bool pet = false;
+  double pet_budget_seconds = 60;
+  std::string pet_mutants = "all";
+  bool dump_pet = false;
   // Shorthands kept for existing code; false adds the passes of the CLI flag
   // of the same name to disabled_passes:
   //  rewrite: --no-rewrite, the exact simplifications (Pow(x, 2) -> x * x,

@@ -32,6 +32,13 @@ PassOptions pass_options(const CompileOptions& o) {
   check_pass_names(p);
   p.verify_each = o.verify_each;
   p.verbose = o.verbose;
+  TESSERA_CHECK(o.pet_budget_seconds >= 0, "PET's budget must be at least 0 seconds, got ", o.pet_budget_seconds);
+  TESSERA_CHECK(o.pet_mutants == "all" || o.pet_mutants == "equivalent" || o.pet_mutants == "partial",
+                "unknown PET mutant kind '", o.pet_mutants, "' (available: all, equivalent, partial)");
+  p.pet.budget_seconds = o.pet_budget_seconds;
+  p.pet.equivalent = o.pet_mutants != "partial";
+  p.pet.partial = o.pet_mutants != "equivalent";
+  p.dump_pet = o.dump_pet;
   return p;
 }
 
@@ -45,6 +52,7 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   e.dump_kernel = o.dump_kernel;
   e.verbose = o.verbose;
   e.fusion = o.fusion;
+  e.pet = o.pet;
   e.passes = pass_options(o);
   if (!o.records.empty())
     e.schedule_providers.push_back(std::make_shared<tune::RecordSchedules>(o.records, Target::for_isa(e.isa)));

@@ -33,7 +33,11 @@ std::string graph_dot(const Graph& g, const Partition* plan) {
   for (size_t i = 0; i < g.nodes().size(); ++i) index[g.nodes()[i].get()] = static_cast<int>(i);
   auto node_line = [&](size_t i, const std::string& indent) {
     const Node& n = *g.nodes()[i];
-    o << indent << "n" << i << " [label=\"" << escape(n.op_type) << "\\n" << escape(n.name) << "\"];\n";
+    // Nodes PET's search put in (their names start with pet/subprogram.h's
+    // kPetNodePrefix): a thick orange outline.
+    const bool pet = n.name.rfind("pet/", 0) == 0;
+    o << indent << "n" << i << " [label=\"" << escape(n.op_type) << "\\n" << escape(n.name) << "\""
+      << (pet ? ", color=\"#e07a00\", penwidth=2.5" : "") << "];\n";
   };
   for (size_t i = 0; i < g.inputs().size(); ++i)
     o << "  in" << i << " [shape=ellipse, fillcolor=\"#f4f4f4\", label=\"" << escape(g.inputs()[i]->name) << "\\n"

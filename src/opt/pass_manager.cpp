@@ -15,6 +15,7 @@ namespace tessera {
 namespace {
 
 bool vector_of_8(const PassContext& c) { return c.lanes >= 8; }
+bool can_measure(const PassContext& c) { return static_cast<bool>(c.measure); }
 
 // Every graph pass, in pipeline order (the pipelines themselves are listed in
 // opt/pipeline.cpp). Columns: name, stage, flag (--no-FLAG), description,
@@ -31,6 +32,9 @@ std::vector<Pass> builtin_passes() {
        [](Graph& g, const PassContext&) { return simplify_graph(g); }},
       {"math-rewrite", S::Load, "rewrite", "DNNFusion's mathematical-property rewriting, while it lowers FLOPs",
        [](Graph& g, const PassContext&) { return rewrite_math_properties(g); }},
+      {"pet", S::Target, "pet",
+       "PET: multi-linear subprograms replaced by measured-faster mutants, partially equivalent ones corrected",
+       run_pet, can_measure, "a compiled runtime measuring candidates"},
       {"blocked-layout", S::Target, "blocked-layout",
        "float convolutions to the channel-blocked layout NCHWc, one vector of channels per block",
        [](Graph& g, const PassContext& c) { return to_blocked_layout(g, c.lanes); }, vector_of_8, "8+ f32 lanes"},
@@ -39,6 +43,11 @@ std::vector<Pass> builtin_passes() {
       {"fold-channel-scale", S::Target, "fold-channel-scale",
        "a blocked convolution of a per-channel scaled map scales its weights instead",
        [](Graph& g, const PassContext&) { return fold_channel_scales(g); }, nullptr, "", "blocked-layout"},
+      // Registered for the PET stage (issue 19), which will run it right after PET's mutants are
+      // spliced in, before blocked-layout; in no pipeline until then (`--dump-after`, tests).
+      {"rt-simplify", S::Target, "rt-simplify",
+       "PET's post-optimizations: R/T chains moved past elementwise ops, inverse pairs removed, chains merged",
+       [](Graph& g, const PassContext&) { return simplify_rt(g); }},
   };
 }
 
@@ -134,13 +143,15 @@ std::vector<PassRecord> run_passes(Graph& g, const std::vector<std::string>& pip
   std::vector<PassRecord> records;
   std::set<std::string> ran;
   std::vector<std::string> ran_in_order;
+  PassContext run_ctx = ctx;
+  run_ctx.options = &opts;
   for (const std::string& name : pipeline) {
     const Pass& p = r.get(name);
     PassRecord rec{p.name};
-    rec.skipped = skip_reason(p, opts, ctx, ran);
+    rec.skipped = skip_reason(p, opts, run_ctx, ran);
     auto t0 = Clock::now();
     if (rec.skipped.empty()) {
-      rec.rewrites = p.run(g, ctx);
+      rec.rewrites = p.run(g, run_ctx);
       rec.ran = true;
       ran.insert(p.name);
       ran_in_order.push_back(p.name);

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "pet/search.h"
 
 namespace tessera {
 
@@ -21,8 +23,15 @@ enum class PassStage { Load, Target };
 const char* stage_name(PassStage s);
 
 // What a pass may know besides the graph.
+struct PassOptions;
 struct PassContext {
   int64_t lanes = 0;  // f32 lanes of the target's vector register (Target stage; 0 at load)
+  // PET (Target stage): seconds a standalone graph takes compiled for this
+  // target, measured; the runtime supplies it when PET is on (empty: the pet
+  // pass is skipped), and `target_key` names the target in PET's database.
+  std::function<double(const Graph&)> measure;
+  std::string target_key;
+  const PassOptions* options = nullptr;  // the run's options (run_passes sets it)
 };
 
 struct Pass {
@@ -64,6 +73,11 @@ struct PassOptions {
   std::set<std::string> dump_after;  // print the graph to stderr after these passes
   bool verify_each = false;          // verify the graph after every pass (always: after every pipeline)
   bool verbose = false;              // one line per pass on stderr: rewrites and time, or why skipped
+  // PET's search (opt/pet_pass.cpp): budget, beam, ablation switches; its
+  // report printed to stderr (--dump-pet); its database ("": the default).
+  pet::SearchOptions pet;
+  bool dump_pet = false;
+  std::string pet_db;
 
   bool enabled(const std::string& pass) const { return !disabled.count(pass); }
   // Turns off a pass by name; throws listing the passes when it is unknown.

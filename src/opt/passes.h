@@ -48,4 +48,18 @@ int to_winograd(Graph& g, int every_tile = 0);
 // elements. Returns the number folded.
 int fold_channel_scales(Graph& g);
 
+// PET's post-optimizations of reshape/transpose ("R/T") chains: moves R/T
+// chains after the one-to-one elementwise ops they feed (a constant operand
+// moved back through the chain, only where it gets no larger), then replaces
+// every chain by its canonical form where that has fewer ops (inverse pairs
+// vanish, consecutive R/T merge). Exact; counts per rule ("move_rt",
+// "merge_rt") into `applied` when given. Returns the number applied.
+int simplify_rt(Graph& g, std::map<std::string, int>* applied = nullptr);
+
+struct PassContext;
+// PET's search (pet/search.h) over the graph with the context's cost
+// function and the run's options; then PET's post-optimizations and the
+// mutants' weight derivations folded. Returns the subprograms replaced.
+int run_pet(Graph& g, const PassContext& ctx);
+
 }  // namespace tessera

@@ -3,6 +3,8 @@
 // copy the results into their slots. The model keeps a few plans, one per key.
 #include "runtime/executor.h"
 
+#include "runtime/graph_timer.h"
+
 #include <malloc.h>
 
 #include <chrono>
@@ -15,6 +17,7 @@
 #include "ops/registry.h"
 #include "opt/pipeline.h"
 #include "runtime/fusion_profiler.h"
+#include "runtime/graph_timer.h"
 #include "support/thread_pool.h"
 #include "support/error.h"
 
@@ -167,6 +170,19 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
   if (opts_.max_plans == 0) opts_.max_plans = 1;
   PassContext target;
   target.lanes = Target::for_isa(opts_.isa).vector_bytes / 4;
+  if (opts_.pet && opts_.passes.enabled("pet")) {
+    // Candidates compiled as models of their own, PET off, weights kept.
+    ExecutorOptions candidate = opts_;
+    candidate.pet = false;
+    candidate.release_weights = false;
+    candidate.verbose = false;
+    candidate.passes.verbose = false;
+    candidate.passes.dump_after.clear();
+    target.measure = [candidate](const Graph& g) { return time_graph(g, candidate).seconds; };
+    const codegen::Isa isa = opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa;
+    target.target_key = std::string(codegen::isa_name(isa)) + "/t" + std::to_string(ThreadPool::global().threads()) +
+                        "/r" + std::to_string(fusion::kCodegenRevision);
+  }
   run_passes(*graph_, target_pipeline(), opts_.passes, target);
   if (opts_.release_weights) store_ = std::make_unique<WeightStore>(opts_.weight_dir);
 }

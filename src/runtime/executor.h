@@ -93,6 +93,11 @@ struct ExecutorOptions {
   bool release_weights = true;
   // The weight store's scratch directory ("": WeightStore::default_directory()).
   std::string weight_dir;
+  // PET's search runs in the target pipeline (the pet pass, opt/pet_pass.cpp),
+  // its candidates compiled and timed with these options (runtime/
+  // graph_timer.h). Off in the library by default (a first compile can spend
+  // up to PassOptions::pet.budget_seconds in it); the CLI turns it on.
+  bool pet = false;
   // The target pipeline's passes (opt/pipeline.h: blocked layout, Winograd,
   // channel-scale fold) run by the constructor for the ISA's vector width:
   // which are off, graph dumps, verification.

@@ -15,18 +15,7 @@
 
 namespace tessera::runtime {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// A failure measuring a candidate that is not a refusal to make it one
-// kernel (a JIT failure, an internal fault): reported, not taken as
-// "unmeasured".
-struct Fault : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-Tensor random_tensor(const TensorType& t, std::mt19937_64& rng) {
+Tensor profile_tensor(const TensorType& t, std::mt19937_64& rng) {
   Tensor x(t.dtype, t.dims);
   dispatch_dtype(x.dtype(), [&]<class T>() {
     T* p = x.data<T>();
@@ -39,6 +28,17 @@ Tensor random_tensor(const TensorType& t, std::mt19937_64& rng) {
   return x;
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A failure measuring a candidate that is not a refusal to make it one
+// kernel (a JIT failure, an internal fault): reported, not taken as
+// "unmeasured".
+struct Fault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // The nodes compiled as one kernel (the task and kernel the plan would
 // make, bound by the same convention), with seeded inputs and its outputs.
 class BlockRun {
@@ -49,7 +49,7 @@ class BlockRun {
     for (int i : idx) nodes.push_back(g.nodes()[static_cast<size_t>(i)].get());
     std::mt19937_64 rng(7);
     for (const Value* v : fusion::block_inputs(g, b))
-      if (!v->constant) inputs_.emplace(v, random_tensor(v->type, rng));
+      if (!v->constant) inputs_.emplace(v, profile_tensor(v->type, rng));
     auto input = [&](const Value* v) -> const Tensor* {
       if (v->constant) return &*v->constant;
       auto it = inputs_.find(v);

@@ -3,10 +3,16 @@
 // against its parts compiled and timed the same way.
 #pragma once
 
+#include <random>
+
 #include "fusion/partition.h"
 #include "runtime/executor.h"
 
 namespace tessera::runtime {
+
+// A tensor of type `t` (fully known) for timing runs: floats in [0.5, 1.5)
+// (inside every op's domain), integers 1 to 3, random booleans.
+Tensor profile_tensor(const TensorType& t, std::mt19937_64& rng);
 
 // A ProfileFn for the planner over `g`, compiling for opts.isa on the
 // global thread pool. The graph must outlive it.

@@ -2,9 +2,11 @@
 // the table, graphs identical to calling the passes directly in the order
 // the driver used to, flags that skip passes, dumps, verification, errors.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 
 #include "driver/driver.h"
 #include "frontend/onnx_export.h"
@@ -61,8 +63,11 @@ TEST(PassManager, TableHasEveryPassOnceAndThePipelinesListThemAll) {
       ASSERT_TRUE(p) << name;
       EXPECT_EQ(p->stage, pipeline == &load_pipeline() ? PassStage::Load : PassStage::Target) << name;
     }
+  // Registered ahead of the stage that will run them: rt-simplify runs after PET (issue 19).
+  const std::set<std::string> awaiting_a_pipeline = {"rt-simplify"};
   for (const Pass& p : reg.passes()) {
-    EXPECT_EQ(listed[p.name], 1) << p.name << " must be in exactly one pipeline, once";
+    EXPECT_EQ(listed[p.name], awaiting_a_pipeline.count(p.name) ? 0 : 1)
+        << p.name << " must be in exactly one pipeline, once";
     EXPECT_FALSE(p.flag.empty() || p.description.empty()) << p.name;
     EXPECT_EQ(p.description.find('\n'), std::string::npos) << p.name;
     if (!p.needs.empty()) {
@@ -120,7 +125,12 @@ TEST(PassManager, TargetPipelineGivesTheGraphOfTheDirectCalls) {
       ctx.lanes = lanes;
       auto records = run_passes(*got, target_pipeline(), PassOptions{}, ctx);
       expect_same_graph(*got, *want);
-      for (const PassRecord& r : records) EXPECT_TRUE(r.ran) << r.name;
+      // Every pass runs but PET, which needs the compiled runtime's
+      // measurements (tests/unit/test_pet_search.cpp runs it).
+      for (const PassRecord& r : records) {
+        if (r.name == "pet") EXPECT_EQ(r.skipped, "needs a compiled runtime measuring candidates");
+        else EXPECT_TRUE(r.ran) << r.name;
+      }
     }
     // Through the compiled runtime's constructor, for this host's ISA.
     auto want = loaded->clone();
@@ -285,7 +295,7 @@ void expect_error(const std::function<void()>& f, const std::string& part) {
 }
 
 TEST(PassManager, UnknownPassNamesAreErrorsListingThePasses) {
-  const std::string listing = "(passes: fold-constants, fold-batchnorm, simplify, math-rewrite, blocked-layout";
+  const std::string listing = "(passes: fold-constants, fold-batchnorm, simplify, math-rewrite, pet, blocked-layout";
   auto g = build_zoo_model("squeezenet1_1");
   expect_error([&] { run_passes(*g, {"fold-constants", "nope"}, PassOptions{}); }, "unknown pass 'nope' " + listing);
   PassOptions dump;

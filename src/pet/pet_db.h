@@ -1,0 +1,54 @@
+// PET's database: what the search measured and what it chose, kept in the
+// user's cache directory so a second compilation of a model spends well
+// under a second in PET (issue 19). Two kinds of entries, one tab-separated
+// line each (later lines win):
+//   cost    <candidate key>   <seconds>         a standalone candidate graph, compiled and timed
+//   choice  <subprogram key>  <hash>.<hash>...  the candidate the search kept for a subprogram:
+//                                               its path of mutant hashes from the original
+//                                               (empty: the original was kept)
+// Keys carry the target (ISA, threads, code generator revision) the caller
+// gives, so measurements of one machine or build are not trusted by another.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::pet {
+
+class PetDb {
+ public:
+  // In memory only (path empty) or backed by the file at `path`, read now
+  // when it exists; a torn or foreign line is ignored.
+  explicit PetDb(std::string path = "");
+
+  // $TESSERA_CACHE_DIR (else $XDG_CACHE_HOME/tessera, else ~/.cache/tessera)
+  // + "/pet.tsv"; "" when none is set.
+  static std::string default_path();
+
+  std::optional<double> cost(const std::string& key) const;
+  void record_cost(const std::string& key, double seconds);
+  // The candidate chosen for a subprogram: the structural hashes of the
+  // mutants from the original to it (PET mutates mutants), empty when the
+  // original was kept.
+  std::optional<std::vector<uint64_t>> choice(const std::string& key) const;
+  void record_choice(const std::string& key, const std::vector<uint64_t>& path);
+
+  const std::string& path() const { return path_; }
+  int hits() const { return hits_; }
+  int misses() const { return misses_; }
+
+ private:
+  void append(const std::string& line);
+  std::string path_;
+  std::map<std::string, double> costs_;
+  std::map<std::string, std::vector<uint64_t>> choices_;
+  mutable std::mutex mu_;
+  mutable int hits_ = 0, misses_ = 0;
+  bool warned_ = false;
+};
+
+}  // namespace tessera::pet

@@ -1,0 +1,21 @@
+// Timing a standalone graph compiled as a model: PET's cost of a candidate
+// subprogram (the sum of its kernels' times, measured as they run).
+#pragma once
+
+#include "runtime/executor.h"
+
+namespace tessera::runtime {
+
+struct GraphTiming {
+  double seconds = 0;          // median of the timed runs
+  double compile_seconds = 0;  // target passes, fusion plan, JIT
+  int runs = 0;
+};
+
+// Compiles a copy of `g` with `opts` (its target pipeline, fusion and JIT as
+// for any model) and runs it on seeded random inputs (profile_tensor): two
+// warm-up runs, then at least 7 runs and 50 ms, at most 31; the median.
+// Throws an Error (naming the graph) when it does not compile or run.
+GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts);
+
+}  // namespace tessera::runtime

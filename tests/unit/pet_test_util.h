@@ -1,0 +1,82 @@
+// Helpers for PET's tests: small models built node by node (convs, matmuls
+// with random constant weights), random inputs for a graph's signature, and
+// outputs compared by the reference interpreter.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "interp/interpreter.h"
+#include "ir/graph.h"
+#include "ops/registry.h"
+#include "random_tensor.h"
+
+namespace tessera::testing::pet {
+
+struct ModelBuilder {
+  std::unique_ptr<Graph> g = std::make_unique<Graph>();
+  uint32_t seed = 11;
+
+  ModelBuilder() { g->opset = 17; }
+  Value* input(const std::string& name, Dims dims) { return g->add_input(name, {DType::F32, std::move(dims), true}); }
+  Value* weight(const std::string& name, Dims dims) { return g->add_constant(name, random_f32(dims, seed++, -1, 1)); }
+  Value* ints(const std::string& name, std::vector<int64_t> v) {
+    return g->add_constant(name, Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
+  }
+  Value* node(const std::string& op, std::vector<Value*> ins, const std::string& name, AttrMap a = {}) {
+    return g->add_node(op, std::move(ins), {name}, std::move(a), name)->outputs[0];
+  }
+  Value* conv(Value* x, int64_t M, int64_t kh, int64_t kw, std::vector<int64_t> pads, const std::string& name,
+              int64_t stride = 1, int64_t dil = 1, int64_t group = 1, bool bias = true) {
+    const int64_t C = x->type.dims.empty() ? 0 : x->type.dims[1];
+    AttrMap a;
+    a["pads"] = Attribute::of_ints(std::move(pads));
+    a["strides"] = Attribute::of_ints({stride, stride});
+    a["dilations"] = Attribute::of_ints({dil, dil});
+    a["group"] = Attribute::of_int(group);
+    std::vector<Value*> ins{x, weight(name + ".w", {M, C / group, kh, kw})};
+    if (bias) ins.push_back(weight(name + ".b", {M}));
+    Value* y = node("Conv", ins, name, a);
+    infer_node(*y->producer, g->opset);
+    return y;
+  }
+  Value* relu(Value* x, const std::string& name) {
+    Value* y = node("Relu", {x}, name);
+    infer_node(*y->producer, g->opset);
+    return y;
+  }
+  Value* op(const std::string& op, std::vector<Value*> ins, const std::string& name, AttrMap a = {}) {
+    Value* y = node(op, std::move(ins), name, std::move(a));
+    infer_node(*y->producer, g->opset);
+    return y;
+  }
+};
+
+// Random f32 inputs for every graph input (uniform in [-1, 1)).
+inline std::vector<Tensor> random_inputs(const Graph& g, uint32_t seed) {
+  std::vector<Tensor> ins;
+  for (const Value* v : g.inputs()) ins.push_back(random_f32(v->type.dims, seed++, -1, 1));
+  return ins;
+}
+
+// Largest |a - b| relative to the output's scale (1 + max |b|).
+inline double max_scaled_diff(const Tensor& a, const Tensor& b) {
+  double scale = 1, diff = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) scale = std::max(scale, 1 + std::abs(b.get_double(i)));
+  for (int64_t i = 0; i < b.numel(); ++i) diff = std::max(diff, std::abs(a.get_double(i) - b.get_double(i)));
+  return diff / scale;
+}
+
+inline void expect_same_outputs(const Graph& a, const Graph& b, const std::vector<Tensor>& ins, double tol) {
+  auto ya = interpret(a, ins), yb = interpret(b, ins);
+  ASSERT_EQ(ya.size(), yb.size());
+  for (size_t i = 0; i < ya.size(); ++i) {
+    ASSERT_EQ(ya[i].dims(), yb[i].dims()) << "output " << i;
+    EXPECT_LE(max_scaled_diff(ya[i], yb[i]), tol) << "output " << i;
+  }
+}
+
+}  // namespace tessera::testing::pet

@@ -1,0 +1,218 @@
+// PET's program optimizer (pet/search.h) and the pet pass: which candidates
+// it keeps under a given cost, that the model it leaves computes what the
+// original did (reference interpreter), its budget, its database, and the
+// pass run by the compiled runtime with real measurements.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ops/registry.h"
+#include "opt/passes.h"
+#include "pet/search.h"
+#include "pet/subprogram.h"
+#include "pet_test_util.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+
+namespace tessera::pet {
+namespace {
+
+using testing::pet::ModelBuilder;
+using testing::pet::random_inputs;
+using testing::pet::expect_same_outputs;
+
+bool has_dilated_conv(const Graph& g) {
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Conv")
+      if (const Attribute* d = n->attr("dilations"))
+        for (int64_t v : d->ints) if (v > 1) return true;
+  return false;
+}
+
+// A cost that makes dilated convolutions expensive and every node cost a
+// little: the D2H family (a dilated conv as a regular one on the phases)
+// must win, and a chain of R/T around it is worth it.
+double dilation_averse(const Graph& g) {
+  return static_cast<double>(g.nodes().size()) + (has_dilated_conv(g) ? 100 : 0);
+}
+
+// A dilated chain like CSRNet's back end: conv (dilation 2), relu, conv
+// (dilation 2), relu.
+std::unique_ptr<Graph> dilated_chain() {
+  ModelBuilder b;
+  Value* x = b.input("x", {1, 4, 8, 8});
+  Value* y = b.relu(b.conv(x, 4, 3, 3, {2, 2, 2, 2}, "c1", 1, 2), "r1");
+  Value* z = b.relu(b.conv(y, 4, 3, 3, {2, 2, 2, 2}, "c2", 1, 2), "r2");
+  b.g->add_output(z);
+  infer_graph(*b.g);
+  return std::move(b.g);
+}
+
+// The fake costs below decide alone: no candidate is dropped by the static
+// estimate (which finds mutants of these tiny convs slower, as they are).
+SearchOptions quiet() {
+  SearchOptions o;
+  o.budget_seconds = 60;
+  o.rounds = 2;
+  o.max_estimate_ratio = 0;
+  return o;
+}
+
+TEST(PetSearch, KeepsTheCheapestVerifiedCandidateAndTheModelStillComputesTheSame) {
+  std::unique_ptr<Graph> g = dilated_chain();
+  std::unique_ptr<Graph> original = g->clone();
+  PetDb db;
+  int calls = 0;
+  CostFn cost = [&](const Graph& c) {
+    ++calls;
+    return dilation_averse(c);
+  };
+  SearchReport r = optimize_program(*g, quiet(), cost, db, "test");
+  EXPECT_EQ(r.subprograms, 2);
+  EXPECT_EQ(r.applied, 2);
+  EXPECT_GT(r.equivalent, 0);
+  EXPECT_GT(calls, 2);
+  EXPECT_FALSE(has_dilated_conv(*g)) << print_graph(*g);
+  EXPECT_LT(r.cost_after, r.cost_before);
+  // Applied candidates are marked, one per subprogram, each cheaper.
+  int applied = 0;
+  for (const CandidateRecord& c : r.candidates)
+    if (c.applied) {
+      ++applied;
+      EXPECT_LT(c.seconds, c.original_seconds);
+      EXPECT_NE(c.family.find("D2"), std::string::npos) << c.family;
+    }
+  EXPECT_EQ(applied, 2);
+  // The nodes PET added carry its prefix (tessera viz marks them).
+  int marked = 0;
+  for (const auto& n : g->nodes()) marked += n->name.rfind(kPetNodePrefix, 0) == 0;
+  EXPECT_GT(marked, 0);
+  fold_constants(*g);
+  verify_graph(*g);
+  expect_same_outputs(*original, *g, random_inputs(*original, 3), 1e-5);
+  const std::string text = r.to_text();
+  EXPECT_NE(text.find("2 applied"), std::string::npos) << text;
+  EXPECT_NE(text.find("Conv node 'c1'"), std::string::npos) << text;
+}
+
+TEST(PetSearch, TheOriginalStaysWhenNoMutantIsCheaper) {
+  std::unique_ptr<Graph> g = dilated_chain();
+  const uint64_t before = structural_hash(*g);
+  PetDb db;
+  // Every graph costs its node count: a mutant has more nodes than one Conv.
+  CostFn cost = [](const Graph& c) { return static_cast<double>(c.nodes().size()); };
+  SearchReport r = optimize_program(*g, quiet(), cost, db, "test");
+  EXPECT_EQ(r.applied, 0);
+  EXPECT_EQ(structural_hash(*g), before);
+  EXPECT_EQ(r.cost_after, r.cost_before);
+}
+
+TEST(PetSearch, ASecondSearchReusesTheDatabaseAndMeasuresNothing) {
+  const std::string path = ::testing::TempDir() + "/pet_search_db.tsv";
+  std::filesystem::remove(path);
+  std::unique_ptr<Graph> first = dilated_chain(), second = dilated_chain();
+  int calls = 0;
+  CostFn cost = [&](const Graph& c) {
+    ++calls;
+    return dilation_averse(c);
+  };
+  {
+    PetDb db(path);
+    optimize_program(*first, quiet(), cost, db, "test");
+  }
+  const int first_calls = calls;
+  ASSERT_GT(first_calls, 0);
+  PetDb db(path);  // read back from the file
+  SearchReport r = optimize_program(*second, quiet(), cost, db, "test");
+  EXPECT_EQ(calls, first_calls) << "the second search measured again";
+  EXPECT_EQ(r.measured, 0);
+  EXPECT_GT(r.db_hits, 0);
+  EXPECT_EQ(r.applied, 2);
+  EXPECT_EQ(structural_hash(*first), structural_hash(*second));
+  // Another target trusts none of it.
+  std::unique_ptr<Graph> third = dilated_chain();
+  optimize_program(*third, quiet(), cost, db, "other-target");
+  EXPECT_GT(calls, first_calls);
+  std::filesystem::remove(path);
+}
+
+TEST(PetSearch, ABudgetOfZeroChangesNothingAndSaysSo) {
+  std::unique_ptr<Graph> g = dilated_chain();
+  const uint64_t before = structural_hash(*g);
+  PetDb db;
+  SearchOptions o = quiet();
+  o.budget_seconds = 0;
+  SearchReport r = optimize_program(*g, o, dilation_averse, db, "test");
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_EQ(r.applied, 0);
+  EXPECT_EQ(structural_hash(*g), before);
+  EXPECT_NE(r.to_text().find("budget spent"), std::string::npos);
+}
+
+TEST(PetSearch, AblationSwitchesKeepOnlyTheKindAsked) {
+  // Fully equivalent mutants off: D2H (exact) cannot be used.
+  std::unique_ptr<Graph> g = dilated_chain();
+  PetDb db;
+  SearchOptions o = quiet();
+  o.equivalent = false;
+  SearchReport r = optimize_program(*g, o, dilation_averse, db, "test");
+  for (const CandidateRecord& c : r.candidates) EXPECT_TRUE(c.partial) << c.family;
+  // Partial ones off: nothing measured is partial.
+  std::unique_ptr<Graph> h = dilated_chain();
+  PetDb db2;
+  SearchOptions p = quiet();
+  p.partial = false;
+  SearchReport s = optimize_program(*h, p, dilation_averse, db2, "test");
+  for (const CandidateRecord& c : s.candidates) EXPECT_FALSE(c.partial) << c.family;
+  EXPECT_EQ(s.applied, 2);
+}
+
+TEST(PetSearch, AFailingMeasurementDropsTheCandidateNotTheSearch) {
+  std::unique_ptr<Graph> g = dilated_chain();
+  std::unique_ptr<Graph> original = g->clone();
+  PetDb db;
+  CostFn cost = [](const Graph& c) -> double {
+    if (!has_dilated_conv(c) && c.nodes().size() > 3) throw Error("cannot compile this one");
+    return dilation_averse(c);
+  };
+  SearchReport r = optimize_program(*g, quiet(), cost, db, "test");
+  EXPECT_FALSE(r.notes.empty());
+  fold_constants(*g);
+  expect_same_outputs(*original, *g, random_inputs(*original, 5), 1e-5);
+}
+
+// The pass in the compiled runtime: candidates compiled and timed for real;
+// whatever it picks, the compiled model computes what the interpreter does.
+TEST(PetPass, CompiledModelWithPetMatchesTheInterpreter) {
+  std::unique_ptr<Graph> g = dilated_chain();
+  const std::vector<Tensor> ins = random_inputs(*g, 9);
+  const std::vector<Tensor> want = interpret(*g, ins);
+  runtime::ExecutorOptions eo;
+  eo.pet = true;
+  eo.passes.pet.budget_seconds = 20;
+  eo.passes.pet_db = ::testing::TempDir() + "/pet_pass_db.tsv";
+  std::filesystem::remove(eo.passes.pet_db);
+  runtime::Executor ex(g->clone(), eo);
+  const std::vector<Tensor> got = ex.run(ins);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LE(testing::pet::max_scaled_diff(got[0], want[0]), 1e-5);
+  std::filesystem::remove(eo.passes.pet_db);
+}
+
+TEST(PetPass, SkippedWithoutACostFunctionAndWithNoPet) {
+  std::unique_ptr<Graph> g = dilated_chain();
+  PassOptions o;
+  std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, PassContext{});
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_FALSE(recs[0].ran);
+  EXPECT_NE(recs[0].skipped.find("measuring"), std::string::npos) << recs[0].skipped;
+  o.disable_flag("pet");
+  PassContext c;
+  c.measure = [](const Graph&) { return 1.0; };
+  recs = run_passes(*g, {"pet"}, o, c);
+  EXPECT_FALSE(recs[0].ran);
+  EXPECT_NE(recs[0].skipped.find("--no-pet"), std::string::npos) << recs[0].skipped;
+}
+
+}  // namespace
+}  // namespace tessera::pet
