@@ -254,7 +254,8 @@ class Inference {
       s_[static_cast<size_t>(id)] = trivial_all(dims(id));
       flat_[static_cast<size_t>(id)] = 1;
     }
-    for (const auto& [id, v] : p.constants) {
+    for (const auto& [id, data] : p.constants) {
+      const auto& v = data;  // a structured binding cannot be captured by a lambda (clang)
       s_[static_cast<size_t>(id)] = constant_splits(dims(id), v);
       flat_[static_cast<size_t>(id)] = std::all_of(v.begin(), v.end(), [&](uint32_t e) { return e == v[0]; });
     }
