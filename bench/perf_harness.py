@@ -243,12 +243,21 @@ def compare(out_dir, want):
 
 def bench_model(model, threads, args, env):
     """Runs every runtime on one model at one thread count; returns {runtime: cell}."""
-    import numpy as np
     d = perf_models.export_dir(args.work, model, args.batch)
+    runtimes = RUNTIMES[:1] + [perf_report.BASELINE] + RUNTIMES[1:] if args.baseline else RUNTIMES
+    runtimes = [rt for rt in runtimes if rt in args.runtimes or rt == perf_report.BASELINE]
+    commands = {rt: worker_command(rt, d, threads, args.tessera, args.baseline) for rt in runtimes}
+    return time_workers(d, threads, commands, args, env, f"[{model} t={threads}]")
+
+
+def time_workers(d, threads, commands, args, env, tag):
+    """Loads one worker per entry of commands ({name: argv}, all serving the export in d) one after another,
+    warms them up, times args.runs interleaved rounds, saves and compares their outputs with torch's;
+    returns {name: cell}. args needs warmup, runs, gap_ms, settle_ms, load_timeout and run_timeout."""
+    import numpy as np
     logs = os.path.join(d, "logs")
     os.makedirs(logs, exist_ok=True)
     want = np.load(os.path.join(d, "torch_output.npy"))
-    tag = f"[{model} t={threads}]"
     cells, workers = {}, {}
 
     def fail(rt, e):
@@ -257,12 +266,9 @@ def bench_model(model, threads, args, env):
         workers.pop(rt).close()
 
     try:
-        runtimes = RUNTIMES[:1] + [perf_report.BASELINE] + RUNTIMES[1:] if args.baseline else RUNTIMES
-        runtimes = [rt for rt in runtimes if rt in args.runtimes or rt == perf_report.BASELINE]
-        for rt in runtimes:  # one at a time, so each load time is the runtime's own
+        for rt, cmd in commands.items():  # one at a time, so each load time is the runtime's own
             cells[rt] = {"status": "ok", "samples": [], "settle_ms": [], "unsettled": 0}
             log(f"{tag} {rt}: loading")
-            cmd = worker_command(rt, d, threads, args.tessera, args.baseline)
             cells[rt]["command"] = " ".join(shlex.quote(c) for c in cmd)
             try:
                 workers[rt] = Worker(cmd, env, os.path.join(logs, f"{rt}-t{threads}.log"))
