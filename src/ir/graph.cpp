@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/node_copy.h"
 #include "support/error.h"
 
 namespace tessera {
@@ -323,17 +324,8 @@ std::unique_ptr<Graph> Graph::extract(const std::vector<Node*>& sel) const {
   for (const auto& np : nodes_) {
     const Node* n = np.get();
     if (!in_set.count(n)) continue;
-    std::vector<Value*> ins;
-    for (Value* v : n->inputs) ins.push_back(map_in(v));
-    std::vector<std::string> outs;
-    for (Value* o : n->outputs) outs.push_back(o ? o->name : "");
-    Node* c = g->add_node(n->op_type, ins, outs, n->attrs, n->name);
-    c->domain = n->domain;
-    for (size_t i = 0; i < n->outputs.size(); ++i)
-      if (n->outputs[i]) {
-        c->outputs[i]->type = n->outputs[i]->type;
-        vmap[n->outputs[i]] = c->outputs[i];
-      }
+    for (Value* v : n->inputs) map_in(v);
+    copy_node(*g, *n, vmap);
   }
   std::unordered_set<const Value*> graph_outs(outputs_.begin(), outputs_.end());
   for (const auto& np : nodes_) {

@@ -229,6 +229,39 @@ uint32_t FieldEvaluator::compute(int id, int64_t flat) {
   TESSERA_FAIL("pet: ", n.node->describe(), ": unhandled op");
 }
 
+// The taps of a window op's output position: for every spatial dim d, the
+// kernel positions k whose input index source(d, k) is inside x (source returns
+// -1 for none), combined over the dims into pairs (offset into x's plane,
+// offset into w's kernel).
+template <class Source>
+static std::vector<int64_t> window_taps(const LinNode& n, size_t nsp, const Dims& xs, const Dims& ws, Source source) {
+  std::vector<int64_t> taps{0, 0}, next;
+  for (size_t d = 0; d < nsp; ++d) {
+    next.clear();
+    for (int64_t k = 0; k < n.win.k[d]; ++k) {
+      const int64_t i = source(d, k);
+      if (i < 0) continue;
+      for (size_t t = 0; t < taps.size(); t += 2) {
+        next.push_back(taps[t] + i * xs[d + 2]);
+        next.push_back(taps[t + 1] + k * ws[d + 2]);
+      }
+    }
+    taps.swap(next);
+  }
+  return taps;
+}
+
+template <class XBase, class WBase>
+uint32_t FieldEvaluator::sum_taps(int x, int w, const std::vector<int64_t>& taps, int64_t c0, int64_t c1, uint64_t acc,
+                                  XBase xb_of, WBase wb_of) {
+  for (int64_t c = c0; c < c1; ++c) {
+    const int64_t xb = xb_of(c), wb = wb_of(c);
+    for (size_t t = 0; t < taps.size(); t += 2) acc += field::mul(get(x, xb + taps[t]), get(w, wb + taps[t + 1]));
+    acc = field::reduce(acc);
+  }
+  return field::reduce(acc);
+}
+
 uint32_t FieldEvaluator::eval_conv(const LinNode& n, const int64_t* idx) {
   const int x = n.in[0], w = n.in[1];
   const Dims& xd = plan_->dims[static_cast<size_t>(x)];
@@ -238,28 +271,14 @@ uint32_t FieldEvaluator::eval_conv(const LinNode& n, const int64_t* idx) {
   const size_t nsp = xd.size() - 2;
   const int64_t M = wd[0], Cg = wd[1], G = n.win.group, Mg = M / G;
   const int64_t m = idx[1], grp = m / Mg;
-  // The taps inside the input: pairs (offset into x's plane, offset into w's kernel).
-  std::vector<int64_t> taps{0, 0}, next;
-  for (size_t d = 0; d < nsp; ++d) {
-    next.clear();
-    for (int64_t k = 0; k < n.win.k[d]; ++k) {
-      const int64_t i = idx[d + 2] * n.win.s[d] - n.win.pb[d] + k * n.win.d[d];
-      if (i < 0 || i >= xd[d + 2]) continue;
-      for (size_t t = 0; t < taps.size(); t += 2) {
-        next.push_back(taps[t] + i * xs[d + 2]);
-        next.push_back(taps[t + 1] + k * ws[d + 2]);
-      }
-    }
-    taps.swap(next);
-  }
-  uint64_t acc = n.in[2] >= 0 ? get(n.in[2], m) : 0;
-  for (int64_t c = 0; c < Cg; ++c) {
-    const int64_t xb = idx[0] * xs[0] + (grp * Cg + c) * xs[1];
-    const int64_t wb = m * ws[0] + c * ws[1];
-    for (size_t t = 0; t < taps.size(); t += 2) acc += field::mul(get(x, xb + taps[t]), get(w, wb + taps[t + 1]));
-    acc = field::reduce(acc);
-  }
-  return field::reduce(acc);
+  const std::vector<int64_t> taps = window_taps(n, nsp, xs, ws, [&](size_t d, int64_t k) -> int64_t {
+    const int64_t i = idx[d + 2] * n.win.s[d] - n.win.pb[d] + k * n.win.d[d];
+    return i < xd[d + 2] ? i : -1;
+  });
+  return sum_taps(
+      x, w, taps, 0, Cg, n.in[2] >= 0 ? get(n.in[2], m) : 0,
+      [&](int64_t c) { return idx[0] * xs[0] + (grp * Cg + c) * xs[1]; },
+      [&](int64_t c) { return m * ws[0] + c * ws[1]; });
 }
 
 uint32_t FieldEvaluator::eval_conv_transpose(const LinNode& n, const int64_t* idx) {
@@ -273,27 +292,13 @@ uint32_t FieldEvaluator::eval_conv_transpose(const LinNode& n, const int64_t* id
   const size_t nsp = xd.size() - 2;
   const int64_t C = xd[1], G = n.win.group, Cg = C / G, Mg = wd[1];
   const int64_t m = idx[1], grp = m / Mg, ml = m % Mg;
-  std::vector<int64_t> taps{0, 0};
-  for (size_t d = 0; d < nsp; ++d) {
-    std::vector<int64_t> next;
-    for (int64_t k = 0; k < n.win.k[d]; ++k) {
-      const int64_t t = idx[d + 2] + n.win.pb[d] - k * n.win.d[d];
-      if (t < 0 || t % n.win.s[d] != 0 || t / n.win.s[d] >= xd[d + 2]) continue;
-      for (size_t q = 0; q < taps.size(); q += 2) {
-        next.push_back(taps[q] + (t / n.win.s[d]) * xs[d + 2]);
-        next.push_back(taps[q + 1] + k * ws[d + 2]);
-      }
-    }
-    taps = std::move(next);
-  }
-  uint64_t acc = n.in[2] >= 0 ? get(n.in[2], m) : 0;
-  for (int64_t c = grp * Cg; c < (grp + 1) * Cg; ++c) {
-    const int64_t xb = idx[0] * xs[0] + c * xs[1];
-    const int64_t wb = c * ws[0] + ml * ws[1];
-    for (size_t t = 0; t < taps.size(); t += 2) acc += field::mul(get(x, xb + taps[t]), get(w, wb + taps[t + 1]));
-    acc = field::reduce(acc);
-  }
-  return field::reduce(acc);
+  const std::vector<int64_t> taps = window_taps(n, nsp, xs, ws, [&](size_t d, int64_t k) -> int64_t {
+    const int64_t t = idx[d + 2] + n.win.pb[d] - k * n.win.d[d];
+    return t < 0 || t % n.win.s[d] != 0 || t / n.win.s[d] >= xd[d + 2] ? -1 : t / n.win.s[d];
+  });
+  return sum_taps(
+      x, w, taps, grp * Cg, (grp + 1) * Cg, n.in[2] >= 0 ? get(n.in[2], m) : 0,
+      [&](int64_t c) { return idx[0] * xs[0] + c * xs[1]; }, [&](int64_t c) { return c * ws[0] + ml * ws[1]; });
 }
 
 uint32_t FieldEvaluator::eval_avg_pool(const LinNode& n, const int64_t* idx) {

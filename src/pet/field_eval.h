@@ -67,6 +67,11 @@ class FieldEvaluator {
   }
   uint32_t slow(int id, int64_t flat);
   uint32_t compute(int id, int64_t flat);
+  // sum over c of `channels` and the taps (pairs of offsets into x and w) of
+  // x[xb(c) + tap.x] * w[wb(c) + tap.w], plus `acc`, reduced mod p.
+  template <class XBase, class WBase>
+  uint32_t sum_taps(int x, int w, const std::vector<int64_t>& taps, int64_t c0, int64_t c1, uint64_t acc,
+                    XBase xb, WBase wb);
   uint32_t eval_conv(const LinNode& n, const int64_t* idx);
   uint32_t eval_conv_transpose(const LinNode& n, const int64_t* idx);
   uint32_t eval_avg_pool(const LinNode& n, const int64_t* idx);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/node_copy.h"
 #include "ops/registry.h"
 #include "support/error.h"
 
@@ -193,19 +194,7 @@ Subprogram make_subprogram(const Graph& model, const std::vector<Node*>& nodes_i
   }
   for (Value* v : params) vmap[v] = g->add_constant(v->name, *v->constant);
   sp.num_activations = sp.activations.size();
-  for (Node* n : nodes) {
-    std::vector<Value*> ins;
-    for (Value* v : n->inputs) ins.push_back(v ? vmap.at(v) : nullptr);
-    std::vector<std::string> outs;
-    for (Value* o : n->outputs) outs.push_back(o ? o->name : "");
-    Node* c = g->add_node(n->op_type, ins, outs, n->attrs, n->name);
-    c->domain = n->domain;
-    for (size_t i = 0; i < n->outputs.size(); ++i)
-      if (n->outputs[i]) {
-        c->outputs[i]->type = n->outputs[i]->type;
-        vmap[n->outputs[i]] = c->outputs[i];
-      }
-  }
+  for (Node* n : nodes) copy_node(*g, *n, vmap);
   for (Node* n : nodes)
     for (Value* o : n->outputs) {
       if (!o) continue;

@@ -79,4 +79,31 @@ inline void expect_same_outputs(const Graph& a, const Graph& b, const std::vecto
   }
 }
 
+// --- graph building by free functions (names from the graph's counter) -----
+
+inline Value* ints(Graph& g, std::vector<int64_t> v) {
+  return g.add_constant(g.unique_name("k"), Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
+}
+inline Value* op(Graph& g, const std::string& type, std::vector<Value*> ins, AttrMap a = {}) {
+  return g.add_node(type, std::move(ins), {g.unique_name(type)}, std::move(a))->outputs[0];
+}
+inline Value* slice(Graph& g, Value* x, std::vector<int64_t> s, std::vector<int64_t> e, std::vector<int64_t> axes) {
+  return op(g, "Slice", {x, ints(g, std::move(s)), ints(g, std::move(e)), ints(g, std::move(axes))});
+}
+inline Value* concat(Graph& g, std::vector<Value*> xs, int64_t axis) {
+  AttrMap a;
+  a["axis"] = Attribute::of_int(axis);
+  return op(g, "Concat", std::move(xs), a);
+}
+inline Value* pad(Graph& g, Value* x, std::vector<int64_t> pads) { return op(g, "Pad", {x, ints(g, std::move(pads))}); }
+inline AttrMap conv_attrs(std::vector<int64_t> pads, std::vector<int64_t> strides = {1, 1},
+                          std::vector<int64_t> dil = {1, 1}, int64_t group = 1) {
+  AttrMap a;
+  a["pads"] = Attribute::of_ints(std::move(pads));
+  a["strides"] = Attribute::of_ints(std::move(strides));
+  a["dilations"] = Attribute::of_ints(std::move(dil));
+  a["group"] = Attribute::of_int(group);
+  return a;
+}
+
 }  // namespace tessera::testing::pet

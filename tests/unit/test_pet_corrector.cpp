@@ -21,6 +21,7 @@
 #include "pet/region.h"
 #include "runtime/executor.h"
 #include "support/error.h"
+#include "pet_test_util.h"
 #include "random_tensor.h"
 
 namespace tessera::pet {
@@ -28,32 +29,12 @@ namespace {
 
 using tessera::testing::random_f32;
 
-// --- graph building --------------------------------------------------------
-
-Value* ints(Graph& g, std::vector<int64_t> v) {
-  return g.add_constant(g.unique_name("k"), Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
-}
-Value* op(Graph& g, const std::string& type, std::vector<Value*> ins, AttrMap a = {}) {
-  return g.add_node(type, std::move(ins), {g.unique_name(type)}, std::move(a))->outputs[0];
-}
-Value* slice(Graph& g, Value* x, std::vector<int64_t> s, std::vector<int64_t> e, std::vector<int64_t> axes) {
-  return op(g, "Slice", {x, ints(g, s), ints(g, e), ints(g, axes)});
-}
-Value* concat(Graph& g, std::vector<Value*> xs, int64_t axis) {
-  AttrMap a;
-  a["axis"] = Attribute::of_int(axis);
-  return op(g, "Concat", std::move(xs), a);
-}
-Value* pad(Graph& g, Value* x, std::vector<int64_t> pads) { return op(g, "Pad", {x, ints(g, pads)}); }
-AttrMap conv_attrs(std::vector<int64_t> pads, std::vector<int64_t> strides = {1, 1},
-                   std::vector<int64_t> dil = {1, 1}, int64_t group = 1) {
-  AttrMap a;
-  a["pads"] = Attribute::of_ints(std::move(pads));
-  a["strides"] = Attribute::of_ints(std::move(strides));
-  a["dilations"] = Attribute::of_ints(std::move(dil));
-  a["group"] = Attribute::of_int(group);
-  return a;
-}
+using tessera::testing::pet::concat;
+using tessera::testing::pet::conv_attrs;
+using tessera::testing::pet::ints;
+using tessera::testing::pet::op;
+using tessera::testing::pet::pad;
+using tessera::testing::pet::slice;
 
 struct Pair {
   std::unique_ptr<Graph> original, mutant;
@@ -284,7 +265,9 @@ TEST_P(PetCorrectorMutants, CorrectedEqualsTheOriginal) {
       const int want_products[] = {1, 1, 3, 1, 1};
       EXPECT_EQ(products(*fixed) - products(*p.mutant), batch ? want_products[GetParam()] : rep.boxes)
           << rep.to_string();
-      if (!batch) EXPECT_EQ(rep.batched_boxes, 0);
+      if (!batch) {
+        EXPECT_EQ(rep.batched_boxes, 0);
+      }
       expect_corrected(*p.original, std::move(fixed));
     }
 }

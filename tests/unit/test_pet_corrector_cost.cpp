@@ -2,8 +2,7 @@
 // the mutant alone and the mutant with its corrections merged each way, at
 // realistic sizes, timed interleaved (the machine is shared) and reported as
 // medians and ratios. A measurement, not a check: DISABLED_, run with
-//   build/tests/tessera_tests --gtest_also_run_disabled_tests \
-//       --gtest_filter='PetCorrectorCost.*'
+//   build/tests/tessera_tests --gtest_also_run_disabled_tests --gtest_filter='PetCorrectorCost.*'
 // Weights are bound back to constants first and constant-folded, as the
 // compiler does after PET (the mutant's and the corrections' weight slices
 // become constants).
@@ -19,6 +18,7 @@
 #include "opt/passes.h"
 #include "pet/corrector.h"
 #include "runtime/executor.h"
+#include "pet_test_util.h"
 #include "random_tensor.h"
 
 namespace tessera::pet {
@@ -26,25 +26,14 @@ namespace {
 
 using tessera::testing::random_f32;
 
-Value* ints(Graph& g, std::vector<int64_t> v) {
-  return g.add_constant(g.unique_name("k"), Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
-}
-Value* op(Graph& g, const std::string& type, std::vector<Value*> ins, AttrMap a = {}) {
-  return g.add_node(type, std::move(ins), {g.unique_name(type)}, std::move(a))->outputs[0];
-}
-Value* slice(Graph& g, Value* x, std::vector<int64_t> s, std::vector<int64_t> e, std::vector<int64_t> axes) {
-  return op(g, "Slice", {x, ints(g, s), ints(g, e), ints(g, axes)});
-}
-Value* concat(Graph& g, std::vector<Value*> xs, int64_t axis) {
-  AttrMap a;
-  a["axis"] = Attribute::of_int(axis);
-  return op(g, "Concat", std::move(xs), a);
-}
+using tessera::testing::pet::concat;
+using tessera::testing::pet::ints;
+using tessera::testing::pet::op;
+using tessera::testing::pet::slice;
+
+// Conv attributes with one stride for both spatial dims.
 AttrMap conv_attrs(std::vector<int64_t> pads, int64_t stride = 1) {
-  AttrMap a;
-  a["pads"] = Attribute::of_ints(std::move(pads));
-  a["strides"] = Attribute::of_ints({stride, stride});
-  return a;
+  return tessera::testing::pet::conv_attrs(std::move(pads), {stride, stride});
 }
 
 // The two images of a batch side by side along W, one 3x3 conv (C -> C,
