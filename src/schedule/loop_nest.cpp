@@ -401,13 +401,18 @@ Stmt LoopNest::accumulated(size_t at, size_t from, const StoreFn& store, const L
     // just written). The numbers are the select's: combine(init, block 1),
     // then combine(total, block k). The stack buffers start zero-filled;
     // stored over at once, the compiler drops that clearing too.
+    // The total is kept in memory across the blocks (loop::keep_in_memory):
+    // in registers beside the block's accumulators it would not fit, and
+    // the compiler then spilled accumulators inside the block's loops.
     const Expr identity = loop::reduce_identity(red->op, red->init.type());
     std::vector<Expr> out_domain = substituted(element_g, out_map);
-    result = loop::reduce_combine(red->op, load_self(out_idx, all_of(out_domain)), result);
+    Expr total = load_self(out_idx, all_of(out_domain));
+    result = loop::reduce_combine(red->op, total, result);
     Stmt write_back = wrap(out_loops, 0, out_loops.size(), guarded(out_domain, store(out_idx, result)));
-    Stmt block = loop::allocate(acc, loop::int_imm(size),
-                                loop::block({wrap(in_loops, 0, in_loops.size(), loop::store(acc, identity, in_at)),
-                                             update, write_back}));
+    std::vector<Stmt> block_body{wrap(in_loops, 0, in_loops.size(), loop::store(acc, identity, in_at)), update,
+                                 write_back};
+    if (const auto* l = total.as<loop::LoadNode>()) block_body.push_back(loop::keep_in_memory(l->buffer));
+    Stmt block = loop::allocate(acc, loop::int_imm(size), loop::block(std::move(block_body)));
     // Guards on the reduce loops outside skip a block; the others skip the
     // total as well (none use the single-iteration loops among them).
     std::vector<Expr> block_g, total_g;

@@ -236,8 +236,10 @@ TEST(ScheduleSteps, AccumulateHoldsElementsAcrossReductionBlocks) {
 // With only reduction loops outside the accumulate loop, the elements start
 // from the init once before them and every block adds into them: no select
 // on the first block, no prefetch; the numbers are the select's, bit for bit
-// (each block still summed from 0). Tiles of 4 columns leave a partial one
-// (its elements guarded), ry's blocks of 2 a partial block.
+// (each block still summed from 0); each block ends by keeping the total in
+// memory (keep_in_memory: no registers for it beside the block's
+// accumulators). Tiles of 4 columns leave a partial one (its elements
+// guarded), ry's blocks of 2 a partial block.
 TEST(ScheduleSteps, AccumulateStartsTheTotalBeforeItsBlocks) {
   Program p;
   auto blocks = [](std::vector<std::string> order) {
@@ -250,8 +252,14 @@ TEST(ScheduleSteps, AccumulateStartsTheTotalBeforeItsBlocks) {
     EXPECT_FALSE(has(ir, "prefetch(") || has(ir, "conv.ry.o == 0")) << ir;
     EXPECT_LT(ir.find("conv["), ir.find("for (conv.ry.o")) << "the total starts before the blocks\n" << ir;
     EXPECT_TRUE(has(ir, "allocate conv.acc: f32[4]")) << ir;
+    // The last statement of each block, after its write-back into conv.
+    const size_t kept = ir.find("keep_in_memory(conv[0])");
+    EXPECT_NE(kept, std::string::npos) << ir;
+    EXPECT_LT(ir.find("for (conv.ry.o"), kept) << ir;
+    EXPECT_LT(ir.rfind("conv[", kept - 1), kept) << ir;
   }
   EXPECT_TRUE(has(check_step(outside), "conv.ry.o == 0"));
+  EXPECT_FALSE(has(check_step(outside), "keep_in_memory("));  // the select's form keeps nothing
   // A spatial loop of one iteration among the reduce loops (y split by 9:
   // the tile covers every row) still lets the total start once.
   const Schedule rows = Schedule().split("conv", "ry", 2).split("conv", "x", 4).split("conv", "y", 9)
