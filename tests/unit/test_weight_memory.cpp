@@ -91,7 +91,9 @@ TEST(Tensor, MappedBuffersHavePresentMarginsBeforeAndAfter) {
     EXPECT_EQ(resident_bytes_in(begin - margin, margin), static_cast<int64_t>(margin));
     EXPECT_EQ(resident_bytes_in(end, margin), static_cast<int64_t>(margin));
     EXPECT_EQ(resident_bytes_of(t), 0);
-    if (before >= 0) EXPECT_LT(anonymous_kb() - before, 64) << "the margins hold no anonymous memory";
+    if (before >= 0) {
+      EXPECT_LT(anonymous_kb() - before, 64) << "the margins hold no anonymous memory";
+    }
   }
 }
 
