@@ -2,7 +2,8 @@
 // 64-byte aligned buffer. Copies share the buffer; clone() copies the data.
 // Buffers of kMappedTensorBytes or more are page mappings of their own
 // (page_mapped()): whole pages, zero until written, returned to the system
-// when the last copy goes.
+// when the last copy goes, with 64 KiB of present, read-only zero pages on
+// each side (kernels' masked loads past a buffer's ends find them mapped).
 #pragma once
 
 #include <cstdint>

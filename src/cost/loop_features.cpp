@@ -107,7 +107,7 @@ class TreeBuilder : public IRVisitor {
     registers_.erase(op->buffer.get());
   }
   void visit(const EvaluateNode* op) override {
-    if (!prefetched(op).defined()) count(op->value, false);
+    if (!is_hint(op)) count(op->value, false);
   }
 
  private:

@@ -326,7 +326,7 @@ void Evaluator::exec(const Stmt& s) {
       for (const Stmt& st : s.as<BlockNode>()->stmts) exec(st);
       return;
     case StmtKind::Evaluate:
-      if (!prefetched(s).defined()) eval(s.as<EvaluateNode>()->value);
+      if (!is_hint(s)) eval(s.as<EvaluateNode>()->value);
       return;
   }
 }

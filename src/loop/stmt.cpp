@@ -97,6 +97,30 @@ Expr prefetched(const EvaluateNode* s) {
 
 Expr prefetched(const Stmt& s) { return prefetched(s.as<EvaluateNode>()); }
 
+namespace {
+constexpr const char* kKeepInMemory = "keep_in_memory";
+}
+
+// Written as a call on a load of the buffer's first element (the load is
+// never run): the printer shows the buffer, and substitutions leave it be.
+Stmt keep_in_memory(Buffer buf) {
+  TESSERA_CHECK(buf.defined(), "loop IR: keep_in_memory of an undefined buffer");
+  Type t{buf.dtype(), 1};
+  return eval_stmt(call(t, kKeepInMemory, {load(std::move(buf), int_imm(0))}));
+}
+
+Buffer kept_in_memory(const EvaluateNode* s) {
+  auto* c = s ? s->value.as<CallNode>() : nullptr;
+  if (!c || c->name != kKeepInMemory || c->args.size() != 1) return Buffer();
+  auto* l = c->args[0].as<LoadNode>();
+  return l ? l->buffer : Buffer();
+}
+
+Buffer kept_in_memory(const Stmt& s) { return kept_in_memory(s.as<EvaluateNode>()); }
+
+bool is_hint(const EvaluateNode* s) { return prefetched(s).defined() || kept_in_memory(s).defined(); }
+bool is_hint(const Stmt& s) { return is_hint(s.as<EvaluateNode>()); }
+
 Stmt no_op() { return block({}); }
 
 bool is_no_op(const Stmt& s) {

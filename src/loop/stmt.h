@@ -102,6 +102,21 @@ Stmt prefetch(Expr load);
 // The load a prefetch names (a LoadNode), or undefined when `s` is not a prefetch.
 Expr prefetched(const Stmt& s);
 Expr prefetched(const EvaluateNode* s);
+// A point the buffer's elements pass in memory, not in registers: it reads
+// and changes nothing (the evaluator skips it); codegen emits a compiler
+// barrier that takes the buffer's address and is no instruction, so LLVM
+// neither promotes the elements to registers nor carries them in registers
+// across it. For a tile of totals joined once per block of a long
+// reduction, beside a tile of accumulators that fills the register file:
+// promoted too, the totals pushed accumulators out to the stack inside the
+// block's loops.
+Stmt keep_in_memory(Buffer buf);
+// The buffer a keep_in_memory names, or undefined when `s` is not one.
+Buffer kept_in_memory(const Stmt& s);
+Buffer kept_in_memory(const EvaluateNode* s);
+// A prefetch or a keep_in_memory: a hint that computes nothing.
+bool is_hint(const Stmt& s);
+bool is_hint(const EvaluateNode* s);
 Stmt no_op();  // the empty block
 bool is_no_op(const Stmt& s);
 

@@ -159,6 +159,7 @@ class LaneAccesses : public IRVisitor {
   void visit(const ProducerLoadNode*) override { give_up("it reads a tensor-expression stage"); }
   void visit(const ReduceNode*) override { give_up("it holds a tensor-expression reduction"); }
   void visit(const EvaluateNode* op) override {
+    if (kept_in_memory(op).defined()) return;  // names a buffer, reads no lane
     Expr load = prefetched(op);  // a prefetch: its load
     if (!load.defined()) give_up("it evaluates an expression for its effect");
     visit(load);
@@ -462,6 +463,7 @@ Stmt Vectorizer::vec(const Stmt& s) {
     }
     case StmtKind::Evaluate:
       if (Expr load = prefetched(s); load.defined()) return prefetch(vec(load));
+      if (kept_in_memory(s).defined()) return s;
       give_up("it evaluates an expression for its effect");
   }
   give_up("unknown statement");

@@ -254,7 +254,8 @@ std::vector<Expr> substituted(const std::vector<Expr>& es, const loop::VarMap& m
 Stmt LoopNest::build(const StoreFn& store, const LoadFn& load_self) const {
   if (!accumulate_.empty()) {
     size_t at = position(accumulate_);
-    return wrap(leaves_, 0, at, accumulated(at, store, load_self));
+    size_t from = accumulated_from(at);
+    return wrap(leaves_, 0, from, accumulated(at, from, store, load_self));
   }
   loop::VarMap axis_map;
   for (size_t i = 0; i < stage_.axes.size(); ++i) axis_map[stage_.axes[i].node()] = spatial_[i];
@@ -296,7 +297,35 @@ Stmt LoopNest::build(const StoreFn& store, const LoadFn& load_self) const {
   return wrap(leaves_, 0, first_reduce, loop::block({init_nest, update_nest}));
 }
 
-Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_self) const {
+size_t LoopNest::accumulated_from(size_t at) const {
+  // Spatial loops of one iteration (an axis the tile covers whole) and no
+  // guard may sit among the reduce loops: their one element's total still
+  // starts once.
+  auto single = [&](const Leaf& l) {
+    const int64_t* e = loop::as_const_int(l.extent);
+    if (l.reduce || !e || *e != 1) return false;
+    for (const Expr& g : guards_)
+      if (loop::uses_var(g, l.var)) return false;
+    return true;
+  };
+  size_t from = at;
+  while (from > 0 && (leaves_[from - 1].reduce || single(leaves_[from - 1]))) --from;
+  while (from < at && !leaves_[from].reduce) ++from;
+  for (size_t i = 0; i < from; ++i)
+    if (leaves_[i].reduce) return at;  // a spatial loop between reduce loops outside: no total to start early
+  if (from == at || shifted_) return at;
+  // The total starts from the init; each block joins it with the combiner.
+  // With an identity init, the first block's join is combine(identity, sum)
+  // where the old nest stored the sum: the same number for a sum (a block
+  // summed from +0 is never -0, and 0 + x is x), not for max (maxnum(-inf,
+  // NaN) is -inf), so other combiners keep the select.
+  auto* red = stage_.body.as<loop::ReduceNode>();
+  const bool identity_init = loop::equal(red->init, loop::reduce_identity(red->op, red->init.type()));
+  if (identity_init && red->op != loop::ReduceOp::Sum) return at;
+  return from;
+}
+
+Stmt LoopNest::accumulated(size_t at, size_t from, const StoreFn& store, const LoadFn& load_self) const {
   auto* red = stage_.body.as<loop::ReduceNode>();
   const std::string where = "schedule: accumulate " + stage_.name + " " + accumulate_;
   // Reduce loops outside: each block is summed from the combiner's identity
@@ -362,6 +391,48 @@ Stmt LoopNest::accumulated(size_t at, const StoreFn& store, const LoadFn& load_s
   Expr result = loop::load(acc, flat_index(out_loops));
   Expr in_at = flat_index(in_loops);
   Stmt read_in = loop::store(acc, loop::substitute(loop::substitute(red->init, axis_map), in_map), in_at);
+  if (from < at) {
+    // Only reduce loops (and single-iteration spatial ones) outside, from
+    // `from` to the block: the elements
+    // start from the init once, before them; each block is summed from the
+    // identity (as in the nest below) and joins them at its write-back with
+    // no select on the first block (whose masked loads of the element and
+    // of the init ran in every block) and no prefetch (the elements were
+    // just written). The numbers are the select's: combine(init, block 1),
+    // then combine(total, block k). The stack buffers start zero-filled;
+    // stored over at once, the compiler drops that clearing too.
+    // The total is kept in memory across the blocks (loop::keep_in_memory):
+    // in registers beside the block's accumulators it would not fit, and
+    // the compiler then spilled accumulators inside the block's loops.
+    const Expr identity = loop::reduce_identity(red->op, red->init.type());
+    std::vector<Expr> out_domain = substituted(element_g, out_map);
+    Expr total = load_self(out_idx, all_of(out_domain));
+    result = loop::reduce_combine(red->op, total, result);
+    Stmt write_back = wrap(out_loops, 0, out_loops.size(), guarded(out_domain, store(out_idx, result)));
+    std::vector<Stmt> block_body{wrap(in_loops, 0, in_loops.size(), loop::store(acc, identity, in_at)), update,
+                                 write_back};
+    if (const auto* l = total.as<loop::LoadNode>()) block_body.push_back(loop::keep_in_memory(l->buffer));
+    Stmt block = loop::allocate(acc, loop::int_imm(size), loop::block(std::move(block_body)));
+    // Guards on the reduce loops outside skip a block; the others skip the
+    // total as well (none use the single-iteration loops among them).
+    std::vector<Expr> block_g, total_g;
+    for (const Expr& g : outer_g) {
+      bool on_reduce = false;
+      for (size_t i = from; i < at; ++i) on_reduce |= loop::uses_var(g, leaves_[i].var);
+      (on_reduce ? block_g : total_g).push_back(g);
+    }
+    loop::VarMap start_map;
+    std::vector<Leaf> start_loops;
+    for (size_t i = from; i < at; ++i)
+      if (!leaves_[i].reduce) start_loops.push_back(leaves_[i]);  // the single-iteration ones
+    start_loops.insert(start_loops.end(), inner.begin(), inner.end());
+    start_loops = fresh_copies(start_loops, start_map);
+    Stmt start = wrap(start_loops, 0, start_loops.size(),
+                      guarded(substituted(element_g, start_map),
+                              store(substituted(spatial_, start_map),
+                                    loop::substitute(loop::substitute(red->init, axis_map), start_map))));
+    return guarded(total_g, loop::block({start, wrap(leaves_, from, at, guarded(block_g, block))}));
+  }
   if (first.defined()) {
     // The block's sum starts from the identity and joins the partial result
     // (or the init, on the first block) at the write-back: the element is

@@ -59,8 +59,17 @@ class LoopNest {
   // The nest from the accumulate loop (at `at`) inward: the elements it
   // updates are read into a local accumulator before the loop (the init on
   // the first iteration of the reduce loops outside it), updated there, and
-  // written back after it.
-  loop::Stmt accumulated(size_t at, const StoreFn& store, const LoadFn& load_self) const;
+  // written back after it. With reduce loops outside, each block sums from
+  // the identity and joins the element at the write-back; when those reduce
+  // loops are the innermost ones outside (from `from` to `at`, see
+  // accumulated_from), the nest starts at `from`: the elements take the
+  // init once before them, and each block adds into them unconditionally.
+  loop::Stmt accumulated(size_t at, size_t from, const StoreFn& store, const LoadFn& load_self) const;
+  // Where the accumulated nest starts: the first of the reduce loops
+  // directly outside `at` (single-iteration spatial loops may sit among
+  // them) when no other loop outside is a reduction (and combine(init,
+  // first block) is the number the select gave), else `at`.
+  size_t accumulated_from(size_t at) const;
   // Iterations of the leaves with constant extents (saturating at INT64_MAX).
   int64_t constant_iterations() const;
   // Schedules are untrusted input too (artifacts, records): a split may not

@@ -51,21 +51,46 @@ constexpr size_t kPageBytes = 4096;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+// Readable pages kept mapped on each side of a mapped buffer. Kernels read
+// out of bounds under a mask: a padded convolution or pool computes its
+// border pixels with masked loads at unclamped indices, up to its padding's
+// rows before the input's first element (a 5x5 depthwise convolution on a
+// blocked 14x14 map: 1,920 bytes; 3 rows of a blocked 224-wide map: 43 KB)
+// and as far after its last. Masked-off lanes load nothing, but where they
+// fall on a page that is not present the processor takes a slow assist for
+// each such load: EfficientNet-B0's 5x5 depthwise layers, reading an
+// activation at the start of the arena (a mapping of its own), ran 1.5x
+// their time (bench/MEASUREMENTS.md, "Readable margins"). The margins are
+// read-only (a stray store still faults) and read once here, which maps
+// the kernel's shared zero page: present, with no memory of their own.
+constexpr size_t kMarginBytes = size_t{64} << 10;
+
 // A zero-filled buffer of `bytes` (>= kMappedTensorBytes) as a private
-// anonymous mapping of its own, `*len` bytes of whole pages; aligned to 2 MiB
-// from 2 MiB on. Null when the system refuses.
-void* map_buffer(size_t bytes, size_t* len) {
+// anonymous mapping of its own, `*len` bytes of whole pages, with
+// kMarginBytes of readable zero pages before and after; aligned to 2 MiB
+// from 2 MiB on. `*region` and `*region_len` are the whole mapping (for
+// munmap). Null when the system refuses.
+void* map_buffer(size_t bytes, size_t* len, void** region, size_t* region_len) {
   const size_t align = bytes >= kHugePageBytes ? kHugePageBytes : kPageBytes;
-  const size_t n = round_up(bytes, kPageBytes), total = n + (align - kPageBytes);
+  const size_t n = round_up(bytes, kPageBytes), total = kMarginBytes + n + kMarginBytes + (align - kPageBytes);
   void* m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return nullptr;
-  auto base = reinterpret_cast<uintptr_t>(m), at = round_up(base, align);
-  // Only [at, at + n) stays mapped: no slack for a huge page to spill into.
-  if (at > base) munmap(m, at - base);
-  if (base + total > at + n) munmap(reinterpret_cast<void*>(at + n), base + total - (at + n));
+  auto base = reinterpret_cast<uintptr_t>(m), at = round_up(base + kMarginBytes, align);
+  const uintptr_t lo = at - kMarginBytes, hi = at + n + kMarginBytes;
+  // Only the buffer and its margins stay mapped: no slack for a huge page to
+  // spill into (the margins are not advised to be huge either).
+  if (lo > base) munmap(m, lo - base);
+  if (base + total > hi) munmap(reinterpret_cast<void*>(hi), base + total - hi);
   auto* p = reinterpret_cast<void*>(at);
+  for (uintptr_t margin : {lo, at + n}) {
+    mprotect(reinterpret_cast<void*>(margin), kMarginBytes, PROT_READ);
+    for (size_t off = 0; off < kMarginBytes; off += kPageBytes)
+      (void)*reinterpret_cast<volatile const char*>(margin + off);  // present: the zero page
+  }
   if (align == kHugePageBytes) madvise(p, n, MADV_HUGEPAGE);  // advice only: failure is harmless
   *len = n;
+  *region = reinterpret_cast<void*>(lo);
+  *region_len = hi - lo;
   return p;
 }
 
@@ -91,10 +116,11 @@ Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
     // constant's by a file). From 2 MiB on they are aligned to and backed by
     // 2 MiB pages where the kernel allows it: kernels walking them by rows (a
     // GEMM's A, its packed B) would otherwise miss the TLB on every row.
-    size_t len = 0;
-    void* p = map_buffer(bytes, &len);
+    size_t len = 0, region_len = 0;
+    void* region = nullptr;
+    void* p = map_buffer(bytes, &len, &region, &region_len);
     if (!p) out_of_memory(bytes);
-    storage_ = std::shared_ptr<void>(p, [len](void* q) { munmap(q, len); });
+    storage_ = std::shared_ptr<void>(p, [region, region_len](void*) { munmap(region, region_len); });
     data_ = p;
     mapped_ = true;
     return;

@@ -161,6 +161,30 @@ TEST_P(JitKernels, PrefetchesReadNothing) {
                      options());
 }
 
+// keep_in_memory of a stack tile (a total updated once per outer step) and
+// of an output changes no number: compiled as an empty asm statement, the
+// kernel matches the evaluator, which skips it; the printer shows it.
+TEST_P(JitKernels, KeepInMemoryChangesNothing) {
+  const int64_t n = 16, steps = 6;
+  Buffer X("X", DType::F32, {steps * n}), Y("Y", DType::F32, {n}), T("T", DType::F32);
+  Var k("k"), j("j");
+  for (int lanes : {1, 8}) {
+    Expr at = lanes == 1 ? Expr(j) : ramp(j * lanes, int_imm(1), lanes);
+    Stmt add = for_loop(j, int_imm(0), int_imm(n / lanes), ForKind::Serial,
+                        store(T, load(T, at) + load(X, k * n + at) * 0.5f, at));
+    Stmt steps_loop =
+        for_loop(k, int_imm(0), int_imm(steps), ForKind::Serial, block({add, keep_in_memory(T), keep_in_memory(Y)}));
+    Stmt out = for_loop(j, int_imm(0), int_imm(n / lanes), ForKind::Serial, store(Y, load(T, at) + 1.0f, at));
+    Stmt body = allocate(T, int_imm(n), block({steps_loop, out}));
+    EXPECT_NE(to_string(body).find("keep_in_memory(T[0])"), std::string::npos) << to_string(body);
+    EXPECT_EQ(kept_in_memory(keep_in_memory(Y)).get(), Y.get());
+    EXPECT_TRUE(is_hint(keep_in_memory(T)));
+    std::mt19937 rng(11);
+    expect_jit_matches(Kernel{"kept", {X}, {Y}, body},
+                       {random_tensor(DType::F32, steps * n, rng), Tensor(DType::F32, {n})}, options());
+  }
+}
+
 TEST_P(JitKernels, SelectMinMaxAndFloatModWithNaN) {
   const int64_t n = 32;
   Buffer X("X", DType::F32, {n}), Y("Y", DType::F32, {n}), Z("Z", DType::F32, {n});

@@ -81,6 +81,24 @@ TEST(LoopVectorize, ElementwiseAddWithTailGuard) {
   expect_same_results(k, v, {random_tensor(DType::F32, 30, rng), random_tensor(DType::F32, 30, rng), Tensor(DType::F32, {30})});
 }
 
+// A keep_in_memory in a vectorized loop names a buffer, no lane: the loop
+// still vectorizes and the statement stays as it was.
+TEST(LoopVectorize, KeepInMemoryStaysAsItIs) {
+  const int64_t n = 32;
+  Buffer A("A", DType::F32, {n}), C("C", DType::F32, {n});
+  Var o("o"), i("i");
+  Expr at = o * 8 + i;
+  Stmt body = for_loop(i, int_imm(0), int_imm(8), ForKind::Vectorized,
+                       block({store(C, load(A, at) * 2.0f, at), keep_in_memory(C)}));
+  Kernel k{"kept", {A}, {C}, for_loop(o, int_imm(0), int_imm(n / 8), ForKind::Serial, body)};
+  Kernel v = vectorize_loops(k);
+  std::string text = to_string(v);
+  EXPECT_EQ(count_loops(v.body, ForKind::Vectorized), 0) << text;
+  EXPECT_NE(text.find("keep_in_memory(C[0])"), std::string::npos) << text;
+  std::mt19937 rng(3);
+  expect_same_results(k, v, {random_tensor(DType::F32, n, rng), Tensor(DType::F32, {n})});
+}
+
 // A prefetch in a vectorized loop names the lanes' elements (a ramp); it is
 // the one statement evaluated for its effect that vectorizes.
 TEST(LoopVectorize, PrefetchesTakeTheLanes) {

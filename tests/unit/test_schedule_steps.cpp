@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 
@@ -232,6 +233,48 @@ TEST(ScheduleSteps, AccumulateHoldsElementsAcrossReductionBlocks) {
   EXPECT_THROW(check_step(Schedule().accumulate("conv", "x")), Error);
 }
 
+// With only reduction loops outside the accumulate loop, the elements start
+// from the init once before them and every block adds into them: no select
+// on the first block, no prefetch; the numbers are the select's, bit for bit
+// (each block still summed from 0); each block ends by keeping the total in
+// memory (keep_in_memory: no registers for it beside the block's
+// accumulators). Tiles of 4 columns leave a partial one (its elements
+// guarded), ry's blocks of 2 a partial block.
+TEST(ScheduleSteps, AccumulateStartsTheTotalBeforeItsBlocks) {
+  Program p;
+  auto blocks = [](std::vector<std::string> order) {
+    return Schedule().split("conv", "ry", 2).split("conv", "x", 4).reorder("conv", order).accumulate("conv", "ry.i");
+  };
+  const Schedule inside = blocks({"y", "x.o", "ry.o", "ry.i", "rx", "x.i"});
+  const Schedule outside = blocks({"ry.o", "y", "x.o", "ry.i", "rx", "x.i"});  // spatial loops between: the select
+  for (const Schedule& s : {inside, Schedule(inside).vectorize("conv", "x.i")}) {
+    std::string ir = check_step(s);
+    EXPECT_FALSE(has(ir, "prefetch(") || has(ir, "conv.ry.o == 0")) << ir;
+    EXPECT_LT(ir.find("conv["), ir.find("for (conv.ry.o")) << "the total starts before the blocks\n" << ir;
+    EXPECT_TRUE(has(ir, "allocate conv.acc: f32[4]")) << ir;
+    // The last statement of each block, after its write-back into conv.
+    const size_t kept = ir.find("keep_in_memory(conv[0])");
+    EXPECT_NE(kept, std::string::npos) << ir;
+    EXPECT_LT(ir.find("for (conv.ry.o"), kept) << ir;
+    EXPECT_LT(ir.rfind("conv[", kept - 1), kept) << ir;
+  }
+  EXPECT_TRUE(has(check_step(outside), "conv.ry.o == 0"));
+  EXPECT_FALSE(has(check_step(outside), "keep_in_memory("));  // the select's form keeps nothing
+  // A spatial loop of one iteration among the reduce loops (y split by 9:
+  // the tile covers every row) still lets the total start once.
+  const Schedule rows = Schedule().split("conv", "ry", 2).split("conv", "x", 4).split("conv", "y", 9)
+                            .reorder("conv", {"x.o", "ry.o", "y.o", "ry.i", "rx", "y.i", "x.i"})
+                            .accumulate("conv", "ry.i");
+  std::string rows_ir = check_step(rows);
+  EXPECT_FALSE(has(rows_ir, "prefetch(") || has(rows_ir, "conv.ry.o == 0")) << rows_ir;
+  EXPECT_TRUE(has(rows_ir, "allocate conv.acc: f32[36]")) << rows_ir;
+  Tensor b = p.run(p.lower(outside));
+  for (const Schedule& s : {inside, rows}) {
+    Tensor a = p.run(p.lower(s));
+    EXPECT_EQ(std::memcmp(a.data<float>(), b.data<float>(), sizeof(float) * static_cast<size_t>(a.numel())), 0);
+  }
+}
+
 // Every block is summed from the combiner's identity (a sum from 0, a max
 // from -inf) and joins the partial result at the write-back, prefetched at
 // the block's start; a reduction whose init is not the identity (1.5 for a
@@ -262,6 +305,16 @@ TEST(ScheduleSteps, AccumulateByInitAndCombiner) {
     if (std::isfinite(init)) {
       EXPECT_TRUE(has(ir, init == 1.5 ? "1.5f" : "0.25f")) << "the init joins at the write-back\n" << ir;
     }
+    // The blocks innermost among the loops outside: the total starts from
+    // the init before them, with the same bits; a max from -inf keeps the
+    // select (maxnum(-inf, NaN) would not be the block's NaN).
+    Schedule inside = Schedule().split("red", "r", 4).split("red", "x", 4)
+                          .reorder("red", {"y", "x.o", "r.o", "r.i", "x.i"}).accumulate("red", "r.i");
+    Tensor a = run(inside), b = run(blocked);
+    EXPECT_EQ(std::memcmp(a.data<float>(), b.data<float>(), sizeof(float) * static_cast<size_t>(a.numel())), 0);
+    std::string in_ir = loop::to_string(schedule::lower("red", {x}, {out}, inside));
+    EXPECT_EQ(has(in_ir, "red.r.o == 0"), !std::isfinite(init)) << in_ir;
+    EXPECT_EQ(has(in_ir, "prefetch("), !std::isfinite(init)) << in_ir;
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -26,12 +27,12 @@ namespace {
 
 using tessera::testing::random_f32;
 
-// The bytes of `t`'s pages present in this process's page tables, as the
-// kernel tells (/proc/self/pagemap, bit 63 of each page's entry).
-int64_t resident_bytes_of(const Tensor& t) {
+// The bytes of the pages over [begin, begin + bytes) present in this
+// process's page tables, as the kernel tells (/proc/self/pagemap, bit 63 of
+// each page's entry).
+int64_t resident_bytes_in(uintptr_t begin, size_t bytes) {
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(t.raw());
-  const uintptr_t first = begin / page, last = (begin + t.nbytes() - 1) / page;
+  const uintptr_t first = begin / page, last = (begin + bytes - 1) / page;
   int fd = open("/proc/self/pagemap", O_RDONLY);
   if (fd < 0) return -1;
   std::vector<uint64_t> entries(last - first + 1);
@@ -43,6 +44,8 @@ int64_t resident_bytes_of(const Tensor& t) {
   for (uint64_t e : entries) present += static_cast<int64_t>((e >> 63) & 1);
   return present * static_cast<int64_t>(page);
 }
+
+int64_t resident_bytes_of(const Tensor& t) { return resident_bytes_in(reinterpret_cast<uintptr_t>(t.raw()), t.nbytes()); }
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.dims() == b.dims() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
@@ -60,6 +63,38 @@ TEST(Tensor, LargeBuffersArePageMappingsOfTheirOwn) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(huge.raw()) % (2 << 20), 0u);
   EXPECT_TRUE(huge.reshaped({1024 * 1024}).page_mapped());
   EXPECT_FALSE(Tensor::view(DType::F32, {300, 1000}, big.raw()).page_mapped());
+}
+
+// Kernels load out of bounds under masks (a padded convolution's border
+// rows); on pages that are not present each such load takes a slow assist.
+// A mapped buffer keeps 64 KiB of present, readable pages on each side (the
+// kernel's zero page: no memory of their own, as /proc/self/smaps_rollup's
+// anonymous bytes show), while its own pages stay absent until written.
+TEST(Tensor, MappedBuffersHavePresentMarginsBeforeAndAfter) {
+  auto anonymous_kb = [] {
+    FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return int64_t{-1};
+    char line[256];
+    int64_t kb = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "Anonymous: %ld kB", &kb) == 1) break;
+    std::fclose(f);
+    return kb;
+  };
+  const size_t margin = size_t{64} << 10;
+  const int64_t before = anonymous_kb();
+  for (Dims dims : {Dims{300, 1000}, Dims{1024, 1024}}) {  // 1.2 MB (4 KiB aligned), 4 MiB (2 MiB aligned)
+    Tensor t(DType::F32, dims);
+    ASSERT_TRUE(t.page_mapped());
+    const auto begin = reinterpret_cast<uintptr_t>(t.raw());
+    const uintptr_t end = (begin + t.nbytes() + 4095) / 4096 * 4096;
+    EXPECT_EQ(resident_bytes_in(begin - margin, margin), static_cast<int64_t>(margin));
+    EXPECT_EQ(resident_bytes_in(end, margin), static_cast<int64_t>(margin));
+    EXPECT_EQ(resident_bytes_of(t), 0);
+    if (before >= 0) {
+      EXPECT_LT(anonymous_kb() - before, 64) << "the margins hold no anonymous memory";
+    }
+  }
 }
 
 TEST(WeightStore, ReleasedTensorKeepsItsAddressAndBytes) {

@@ -3,6 +3,7 @@
 // gathered/scattered).
 #include "codegen/llvm/codegen.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/codegen_impl.h"
@@ -98,6 +99,7 @@ void CodeGen::emit(const Stmt& s) {
       return;
     case StmtKind::Evaluate:
       if (Expr l = prefetched(s); l.defined()) emit_prefetch(l.as<LoadNode>());
+      else if (Buffer kept = kept_in_memory(s); kept.defined()) emit_keep_in_memory(kept);
       else emit(s.as<EvaluateNode>()->value);
       return;
   }
@@ -334,6 +336,16 @@ Value* CodeGen::emit_load(const LoadNode* op) {
     raw = b_.CreateMaskedGather(vt, ptrs, align, mask, zero);
   }
   return from_memory(d, raw);
+}
+
+// An empty asm statement with side effects that takes the buffer's address
+// and clobbers memory: the address escapes, so LLVM promotes none of its
+// elements to registers, and every value stored before it is in memory
+// after it (see loop::keep_in_memory). It emits no instruction.
+void CodeGen::emit_keep_in_memory(const Buffer& buf) {
+  Value* at = buffer_ptr(buf);
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(), {at->getType()}, false);
+  b_.CreateCall(type, llvm::InlineAsm::get(type, "", "r,~{memory}", /*hasSideEffects=*/true), {at});
 }
 
 // A prefetch (for reading, kept in all cache levels) of the line of each

@@ -50,6 +50,7 @@ class CodeGen {
   llvm::Value* emit_load(const loop::LoadNode* op);
   void emit_store(const loop::StoreNode* op);
   void emit_prefetch(const loop::LoadNode* op);
+  void emit_keep_in_memory(const loop::Buffer& buf);
   llvm::Value* from_memory(DType d, llvm::Value* v);  // memory form -> register form
   llvm::Value* to_memory(DType d, llvm::Value* v);    // register form -> memory form
   // A contiguous vector access when `index` is a ramp with stride 1: the
