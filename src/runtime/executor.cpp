@@ -3,8 +3,6 @@
 // copy the results into their slots. The model keeps a few plans, one per key.
 #include "runtime/executor.h"
 
-#include <malloc.h>
-
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -17,6 +15,7 @@
 #include "runtime/fusion_profiler.h"
 #include "support/thread_pool.h"
 #include "support/error.h"
+#include "support/memory_trace.h"
 
 namespace tessera::runtime {
 
@@ -168,6 +167,7 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
   PassContext target;
   target.lanes = Target::for_isa(opts_.isa).vector_bytes / 4;
   run_passes(*graph_, target_pipeline(), opts_.passes, target);
+  mark_memory_phase("target passes");
   if (opts_.release_weights) store_ = std::make_unique<WeightStore>(opts_.weight_dir);
 }
 
@@ -245,9 +245,8 @@ void Executor::release_packed_weights() const {
     for (const auto& v : graph_->values())
       if (v->constant && !read.count(v->constant->raw())) store_->release(*v->constant);
   }
-#ifdef __GLIBC__
-  malloc_trim(0);  // what loading and compiling freed goes back to the system, not to the heap's free lists
-#endif
+  release_free_heap();  // what loading and compiling freed goes back to the system, not to the heap's free lists
+  mark_memory_phase("release");
 }
 
 const fusion::Partition& Executor::partition() {
