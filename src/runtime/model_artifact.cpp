@@ -414,7 +414,7 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
     times.kernels += p->kernel_seconds;
     times.plans += p->compile_seconds - p->kernel_seconds;
     for (const Step& st : p->steps)
-      if (st.kernel) (st.kernel->llvm_ir().empty() ? linked : compiled).insert(st.kernel.get());
+      if (st.kernel) (st.kernel->has_ir() ? compiled : linked).insert(st.kernel.get());
   }
   times.linked = static_cast<int>(linked.size());
   times.compiled = static_cast<int>(compiled.size());
