@@ -33,6 +33,7 @@
 // Thread-safe: every member may be called from several threads at once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,6 +43,13 @@
 #include "tessera/tensor.h"
 
 namespace tessera::runtime {
+
+// Drops the whole pages inside [data, data + bytes) of a read-only-used file
+// mapping (a loaded artifact's weights) from this process: they are read
+// from the file again on the next access. Only for bytes never written
+// through the mapping (a written private page would revert to the file's).
+// Returns whether any page was dropped.
+bool drop_file_pages(const void* data, size_t bytes);
 
 class WeightStore {
  public:
