@@ -9,9 +9,10 @@
 // one check of a cached flag.
 //
 // bench/memory.py and the memory accounting of issue 22 read these lines;
-// phases are marked by the importer, the driver's load pipeline, the
-// executor (target passes, packing, kernels, release) and the artifact
-// loader.
+// phases are marked by the ONNX importer (parsing the file, import), the
+// driver's load pipeline (load passes) and the executor (target passes,
+// types and tasks, kernels, packing, release); a `.tsr` load goes through
+// the importer and the executor too.
 #pragma once
 
 #include <cstdint>
