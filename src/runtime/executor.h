@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -292,7 +293,10 @@ class Executor {
   // Releases every constant no cached plan reads as it is (only packed) to
   // the weight store (a no-op without one): done after each compile and
   // save; call it after reading the graph's constants otherwise (running the
-  // reference interpreter on graph(), say) to give their pages back.
+  // reference interpreter on graph(), say) to give their pages back. A
+  // loaded artifact's constants are views of its mapping: theirs are dropped
+  // from the process (madvise), to be read from the file again if ever
+  // needed — the artifact holds every weight twice, original and packed.
   void release_packed_weights() const;
   // The weight store (null when ExecutorOptions::release_weights is false).
   const WeightStore* weight_store() const { return store_.get(); }
@@ -335,6 +339,12 @@ class Executor {
   double last_compile_seconds_ = 0;
   int64_t plans_compiled_ = 0;
   LoadTimes load_times_;  // set by load
+  // A loaded artifact's mapping (set by load before any plan): constants in
+  // it are file pages, dropped rather than written to the weight store.
+  const char* artifact_begin_ = nullptr;
+  size_t artifact_bytes_ = 0;
+  mutable std::mutex dropped_mu_;
+  mutable std::set<const void*> dropped_;  // constants' buffers dropped from the mapping
 };
 
 }  // namespace tessera::runtime

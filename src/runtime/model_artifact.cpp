@@ -385,6 +385,8 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
                     unusable.c_str());
   double check_seconds = seconds_since(t2);
   auto m = std::make_unique<Executor>(std::move(g), std::move(opts));
+  m->artifact_begin_ = static_cast<const char*>(a.file.get());
+  m->artifact_bytes_ = a.size;
   std::vector<std::string> lines = split(a.section("signatures"), '\n');
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
@@ -414,7 +416,7 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
     times.kernels += p->kernel_seconds;
     times.plans += p->compile_seconds - p->kernel_seconds;
     for (const Step& st : p->steps)
-      if (st.kernel) (st.kernel->llvm_ir().empty() ? linked : compiled).insert(st.kernel.get());
+      if (st.kernel) (st.kernel->has_ir() ? compiled : linked).insert(st.kernel.get());
   }
   times.linked = static_cast<int>(linked.size());
   times.compiled = static_cast<int>(compiled.size());

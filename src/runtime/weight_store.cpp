@@ -38,6 +38,14 @@ bool write_all(int fd, const void* data, size_t n, size_t offset) {
 
 }  // namespace
 
+bool drop_file_pages(const void* data, size_t bytes) {
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t first = (begin + page_bytes() - 1) / page_bytes() * page_bytes();
+  const uintptr_t last = (begin + bytes) / page_bytes() * page_bytes();
+  if (last <= first) return false;
+  return madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) == 0;
+}
+
 std::string WeightStore::default_directory() {
   for (const char* var : {"TESSERA_WEIGHT_DIR", "TMPDIR"})
     if (const char* d = std::getenv(var); d && *d) return d;

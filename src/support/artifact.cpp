@@ -275,6 +275,7 @@ MappedArtifact map_artifact(const std::string& path) {
     TESSERA_FAIL("cannot load artifact '", path, "': cannot map it: ", std::strerror(err));
   }
   m.file = std::shared_ptr<void>(p, [size](void* q) { ::munmap(q, static_cast<size_t>(size)); });
+  m.size = static_cast<size_t>(size);
   m.sections = read_artifact(static_cast<const char*>(p), size, path);
   return m;
 }

@@ -73,6 +73,7 @@ Artifact parse_artifact(const std::string& bytes, const std::string& name);
 // to whatever keeps a view, such as a tensor over a section's bytes).
 struct MappedArtifact {
   std::shared_ptr<void> file;
+  size_t size = 0;  // the mapping's bytes, from file.get()
   std::map<std::string, std::string_view> sections;
 
   // The named section; throws tessera::Error naming it when there is none.

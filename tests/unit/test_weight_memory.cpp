@@ -223,6 +223,30 @@ TEST(WeightMemory, SaveAfterReleaseWritesAnArtifactThatLoadsAndMatches) {
   expect_interpreter_outputs(again, ins);
 }
 
+// A loaded artifact holds W twice (original and packed); the original, read
+// only packed, leaves the process's memory (its whole pages: those at its
+// ends may hold other sections' bytes too) and is read from the file when
+// something reads it again.
+TEST(WeightMemory, LoadedArtifactsPackedOnlyWeightsStayInTheFile) {
+  auto m = dense_executor();
+  std::vector<Tensor> ins{random_f32({3, 256}, 1)};
+  std::vector<Tensor> first = m->run(ins);
+  std::string path = ::testing::TempDir() + "/dropped.tsr";
+  m->save(path);
+  auto l = Executor::load(path, ExecutorOptions{}, true);
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  EXPECT_LE(resident_bytes_of(constant_of(*l, "W")), 2 * page);
+  EXPECT_GT(resident_bytes_of(constant_of(*l, "b")), 0);  // read as it is: stays
+  std::string r = l->report();
+  EXPECT_NE(r.find("read only packed and left in the artifact's file"), std::string::npos) << r;
+  std::vector<Tensor> again = l->run(ins);
+  EXPECT_TRUE(same_bytes(again[0], first[0]));
+  std::unique_ptr<Graph> ref = dense_model();
+  EXPECT_TRUE(same_bytes(constant_of(*l, "W"), *ref->find_value("W")->constant));  // read back from the file
+  l->release_packed_weights();
+  EXPECT_LE(resident_bytes_of(constant_of(*l, "W")), 2 * page);
+}
+
 // The packed buffers of `plans`, each once: their bytes.
 int64_t packed_bytes_once(const std::vector<std::shared_ptr<const Plan>>& plans) {
   std::set<const void*> seen;
