@@ -16,6 +16,7 @@
 #include "runtime/graph_timer.h"
 #include "support/thread_pool.h"
 #include "support/error.h"
+#include "support/file_pages.h"
 #include "support/memory_trace.h"
 
 namespace tessera::runtime {
@@ -271,6 +272,20 @@ void Executor::release_packed_weights() const {
   }
   release_free_heap();  // what loading and compiling freed goes back to the system, not to the heap's free lists
   mark_memory_phase("release");
+}
+
+void Executor::populate_artifact_pages() const {
+  if (artifact_bytes_ == 0) return;
+  auto in_artifact = [this](const void* p) {
+    const auto* at = static_cast<const char*>(p);
+    return at >= artifact_begin_ && at < artifact_begin_ + artifact_bytes_;
+  };
+  std::set<const void*> done;
+  for (const auto& p : plans())
+    for (const Value* v : p->original_reads)
+      if (in_artifact(v->constant->raw()) && done.insert(v->constant->raw()).second)
+        populate_file_pages(v->constant->raw(), v->constant->nbytes());
+  mark_memory_phase("artifact pages");
 }
 
 const fusion::Partition& Executor::partition() {

@@ -320,6 +320,11 @@ class Executor {
   // latest (no compile time); null if none. Needs mu_.
   std::shared_ptr<const Plan> find_locked(const std::vector<Tensor>& inputs);
   const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists; needs compile_mu_
+  // Brings in the pages of a loaded artifact's original weights that the
+  // cached plans read as they are (checking the file dropped every original's
+  // pages; the packed weights' stayed), so that the first run does not fault
+  // them in page by page; those read only packed stay out. Called by load.
+  void populate_artifact_pages() const;
   // report()'s lines on the weights' bytes over `plans`.
   std::string weights_summary(const std::vector<std::shared_ptr<const Plan>>& plans) const;
 

@@ -341,7 +341,10 @@ void Executor::save(const std::string& path) const {
 std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOptions opts, bool use_saved_isa) {
   LoadTimes times;
   auto t0 = Clock::now();
-  MappedArtifact a = map_artifact(path);
+  // The original weights' pages leave memory as they are checked: the plans
+  // read most of them only packed (the packed copies, sections of their own,
+  // stay); those read as they are come back at the end (populate_artifact_pages).
+  MappedArtifact a = map_artifact(path, [](const std::string& name) { return name.rfind(kWeightPrefix, 0) == 0; });
   std::string kind = a.sections.count("kind") ? std::string(a.section("kind")) : "";
   TESSERA_CHECK(kind.rfind(kKindPrefix, 0) == 0, path, ": not a compiled Tessera model (an artifact of another kind)");
   std::string format = kind.substr(std::string(kKindPrefix).size());
@@ -407,6 +410,7 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
       }
     }
   }
+  m->populate_artifact_pages();
   std::lock_guard<std::mutex> lock(m->mu_);
   m->last_compile_seconds_ = 0;
   std::set<const codegen::JitKernel*> linked, compiled;

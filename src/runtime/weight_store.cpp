@@ -11,16 +11,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "support/file_pages.h"
+
 namespace tessera::runtime {
 
 namespace {
 
 constexpr long kTmpfsMagic = 0x01021994;  // statfs f_type of tmpfs
-
-size_t page_bytes() {
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return page;
-}
 
 // Writes all of [data, data + n) at `offset`; false on any failure.
 bool write_all(int fd, const void* data, size_t n, size_t offset) {
@@ -37,14 +34,6 @@ bool write_all(int fd, const void* data, size_t n, size_t offset) {
 }
 
 }  // namespace
-
-bool drop_file_pages(const void* data, size_t bytes) {
-  const auto begin = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t first = (begin + page_bytes() - 1) / page_bytes() * page_bytes();
-  const uintptr_t last = (begin + bytes) / page_bytes() * page_bytes();
-  if (last <= first) return false;
-  return madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) == 0;
-}
 
 std::string WeightStore::default_directory() {
   for (const char* var : {"TESSERA_WEIGHT_DIR", "TMPDIR"})

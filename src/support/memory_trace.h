@@ -12,7 +12,8 @@
 // phases are marked by the ONNX importer (parsing the file, import), the
 // driver's load pipeline (load passes) and the executor (target passes,
 // types and tasks, kernels, packing, release); a `.tsr` load goes through
-// the importer and the executor too.
+// the importer and the executor too, and ends with "artifact pages" (the
+// original weights its plans read as they are brought back in).
 #pragma once
 
 #include <cstdint>
