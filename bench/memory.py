@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
 """Resident memory after load: Tessera beside ONNX Runtime (issue 22, "Memory").
 
-For each model, in a process of its own:
-  Tessera   `tessera run MODEL --report`: VmRSS and VmHWM once the model is
-            loaded and its plan compiled (before any run), the peak activation
-            arena and the weights line of the report (held, released, packed).
-  ONNX Runtime  onnxruntime-node: VmRSS and VmHWM right after
-            InferenceSession.create (graph optimizations on, CPU provider).
-The weights' size is what `tessera info` counts (every constant of the loaded
-model, after the load pipeline; the ONNX initializers' bytes). Each runtime's
-own baseline (Tessera: LLVM and its code; ORT: node and V8) is measured with
-a one-node model and printed, and the ratio is also given without it.
+For each model, each in a process of its own:
+  Tessera from ONNX   `tessera run MODEL.onnx --report`: VmRSS and VmHWM (the
+                      peak) once the model is loaded and its plan compiled,
+                      before any run; the peak activation arena; the weights
+                      line of the report (held, released, packed).
+  Tessera from .tsr   the same for `tessera run MODEL.tsr` (made by `tessera
+                      compile`): the artifact's weights are mapped, its
+                      machine code linked, nothing optimized.
+  ONNX Runtime        onnxruntime-node: VmRSS and VmHWM right after
+                      InferenceSession.create (graph optimizations on).
+W, the weights, is what `tessera info` counts (every constant of the loaded
+model); A is Tessera's peak activations. The process baseline is the
+runtime's, not the model's (the binary, libLLVM's pages, protobuf, the heap):
+it is measured on a one-node model, from ONNX and from its .tsr, and
+subtracted from RSS and peak alike: the criterion of issue 22 is
+(RSS - baseline) / (W + A) and (peak - baseline) / (W + A) at most 1.3.
 
 Usage:
   python3 bench/memory.py [--tessera build/tessera] [--threads 2]
                           [--node-modules /work/main/bench/node_modules] [MODEL.onnx ...]
 Default models: bench/out/perf/{resnet50,bert_base,vit_b_16}/model.onnx of this
-checkout, else of /work/main.
+checkout, else of /work/main. bench/reliability.py's memory section calls
+measure() and table() below.
 """
 import argparse
 import os
@@ -27,6 +34,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+CRITERION = 1.3
 
 ORT_SCRIPT = r"""
 const ort = require('onnxruntime-node');
@@ -56,6 +64,7 @@ def mib(n):
 
 
 def tessera_memory(tessera, model, threads):
+    """RSS and peak after load and compile (before any run) of `tessera run MODEL --report`."""
     out = subprocess.run([tessera, "run", model, "--report", "--threads", str(threads)], capture_output=True,
                          text=True, check=True).stdout
     m = re.search(r"after load and compile: RSS ([\d.]+ \w+), peak RSS ([\d.]+ \w+)", out)
@@ -69,6 +78,12 @@ def tessera_memory(tessera, model, threads):
         "weights_line": (weights.group(0)[len("weights: "):] if weights else "") +
                         ("; packed " + packed.group(1) if packed else ""),
     }
+
+
+def compile_tsr(tessera, model, path, threads):
+    subprocess.run([tessera, "compile", model, "-o", path, "--threads", str(threads)], check=True,
+                   capture_output=True)
+    return path
 
 
 def weight_bytes(tessera, model):
@@ -88,6 +103,11 @@ def ort_memory(node_modules, model, threads):
     return {"rss": float(m.group(1)), "hwm": float(m.group(2))}
 
 
+def default_node_modules():
+    return next((d for d in (os.path.join(HERE, "node_modules"), "/work/main/bench/node_modules")
+                 if os.path.isdir(d)), "")
+
+
 def tiny_model(tessera, directory):
     """The baseline's model: the one-node Relu of the ONNX conformance data (../shared),
     else SqueezeNet 1.1 (5 MB of weights) exported from the zoo."""
@@ -100,13 +120,79 @@ def tiny_model(tessera, directory):
     return p
 
 
+def model_name(model):
+    return os.path.basename(os.path.dirname(os.path.abspath(model))) or model
+
+
+def measure(tessera, models, threads=2, node_modules=None, progress=None):
+    """Every number of the tables: {'base': {...}, 'models': [{...}, ...]}."""
+    node_modules = default_node_modules() if node_modules is None else node_modules
+    with tempfile.TemporaryDirectory() as tmp:
+        tiny = tiny_model(tessera, tmp)
+        base = {"name": os.path.basename(os.path.dirname(tiny)),
+                "onnx": tessera_memory(tessera, tiny, threads),
+                "tsr": tessera_memory(tessera, compile_tsr(tessera, tiny, os.path.join(tmp, "base.tsr"), threads),
+                                      threads),
+                "ort": ort_memory(node_modules, tiny, threads)}
+        rows = []
+        for model in models:
+            name = model_name(model)
+            if progress:
+                progress(name)
+            tsr = compile_tsr(tessera, model, os.path.join(tmp, name + ".tsr"), threads)
+            rows.append({"name": name, "weights": weight_bytes(tessera, model),
+                         "onnx": tessera_memory(tessera, model, threads),
+                         "tsr": tessera_memory(tessera, tsr, threads),
+                         "ort": ort_memory(node_modules, model, threads)})
+            os.remove(tsr)
+    return {"base": base, "models": rows}
+
+
+def ratio(value, base, wa):
+    return (value - base) / wa
+
+
+def table(result, names=None):
+    """Markdown lines: the baselines, then per model and load path RSS and peak with
+    and without the baseline against W + A, and ONNX Runtime's."""
+    names = names or {}
+    b = result["base"]
+    ort_b = b["ort"]
+    out = [f"Process baseline (one-node model `{b['name']}`): Tessera from ONNX RSS {mib(b['onnx']['rss'])} MiB, "
+           f"peak {mib(b['onnx']['hwm'])}; from .tsr RSS {mib(b['tsr']['rss'])}, peak {mib(b['tsr']['hwm'])}; "
+           f"ONNX Runtime RSS {mib(ort_b and ort_b['rss'])}, peak {mib(ort_b and ort_b['hwm'])}.", "",
+           "| model | W | A | load | RSS | peak | (RSS - base) / (W + A) | (peak - base) / (W + A) | "
+           "RSS / (W + A) | ONNX Runtime RSS (peak) | ORT (RSS - base) / (W + A) |",
+           "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in result["models"]:
+        wa = r["weights"] + r["onnx"]["activations"]
+        o = r["ort"]
+        for path in ("onnx", "tsr"):
+            t, base = r[path], b[path]
+            rr, pr = ratio(t["rss"], base["rss"], wa), ratio(t["hwm"], base["hwm"], wa)
+            mark = lambda x: f"**{x:.2f}**" if x <= CRITERION else f"{x:.2f} (above {CRITERION})"  # noqa: E731
+            ort_cells = (f"{mib(o['rss'])} ({mib(o['hwm'])})", f"{ratio(o['rss'], ort_b['rss'], wa):.2f}") \
+                if (o and ort_b and path == "onnx") else ("", "")
+            out.append(f"| {names.get(r['name'], r['name']) if path == 'onnx' else ''} | "
+                       f"{mib(r['weights']) if path == 'onnx' else ''} | "
+                       f"{mib(r['onnx']['activations']) if path == 'onnx' else ''} | {'ONNX' if path == 'onnx' else '.tsr'} | "
+                       f"{mib(t['rss'])} | {mib(t['hwm'])} | {mark(rr)} | {mark(pr)} | {t['rss'] / wa:.2f} | "
+                       f"{ort_cells[0]} | {ort_cells[1]} |")
+    out += ["", "MiB. W: the weights, every constant of the loaded model (`tessera info`); A: Tessera's peak "
+            "activations. RSS and peak (VmRSS, VmHWM) after load and compile, before any run; base: the same "
+            "load path's baseline above. ONNX Runtime's right after InferenceSession.create, its baseline its "
+            "one-node session's. Weights as the compiled runtime keeps them:"]
+    for r in result["models"]:
+        out.append(f"- {r['name']} from ONNX: {r['onnx']['weights_line']}; from .tsr: {r['tsr']['weights_line']}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="*")
     ap.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--node-modules", default=next((d for d in (os.path.join(HERE, "node_modules"),
-                                                               "/work/main/bench/node_modules") if os.path.isdir(d)), ""))
+    ap.add_argument("--node-modules", default=None)
     args = ap.parse_args()
     models = args.models
     if not models:
@@ -116,35 +202,9 @@ def main():
                 if os.path.exists(p):
                     models.append(p)
                     break
-    with tempfile.TemporaryDirectory() as tmp:
-        tiny = tiny_model(args.tessera, tmp)
-        base = tessera_memory(args.tessera, tiny, args.threads)
-        ort_base = ort_memory(args.node_modules, tiny, args.threads)
-    print(f"baseline (one-node model {os.path.basename(os.path.dirname(tiny))}): Tessera RSS {mib(base['rss'])} MiB"
-          f" (peak {mib(base['hwm'])}), ONNX Runtime RSS {mib(ort_base and ort_base['rss'])} MiB"
-          f" (peak {mib(ort_base and ort_base['hwm'])})\n")
-    head = ("model", "weights W", "after passes", "activ. A", "RSS", "peak RSS", "RSS/(W+A)", "(RSS-base)/(W+A)",
-            "ORT RSS", "ORT peak", "ORT RSS/(W+A)")
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    notes = []
-    for model in models:
-        name = os.path.basename(os.path.dirname(os.path.abspath(model))) or model
-        w = weight_bytes(args.tessera, model)
-        t = tessera_memory(args.tessera, model, args.threads)
-        o = ort_memory(args.node_modules, model, args.threads)
-        wa = w + t["activations"]
-        row = (name, mib(w), mib(t["held"]), mib(t["activations"]), mib(t["rss"]), mib(t["hwm"]), f"{t['rss'] / wa:.2f}x",
-               f"{(t['rss'] - base['rss']) / wa:.2f}x", mib(o and o["rss"]), mib(o and o["hwm"]),
-               f"{o['rss'] / wa:.2f}x" if o else "n/a")
-        print("| " + " | ".join(row) + " |")
-        notes.append(f"{name}: {t['weights_line']}")
-    print("\nMiB. W: the weights, every constant of the loaded model (`tessera info`); after passes: the"
-          " constants the compiled runtime keeps once its target passes ran (Winograd's 6x6 tiles of 3x3"
-          " weights are 4x larger); A: Tessera's peak activations. RSS and peak RSS (VmRSS, VmHWM) after"
-          " load and compile, before any run; ONNX Runtime's right after InferenceSession.create.")
-    for n in notes:
-        print(n)
+    result = measure(args.tessera, models, args.threads, args.node_modules,
+                     progress=lambda n: print(f"memory: {n} ...", file=sys.stderr, flush=True))
+    print("\n".join(table(result)))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ Tessera beside ONNX Runtime.
      once (`tessera serve`'s `callers K N`), beside one ONNX Runtime session
      under the same load (bench/ort_worker.js, concurrent session.run calls);
      rounds interleaved, medians.
-  3. Resident memory after load for ResNet-50, BERT-base and ViT-B/16 against
-     the weights (and Tessera's peak activations), beside ONNX Runtime's.
+  3. Resident memory after load (and its peak) for ResNet-50, BERT-base and
+     ViT-B/16, from ONNX and from .tsr, against the weights plus Tessera's
+     peak activations with each load path's process baseline apart, beside
+     ONNX Runtime's (bench/memory.py).
   4. Load time: from a `.tsr` artifact and from ONNX, beside ONNX Runtime's
      session creation.
   5. Output error against torch (float64) beside ONNX Runtime's for every model
@@ -102,10 +104,6 @@ def ort_worker(d, threads):
     return Worker(["node", os.path.join(HERE, "ort_worker.js"), "--model-dir", d, "--threads", str(threads)])
 
 
-def mib(b):
-    return f"{b / 2**20:.0f} MiB"
-
-
 # --- sections --------------------------------------------------------------------
 
 def section_hostile(exe):
@@ -150,52 +148,20 @@ def section_throughput(exe, rounds=5, runs_per_caller=8, threads=2):
     return out, 0
 
 
-def weights_bytes(path):
-    import onnx
-
-    m = onnx.load(path, load_external_data=False)
-    total = 0
-    for t in m.graph.initializer:
-        n = 1
-        for x in t.dims:
-            n *= x
-        total += n * {1: 4, 6: 4, 7: 8, 10: 2, 11: 8}.get(t.data_type, 4)
-    return total
-
-
-def peak_activations(exe, d, threads):
-    inputs = sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("input_") and f.endswith(".npy"))
-    r = subprocess.run([exe, "run", os.path.join(d, "model.onnx"), "--threads", str(threads), "--inputs", *inputs],
-                       capture_output=True, text=True, check=True)
-    for line in (r.stdout + r.stderr).splitlines():
-        if "peak activations" in line:
-            v, unit = line.split("peak activations")[1].split()[:2]
-            return float(v) * {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[unit]
-    return 0.0
-
-
 def section_memory(exe, threads=2):
+    """bench/memory.py's tables: RSS and peak after load from ONNX and from .tsr, each load path's process
+    baseline apart, against the weights plus activations; ONNX Runtime beside."""
+    import memory
+
+    models = [os.path.join(model_dir(name), "model.onnx") for name in MEMORY_MODELS]
+    result = memory.measure(exe, models, threads)
+    names = {name: perf_models.MODELS[name][0] for name in MEMORY_MODELS}
     out = ["## Memory after load", "",
-           "Resident memory of a process holding the model loaded and run once (VmRSS; in parentheses the peak "
-           "during load, VmHWM), against the weights' size plus Tessera's peak activations. The process's own "
-           "baseline (code, LLVM) is included.", "",
-           "| model | weights | Tessera activations | Tessera RSS | Tessera / (weights + activations) | "
-           "ONNX Runtime RSS | Tessera / ONNX Runtime |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for name in MEMORY_MODELS:
-        d = model_dir(name)
-        wb = weights_bytes(os.path.join(d, "model.onnx"))
-        act = peak_activations(exe, d, threads)
-        mem = {}
-        for label, make in (("t", lambda: tessera_worker(exe, d, threads)), ("o", lambda: ort_worker(d, threads))):
-            w = make()
-            try:
-                mem[label] = w.status()
-            finally:
-                w.close()
-        t, o = mem["t"], mem["o"]
-        out.append(f"| {perf_models.MODELS[name][0]} | {mib(wb)} | {mib(act)} | {mib(t['VmRSS'])} ({mib(t['VmHWM'])}) | "
-                   f"**{t['VmRSS'] / (wb + act):.2f}** | {mib(o['VmRSS'])} ({mib(o['VmHWM'])}) | "
-                   f"{t['VmRSS'] / o['VmRSS']:.2f} |")
+           "Resident memory of a process holding the model loaded and its plan compiled, before any run (VmRSS, "
+           "and the peak during load, VmHWM), from the ONNX file and from a `.tsr` made by `tessera compile`, "
+           f"against the weights W plus Tessera's peak activations A (criterion: at most {memory.CRITERION}x once "
+           "the process baseline, the runtime's own memory measured on a one-node model, is taken off).", ""]
+    out += memory.table(result, names)
     return out, 0
 
 

@@ -13,6 +13,7 @@
 #include "opt/pipeline.h"
 #include "support/error.h"
 #include "support/memory.h"
+#include "support/memory_trace.h"
 #include "zoo/zoo.h"
 
 namespace tessera {
@@ -41,6 +42,7 @@ std::unique_ptr<Graph> load_model(const std::string& spec, const LoadOptions& op
     if (zoo) throw;
     throw Error(spec + ": " + e.what());  // as import's errors name the file
   }
+  mark_memory_phase("load passes");
   return g;
 }
 

@@ -22,6 +22,7 @@
 #include "support/checked_int.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/memory_trace.h"
 
 namespace tessera {
 
@@ -299,6 +300,7 @@ std::unique_ptr<Graph> import_model(onnx::ModelProto& mp, const std::string& bas
   }
   verify_graph(*g);
   if (opts.infer_types) infer_graph(*g);
+  mark_memory_phase("import");
   return g;
 }
 
@@ -325,6 +327,7 @@ std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOpt
   onnx::ModelProto mp;
   bool parsed = !empty && mp.ParseFromFileDescriptor(fd);
   close(fd);
+  mark_memory_phase("parsing the ONNX file");
   try {
     TESSERA_CHECK(!empty, "the model file is empty");
     TESSERA_CHECK(parsed, kNotAModel);

@@ -215,6 +215,21 @@ void Graph::remove_unused_values() {
   values_ = std::move(kept);
 }
 
+bool Graph::erase_value_if_unused(Value* v) {
+  if (!v || !v->uses.empty() || v->producer || v->is_graph_input || is_output(v)) return false;
+  if (std::find(captures.begin(), captures.end(), v) != captures.end()) return false;
+  for (const auto& n : nodes_) {
+    if (!n->has_subgraph()) continue;
+    for (const std::string& name : captured_names(*n))
+      if (name == v->name) return false;
+  }
+  auto it = std::find_if(values_.begin(), values_.end(), [&](const auto& x) { return x.get() == v; });
+  if (it == values_.end()) return false;
+  by_name_.erase(v->name);
+  values_.erase(it);
+  return true;
+}
+
 void Graph::topo_sort() {
   std::unordered_map<const Node*, int> state;  // 0 new, 1 visiting, 2 done
   std::vector<std::unique_ptr<Node>> sorted;

@@ -133,6 +133,12 @@ class Graph {
   int remove_dead_nodes();
   // Drops values that are neither used nor produced nor graph inputs/outputs.
   void remove_unused_values();
+  // Drops `v` alone when nothing reads it (no use, not a graph input or
+  // output, not captured by a subgraph) and nothing produces it; returns
+  // whether it did. A pass that replaces a constant calls this on the old
+  // one as it goes, so the old weights' memory is freed before the next is
+  // made (peak memory), not all at the pass's end. `v` is invalid after.
+  bool erase_value_if_unused(Value* v);
   // Re-sorts nodes topologically; throws on a cycle naming a node on it.
   void topo_sort();
 

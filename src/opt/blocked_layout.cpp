@@ -155,7 +155,12 @@ void Rewriter::conv(Node* n) {
   if (G == 1 && !plain && C % b != 0) attrs["in_channels"] = Attribute::of_int(C);
   Node* nb = insert(n, depthwise ? "DepthwiseConvBlocked" : "ConvBlocked", std::move(ins),
                     n->outputs[0]->name + ".nchwc", std::move(attrs), kBlockedDomain);
+  Value* old_bias = n->has_input(2) ? n->inputs[2] : nullptr;
   replace(n, nb);
+  // The NCHW weights go now, not at the pass's end: only one layer's weights
+  // are ever held twice.
+  g.erase_value_if_unused(const_cast<Value*>(wv));
+  g.erase_value_if_unused(old_bias);
   ++convs;
 }
 

@@ -63,9 +63,14 @@ int fold_batchnorm(Graph& g) {
     }
     Value* wv = g.add_constant(g.unique_name(conv->inputs[1]->name + ".bn_folded"), std::move(nw));
     Value* bv = g.add_constant(g.unique_name(bn->outputs[0]->name + ".conv_bias"), std::move(nb));
+    Value* old_w = conv->inputs[1];
+    Value* old_b = conv->has_input(2) ? conv->inputs[2] : nullptr;
     g.set_input(conv, 1, wv);
     if (!conv->has_input(2)) conv->inputs.resize(3, nullptr);
     g.set_input(conv, 2, bv);
+    // The unfolded weights go now: one layer's weights are held twice at most.
+    g.erase_value_if_unused(old_w);
+    g.erase_value_if_unused(old_b);
     // The Conv takes over the BatchNorm's output value (its name may be a graph output).
     Value* x = bn->inputs[0];
     Value* y = bn->outputs[0];

@@ -170,8 +170,10 @@ void rewrite(Graph& g, Node* n, const BlockedConvGeom& geom, int tile) {
   if (n->has_input(2)) out_ins.push_back(n->inputs[2]);
   Value* y = insert("WinogradOutput", out_ins, ".wino",
                     {{"output", Attribute::of_ints({geom.oh, geom.ow})}, {"tile", Attribute::of_int(tile)}}, n->name);
+  Value* w = n->inputs[1];
   g.replace_all_uses(out, y);
   g.erase_node(n);
+  g.erase_value_if_unused(w);  // the direct weights go before the next layer's are transformed
 }
 
 }  // namespace

@@ -3,10 +3,6 @@
 // copy the results into their slots. The model keeps a few plans, one per key.
 #include "runtime/executor.h"
 
-#include "runtime/graph_timer.h"
-
-#include <malloc.h>
-
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -20,6 +16,8 @@
 #include "runtime/graph_timer.h"
 #include "support/thread_pool.h"
 #include "support/error.h"
+#include "support/file_pages.h"
+#include "support/memory_trace.h"
 
 namespace tessera::runtime {
 
@@ -184,6 +182,7 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
                         "/r" + std::to_string(fusion::kCodegenRevision);
   }
   run_passes(*graph_, target_pipeline(), opts_.passes, target);
+  mark_memory_phase("target passes");
   if (opts_.release_weights) store_ = std::make_unique<WeightStore>(opts_.weight_dir);
 }
 
@@ -256,14 +255,37 @@ std::set<const void*> original_reads_of(const std::vector<std::shared_ptr<const 
 }  // namespace
 
 void Executor::release_packed_weights() const {
-  if (store_) {
+  if (store_ || artifact_bytes_ > 0) {
     std::set<const void*> read = original_reads_of(plans());
-    for (const auto& v : graph_->values())
-      if (v->constant && !read.count(v->constant->raw())) store_->release(*v->constant);
+    for (const auto& v : graph_->values()) {
+      if (!v->constant || read.count(v->constant->raw())) continue;
+      const auto* at = static_cast<const char*>(v->constant->raw());
+      if (artifact_bytes_ > 0 && at >= artifact_begin_ && at < artifact_begin_ + artifact_bytes_) {
+        if (drop_file_pages(at, v->constant->nbytes())) {
+          std::lock_guard<std::mutex> lock(dropped_mu_);
+          dropped_.insert(at);
+        }
+      } else if (store_) {
+        store_->release(*v->constant);
+      }
+    }
   }
-#ifdef __GLIBC__
-  malloc_trim(0);  // what loading and compiling freed goes back to the system, not to the heap's free lists
-#endif
+  release_free_heap();  // what loading and compiling freed goes back to the system, not to the heap's free lists
+  mark_memory_phase("release");
+}
+
+void Executor::populate_artifact_pages() const {
+  if (artifact_bytes_ == 0) return;
+  auto in_artifact = [this](const void* p) {
+    const auto* at = static_cast<const char*>(p);
+    return at >= artifact_begin_ && at < artifact_begin_ + artifact_bytes_;
+  };
+  std::set<const void*> done;
+  for (const auto& p : plans())
+    for (const Value* v : p->original_reads)
+      if (in_artifact(v->constant->raw()) && done.insert(v->constant->raw()).second)
+        populate_file_pages(v->constant->raw(), v->constant->nbytes());
+  mark_memory_phase("artifact pages");
 }
 
 const fusion::Partition& Executor::partition() {
@@ -322,12 +344,14 @@ int64_t Executor::plans_compiled() const {
 std::string Executor::weights_summary(const std::vector<std::shared_ptr<const Plan>>& plans) const {
   const std::set<const void*> read = original_reads_of(plans);
   std::set<const void*> seen;
-  int64_t total = 0, released = 0;
+  int64_t total = 0, released = 0, dropped = 0;
   for (const auto& v : graph_->values()) {
     if (!v->constant || v->constant->dtype() == DType::String || !seen.insert(v->constant->raw()).second) continue;
     auto n = static_cast<int64_t>(v->constant->nbytes());
     total += n;
     if (store_ && !read.count(v->constant->raw()) && store_->holds(v->constant->raw())) released += n;
+    std::lock_guard<std::mutex> lock(dropped_mu_);
+    if (!read.count(v->constant->raw()) && dropped_.count(v->constant->raw())) dropped += n;
   }
   std::map<const void*, std::pair<int64_t, int>> packed;  // buffer -> bytes, plans reading it
   for (const auto& p : plans) {
@@ -345,7 +369,10 @@ std::string Executor::weights_summary(const std::vector<std::shared_ptr<const Pl
     if (e.second > 1) shared += e.first;
   }
   std::ostringstream os;
-  os << "weights: constants " << format_bytes(total) << ", " << format_bytes(total - released) << " of them in memory";
+  os << "weights: constants " << format_bytes(total) << ", " << format_bytes(total - released - dropped)
+     << " of them in memory";
+  if (dropped > 0)
+    os << ", " << format_bytes(dropped) << " read only packed and left in the artifact's file (dropped from memory)";
   if (released > 0) {
     os << ", " << format_bytes(released) << " read only packed and released to a scratch file in "
        << store_->directory();

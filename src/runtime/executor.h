@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -292,7 +293,10 @@ class Executor {
   // Releases every constant no cached plan reads as it is (only packed) to
   // the weight store (a no-op without one): done after each compile and
   // save; call it after reading the graph's constants otherwise (running the
-  // reference interpreter on graph(), say) to give their pages back.
+  // reference interpreter on graph(), say) to give their pages back. A
+  // loaded artifact's constants are views of its mapping: theirs are dropped
+  // from the process (madvise), to be read from the file again if ever
+  // needed — the artifact holds every weight twice, original and packed.
   void release_packed_weights() const;
   // The weight store (null when ExecutorOptions::release_weights is false).
   const WeightStore* weight_store() const { return store_.get(); }
@@ -316,6 +320,11 @@ class Executor {
   // latest (no compile time); null if none. Needs mu_.
   std::shared_ptr<const Plan> find_locked(const std::vector<Tensor>& inputs);
   const std::vector<std::vector<int>>& block_lists();  // the fusion plan's node lists; needs compile_mu_
+  // Brings in the pages of a loaded artifact's original weights that the
+  // cached plans read as they are (checking the file dropped every original's
+  // pages; the packed weights' stayed), so that the first run does not fault
+  // them in page by page; those read only packed stay out. Called by load.
+  void populate_artifact_pages() const;
   // report()'s lines on the weights' bytes over `plans`.
   std::string weights_summary(const std::vector<std::shared_ptr<const Plan>>& plans) const;
 
@@ -335,6 +344,12 @@ class Executor {
   double last_compile_seconds_ = 0;
   int64_t plans_compiled_ = 0;
   LoadTimes load_times_;  // set by load
+  // A loaded artifact's mapping (set by load before any plan): constants in
+  // it are file pages, dropped rather than written to the weight store.
+  const char* artifact_begin_ = nullptr;
+  size_t artifact_bytes_ = 0;
+  mutable std::mutex dropped_mu_;
+  mutable std::set<const void*> dropped_;  // constants' buffers dropped from the mapping
 };
 
 }  // namespace tessera::runtime

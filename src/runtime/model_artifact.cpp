@@ -341,7 +341,10 @@ void Executor::save(const std::string& path) const {
 std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOptions opts, bool use_saved_isa) {
   LoadTimes times;
   auto t0 = Clock::now();
-  MappedArtifact a = map_artifact(path);
+  // The original weights' pages leave memory as they are checked: the plans
+  // read most of them only packed (the packed copies, sections of their own,
+  // stay); those read as they are come back at the end (populate_artifact_pages).
+  MappedArtifact a = map_artifact(path, [](const std::string& name) { return name.rfind(kWeightPrefix, 0) == 0; });
   std::string kind = a.sections.count("kind") ? std::string(a.section("kind")) : "";
   TESSERA_CHECK(kind.rfind(kKindPrefix, 0) == 0, path, ": not a compiled Tessera model (an artifact of another kind)");
   std::string format = kind.substr(std::string(kKindPrefix).size());
@@ -385,6 +388,8 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
                     unusable.c_str());
   double check_seconds = seconds_since(t2);
   auto m = std::make_unique<Executor>(std::move(g), std::move(opts));
+  m->artifact_begin_ = static_cast<const char*>(a.file.get());
+  m->artifact_bytes_ = a.size;
   std::vector<std::string> lines = split(a.section("signatures"), '\n');
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
@@ -405,6 +410,7 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
       }
     }
   }
+  m->populate_artifact_pages();
   std::lock_guard<std::mutex> lock(m->mu_);
   m->last_compile_seconds_ = 0;
   std::set<const codegen::JitKernel*> linked, compiled;
@@ -414,7 +420,7 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
     times.kernels += p->kernel_seconds;
     times.plans += p->compile_seconds - p->kernel_seconds;
     for (const Step& st : p->steps)
-      if (st.kernel) (st.kernel->llvm_ir().empty() ? linked : compiled).insert(st.kernel.get());
+      if (st.kernel) (st.kernel->has_ir() ? compiled : linked).insert(st.kernel.get());
   }
   times.linked = static_cast<int>(linked.size());
   times.compiled = static_cast<int>(compiled.size());

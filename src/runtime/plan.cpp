@@ -21,6 +21,7 @@
 #include "runtime/value_oracle.h"
 #include "support/error.h"
 #include "support/memory.h"
+#include "support/memory_trace.h"
 
 namespace tessera::runtime {
 
@@ -77,8 +78,11 @@ class PlanCompiler {
     }
     types_ = std::make_unique<ConcreteTypes>(g_, inputs_, oracle_);
     plan_steps();
+    mark_memory_phase("types and tasks");
     compile_kernels();
+    mark_memory_phase("kernels");
     bind_steps();
+    mark_memory_phase("packing");
     plan_->original_reads.assign(original_reads_.begin(), original_reads_.end());
     collect_value_inputs();
     plan_memory_slots();

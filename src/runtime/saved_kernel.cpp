@@ -56,6 +56,8 @@ std::string saved_kernel_text(const TaskKernel& k) {
   for (bool b : k.in_place) s += b ? " 1" : " 0";
   s += "\nprepack_params";
   for (int i : k.prepack_params) s += " " + std::to_string(i);
+  s += "\nreads";
+  for (bool b : k.reads) s += b ? " 1" : " 0";
   s += "\n";
   for (const loop::Buffer& b : k.params) s += "param " + buffer_text(b) + "\n";
   for (const loop::Buffer& b : k.packed) s += "packed " + buffer_text(b) + "\n";
@@ -87,6 +89,11 @@ SavedKernel parse_saved_kernel(const std::string& text, const std::string& what)
         TESSERA_CHECK(v <= 1, what, ": malformed in_place flag ", v);
         k.in_place.push_back(v == 1);
       }
+    } else if (key == "reads") {
+      for (int64_t v : parse_ints(rest, what)) {
+        TESSERA_CHECK(v <= 1, what, ": malformed reads flag ", v);
+        k.reads.push_back(v == 1);
+      }
     } else if (key == "prepack_params") {
       for (int64_t v : parse_ints(rest, what)) k.prepack_params.push_back(static_cast<int>(std::min<int64_t>(v, INT32_MAX)));
     } else if (key == "param") k.params.push_back(parse_buffer(rest, what));
@@ -97,6 +104,8 @@ SavedKernel parse_saved_kernel(const std::string& text, const std::string& what)
     else TESSERA_FAIL(what, ": unknown line '", line, "' in the kernel's description");
   }
   TESSERA_CHECK(!k.name.empty() && !k.symbol.empty(), what, ": the kernel's description names no kernel or symbol");
+  TESSERA_CHECK(k.reads.size() <= k.params.size(), what, ": kernel ", k.name, " has ", k.reads.size(),
+                " read flags for ", k.params.size(), " parameters");
   TESSERA_CHECK(k.in_place.size() <= k.params.size(), what, ": kernel ", k.name, " has ", k.in_place.size(),
                 " in-place flags for ", k.params.size(), " parameters");
   for (int i : k.prepack_params)
@@ -128,6 +137,7 @@ std::shared_ptr<TaskKernel> link_saved_kernel(const SavedKernel& s, codegen::Isa
   k->prepack_params = s.prepack_params;
   k->scratch = s.scratch;
   k->in_place = s.in_place;
+  k->reads = s.reads;  // empty (an older artifact): every param counts as read
   k->params = s.params;
   k->internal_bytes = s.internal_bytes;
   return k;

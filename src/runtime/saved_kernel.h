@@ -31,6 +31,7 @@ struct SavedKernel {
   std::vector<loop::Buffer> packed, scratch;
   std::vector<int> prepack_params;
   std::vector<bool> in_place;
+  std::vector<bool> reads;  // per param: the kernel reads it (else only packing does); empty: all
   int64_t internal_bytes = 0;
   std::string schedule;  // the schedule the code was lowered with (schedule::to_text)
 };

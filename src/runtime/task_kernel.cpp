@@ -14,6 +14,7 @@
 #include "runtime/executor.h"
 #include "runtime/saved_kernel.h"
 #include "support/error.h"
+#include "support/memory_trace.h"
 
 namespace tessera::runtime {
 
@@ -146,6 +147,7 @@ std::vector<KernelResult> build_kernels(const std::vector<const compile::Task*>&
         linked = link_task(t, *saved, providers, options, needs_prepack[reps[r]]);
       bool link = linked.has_value();
       built[reps[r]] = link ? std::move(*linked) : compile_task(t, providers, options, needs_prepack[reps[r]]);
+      if (!link) release_free_heap();
       std::lock_guard<std::mutex> lock(progress_mu);
       ++done;
       auto now = Clock::now();
@@ -164,6 +166,7 @@ std::vector<KernelResult> build_kernels(const std::vector<const compile::Task*>&
   for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
   work();
   for (std::thread& th : pool) th.join();
+  release_free_heap();
   for (size_t i = 0; i < tasks.size(); ++i)
     if (rep_of[i] != i) built[i] = built[rep_of[i]];
   return built;

@@ -11,16 +11,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "support/file_pages.h"
+
 namespace tessera::runtime {
 
 namespace {
 
 constexpr long kTmpfsMagic = 0x01021994;  // statfs f_type of tmpfs
-
-size_t page_bytes() {
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return page;
-}
 
 // Writes all of [data, data + n) at `offset`; false on any failure.
 bool write_all(int fd, const void* data, size_t n, size_t offset) {

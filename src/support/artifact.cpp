@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "support/error.h"
+#include "support/file_pages.h"
 
 namespace tessera {
 
@@ -28,6 +29,9 @@ constexpr uint64_t kMul[4] = {0x9E3779B97F4A7C15ull, 0xD6E8FEB86659FD93ull, 0xBF
 constexpr size_t kMaxVersionLength = 256;
 // Bytes a section takes besides its name and data.
 constexpr uint64_t kSectionOverhead = 4 + 8 + 8;
+// A mapped file's sections are checked this many bytes at a time, each
+// piece's pages dropped once summed (a multiple of the checksum's block).
+constexpr size_t kCheckPiece = size_t{4} << 20;
 
 uint64_t load_le64(const unsigned char* p) {
   uint64_t w;
@@ -53,6 +57,58 @@ void mix_block(uint64_t lanes[4], const unsigned char* p) {
     uint64_t x = (lanes[k] ^ load_le64(p + 8 * k)) * kMul[k];
     lanes[k] = x ^ (x >> 29);
   }
+}
+
+// The checksum fed in pieces: every piece but the last a multiple of 32
+// bytes, so that any split of the bytes gives artifact_checksum's value.
+class ChecksumStream {
+ public:
+  void blocks(const unsigned char* p, size_t n) {
+    for (size_t i = 0; i + 32 <= n; i += 32) mix_block(lanes_, p + i);
+    size_ += n / 32 * 32;
+  }
+  uint64_t finish(const unsigned char* p, size_t n) {
+    blocks(p, n);
+    const size_t done = n / 32 * 32;
+    if (done < n) {
+      unsigned char tail[32] = {};
+      std::memcpy(tail, p + done, n - done);
+      mix_block(lanes_, tail);
+      size_ += n - done;
+    }
+    uint64_t h = avalanche(size_ ^ kMul[0]);
+    for (int k = 0; k < 4; ++k) h = (h ^ avalanche(lanes_[k])) * kMul[(k + 1) % 4];
+    return avalanche(h);
+  }
+
+ private:
+  uint64_t lanes_[4] = {kMul[1], kMul[2], kMul[3], kMul[0]};
+  uint64_t size_ = 0;
+};
+
+// The checksum of a section's bytes. With `drop_pages` (the bytes are a
+// file mapping nothing has written through), summed kCheckPiece bytes at a
+// time, each piece's whole pages dropped from the process behind it: checking
+// a file of weights leaves none of them resident — they come back from the
+// page cache when something reads them.
+uint64_t section_checksum(std::string_view bytes, bool drop_pages) {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  if (!drop_pages) return artifact_checksum(p, bytes.size());
+  const uintptr_t page = page_bytes();
+  const unsigned char* dropped = p;  // the pages before it are dropped (from the first whole one)
+  auto drop_to = [&](const unsigned char* end) {
+    const auto* to = reinterpret_cast<const unsigned char*>(reinterpret_cast<uintptr_t>(end) / page * page);
+    if (to > dropped && drop_file_pages(dropped, static_cast<size_t>(to - dropped))) dropped = to;
+  };
+  ChecksumStream sum;
+  size_t at = 0;
+  for (; bytes.size() - at > kCheckPiece; at += kCheckPiece) {
+    sum.blocks(p + at, kCheckPiece);
+    drop_to(p + at + kCheckPiece);
+  }
+  const uint64_t h = sum.finish(p + at, bytes.size() - at);
+  drop_to(p + bytes.size());
+  return h;
 }
 
 // s with non-printable bytes as \xNN, cut after 64 bytes (names and
@@ -125,8 +181,11 @@ class Reader {
   TESSERA_FAIL("artifact '", path, "' is corrupt: ", what, " (recompile with `tessera compile`)");
 }
 
-// Checks the artifact in `data` and returns its sections as views of it; defined below.
-std::map<std::string, std::string_view> read_artifact(const char* data, uint64_t size, const std::string& path);
+// Checks the artifact in `data` and returns its sections as views of it;
+// data is a file mapping when `drop_pages` is given: the sections it names
+// have their pages dropped as they are checked (section_checksum). Defined below.
+std::map<std::string, std::string_view> read_artifact(const char* data, uint64_t size, const std::string& path,
+                                                      const SectionFilter& drop_pages);
 
 Artifact copy_sections(const std::map<std::string, std::string_view>& views) {
   Artifact a;
@@ -140,18 +199,7 @@ uint64_t padding(uint64_t offset) { return (kArtifactSectionAlign - offset % kAr
 }  // namespace
 
 uint64_t artifact_checksum(const void* data, size_t size) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t lanes[4] = {kMul[1], kMul[2], kMul[3], kMul[0]};
-  size_t i = 0;
-  for (; i + 32 <= size; i += 32) mix_block(lanes, p + i);
-  if (i < size) {
-    unsigned char tail[32] = {};
-    std::memcpy(tail, p + i, size - i);
-    mix_block(lanes, tail);
-  }
-  uint64_t h = avalanche(static_cast<uint64_t>(size) ^ kMul[0]);
-  for (int k = 0; k < 4; ++k) h = (h ^ avalanche(lanes[k])) * kMul[(k + 1) % 4];
-  return avalanche(h);
+  return ChecksumStream().finish(static_cast<const unsigned char*>(data), size);
 }
 
 const std::string& Artifact::section(const std::string& name) const {
@@ -229,7 +277,7 @@ Artifact load_artifact(const std::string& path) {
 }
 
 Artifact parse_artifact(const std::string& bytes, const std::string& name) {
-  return copy_sections(read_artifact(bytes.data(), bytes.size(), name));
+  return copy_sections(read_artifact(bytes.data(), bytes.size(), name, {}));
 }
 
 std::string_view MappedArtifact::section(const std::string& name) const {
@@ -238,7 +286,7 @@ std::string_view MappedArtifact::section(const std::string& name) const {
   return it->second;
 }
 
-MappedArtifact map_artifact(const std::string& path) {
+MappedArtifact map_artifact(const std::string& path, const SectionFilter& drop_pages) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -257,25 +305,22 @@ MappedArtifact map_artifact(const std::string& path) {
   if (size == 0) {
     ::close(fd);
     m.file = std::make_shared<char>(0);
-    m.sections = read_artifact(static_cast<const char*>(m.file.get()), 0, path);
+    m.sections = read_artifact(static_cast<const char*>(m.file.get()), 0, path, {});
     return m;
   }
   // Private and writable: a view written through (a constant tensor, say)
-  // gets a page of its own, the file stays as it is.
-  // Mapped read-only first, so that populating the page tables shares the
-  // page cache's pages instead of copying them; then made writable (copy on
-  // write, page by page).
-  void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  // gets a page of its own, the file stays as it is; a page only read is the
+  // page cache's, shared. Nothing is populated ahead: the check below reads
+  // every section (faulting its pages in) and drops the pages of those
+  // `drop_pages` names behind it, so those are resident only once something
+  // reads them again.
+  void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   int err = errno;
   ::close(fd);
   TESSERA_CHECK(p != MAP_FAILED, "cannot load artifact '", path, "': cannot map it: ", std::strerror(err));
-  if (::mprotect(p, static_cast<size_t>(size), PROT_READ | PROT_WRITE) != 0) {
-    err = errno;
-    ::munmap(p, static_cast<size_t>(size));
-    TESSERA_FAIL("cannot load artifact '", path, "': cannot map it: ", std::strerror(err));
-  }
   m.file = std::shared_ptr<void>(p, [size](void* q) { ::munmap(q, static_cast<size_t>(size)); });
-  m.sections = read_artifact(static_cast<const char*>(p), size, path);
+  m.size = static_cast<size_t>(size);
+  m.sections = read_artifact(static_cast<const char*>(p), size, path, drop_pages);
   return m;
 }
 
@@ -283,7 +328,7 @@ namespace {
 
 // Named `path` in errors.
 std::map<std::string, std::string_view> read_artifact(const char* data, uint64_t actual_size,
-                                                      const std::string& path) {
+                                                      const std::string& path, const SectionFilter& drop_pages) {
   Reader r(data, actual_size, path);
   const std::string truncated = "is truncated (" + std::to_string(actual_size) + " bytes, ends inside the header)";
 
@@ -331,7 +376,7 @@ std::map<std::string, std::string_view> read_artifact(const char* data, uint64_t
     if (data_length > r.left() || r.left() - data_length < 8)
       fail_corrupt(path, "section " + quote_name(name) + " runs past the end of the file");
     std::string_view bytes = r.read(data_length, false, overrun);
-    if (artifact_checksum(bytes.data(), bytes.size()) != checksum)
+    if (section_checksum(bytes, drop_pages && drop_pages(name)) != checksum)
       fail_corrupt(path, "checksum mismatch in section " + quote_name(name));
     sections.emplace_hint(sections.end(), std::move(name), bytes);
   }

@@ -31,10 +31,16 @@
 // Reading bounds every length by the bytes left in the file, so no input
 // makes it crash or allocate more than the file size. map_artifact maps the
 // file instead of reading it: its sections are views of the mapping, checked
-// as load_artifact checks them, and nothing large is copied.
+// as load_artifact checks them, and nothing large is copied. The check reads
+// every byte; the sections the caller names have their pages dropped from
+// the process behind it (summed 4 MiB at a time), so that checking a file of
+// weights does not hold them all in memory at once: a dropped section's pages
+// come back from the page cache as something reads it, and one nothing reads
+// (weights only ever used packed) stays out.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,14 +79,20 @@ Artifact parse_artifact(const std::string& bytes, const std::string& name);
 // to whatever keeps a view, such as a tensor over a section's bytes).
 struct MappedArtifact {
   std::shared_ptr<void> file;
+  size_t size = 0;  // the mapping's bytes, from file.get()
   std::map<std::string, std::string_view> sections;
 
   // The named section; throws tessera::Error naming it when there is none.
   std::string_view section(const std::string& name) const;
 };
 
-// Maps and checks the artifact at path, with load_artifact's errors.
-MappedArtifact map_artifact(const std::string& path);
+// Which sections (by name) a mapped artifact's check drops the pages of.
+using SectionFilter = std::function<bool(const std::string& name)>;
+
+// Maps and checks the artifact at path, with load_artifact's errors; the
+// pages of the sections `drop_pages` names (none when empty) are left out of
+// the process by the check (see above), the others stay mapped.
+MappedArtifact map_artifact(const std::string& path, const SectionFilter& drop_pages = {});
 
 // The checksum used by the format (exposed for tools and tests).
 uint64_t artifact_checksum(const void* data, size_t size);

@@ -3,7 +3,8 @@
 // (missing, bad magic, truncated at every length, corrupt section / table /
 // trailer, absurd lengths, format and Tessera version mismatches), plus a
 // seeded random-corruption loop that must only ever throw tessera::Error or
-// load the original content.
+// load the original content; a mapped file's check, done in pieces, leaves
+// its sections' pages out of memory and still catches a change in any piece.
 #include "support/artifact.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "support/error.h"
+#include "resident_pages.h"
 
 namespace tessera::runtime {
 namespace {
@@ -310,6 +312,49 @@ TEST_F(ArtifactTest, MappedSectionsAreAlignedViews) {
     weights = m.section("weights");
   }
   EXPECT_EQ(std::string(weights), a.sections.at("weights"));
+}
+
+// map_artifact checks a section it is asked to drop several MiB at a time,
+// dropping the pages it has summed: after the check none of a large
+// section's whole pages is in memory (its end pages hold header bytes too),
+// they come back as it is read, a section not named stays mapped, and a
+// change in any piece is still caught — the sum in pieces is the sum over
+// the whole section that save_artifact wrote and parse_artifact (bytes in
+// memory, summed at once) checks.
+TEST_F(ArtifactTest, MappedSectionsAreCheckedInPiecesAndLeftOutOfMemory) {
+  Artifact a;
+  a.sections["a"] = "small";
+  a.sections["weights"] = binary_blob((size_t{9} << 20) + 37, 5);  // three pieces, the last not whole blocks
+  a.sections["z"] = binary_blob(5000, 6);
+  save_artifact(a, path("big.tsra"));
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  size_t at = 0;  // where the weights start in the file
+  {
+    MappedArtifact m = map_artifact(path("big.tsra"), [](const std::string& name) { return name == "weights"; });
+    std::string_view w = m.section("weights");
+    std::string_view z = m.section("z");
+    EXPECT_GE(tessera::testing::resident_bytes(z.data(), z.size()), static_cast<int64_t>(z.size()));
+    at = static_cast<size_t>(w.data() - static_cast<const char*>(m.file.get()));
+    EXPECT_LE(tessera::testing::resident_bytes(w.data(), w.size()), 2 * page);
+    EXPECT_TRUE(std::string(w) == a.sections.at("weights"));
+    EXPECT_GE(tessera::testing::resident_bytes(w.data(), w.size()), static_cast<int64_t>(w.size()));
+    EXPECT_EQ(std::string(m.section("z")), a.sections.at("z"));
+  }
+  const std::string bytes = read_bytes(path("big.tsra"));
+  EXPECT_EQ(parse_artifact(bytes, "big.tsra").sections, a.sections);
+  const size_t n = a.sections.at("weights").size();
+  for (size_t k : {size_t{0}, (size_t{4} << 20) + 1, (size_t{8} << 20) + 5, n - 1}) {
+    std::string bad = bytes;
+    bad[at + k] = static_cast<char>(bad[at + k] ^ 0x10);
+    write_bytes(path("bad.tsra"), bad);
+    expect_error(path("bad.tsra"), {"checksum mismatch in section 'weights'"});
+    try {
+      map_artifact(path("bad.tsra"), [](const std::string&) { return true; });
+      ADD_FAILURE() << "a change at " << k << " was not caught";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("checksum mismatch in section 'weights'"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST_F(ArtifactTest, TesseraVersionMismatch) {

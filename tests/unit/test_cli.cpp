@@ -226,6 +226,26 @@ TEST_F(Cli, BenchPrintsLatencyAndMemory) {
   EXPECT_NE(r.out.find("--profile needs the compiled backend"), std::string::npos) << r.out;
 }
 
+// $TESSERA_MEMORY_TRACE: one line per phase of the load, in order, on
+// stderr; nothing without it.
+TEST_F(Cli, MemoryTraceListsTheLoadsPhases) {
+  ::setenv("TESSERA_MEMORY_TRACE", "1", 1);
+  auto r = cli("run " + model_);
+  ::unsetenv("TESSERA_MEMORY_TRACE");
+  ASSERT_EQ(r.code, 0) << r.out;
+  size_t at = 0;
+  for (const char* phase : {"parsing the ONNX file", "import", "load passes", "target passes", "types and tasks",
+                            "kernels", "packing", "release"}) {
+    size_t found = r.out.find(std::string("memory after ") + phase + ": RSS ", at);
+    ASSERT_NE(found, std::string::npos) << phase << "\n" << r.out;
+    at = found;
+  }
+  EXPECT_NE(r.out.find(", heap ", at), std::string::npos) << r.out;
+  r = cli("run " + model_);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("memory after "), std::string::npos) << r.out;
+}
+
 // serve: one reply line per request — run times, per-step medians (one per
 // plan step, as bench --profile lists them), saved outputs equal to run's,
 // concurrent callers' wall time, and errors that leave the loop going.

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -21,31 +22,19 @@
 #include "runtime/executor.h"
 #include "runtime/weight_store.h"
 #include "random_tensor.h"
+#include "resident_pages.h"
 
 namespace tessera::runtime {
 namespace {
 
 using tessera::testing::random_f32;
 
-// The bytes of the pages over [begin, begin + bytes) present in this
-// process's page tables, as the kernel tells (/proc/self/pagemap, bit 63 of
-// each page's entry).
+// The bytes of `t`'s pages present in this process's page tables.
+int64_t resident_bytes_of(const Tensor& t) { return tessera::testing::resident_bytes(t.raw(), t.nbytes()); }
+// The bytes of the pages over [begin, begin + bytes) present in this process.
 int64_t resident_bytes_in(uintptr_t begin, size_t bytes) {
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t first = begin / page, last = (begin + bytes - 1) / page;
-  int fd = open("/proc/self/pagemap", O_RDONLY);
-  if (fd < 0) return -1;
-  std::vector<uint64_t> entries(last - first + 1);
-  const size_t want = entries.size() * sizeof(uint64_t);
-  ssize_t got = pread(fd, entries.data(), want, static_cast<off_t>(first * sizeof(uint64_t)));
-  close(fd);
-  if (got != static_cast<ssize_t>(want)) return -1;
-  int64_t present = 0;
-  for (uint64_t e : entries) present += static_cast<int64_t>((e >> 63) & 1);
-  return present * static_cast<int64_t>(page);
+  return tessera::testing::resident_bytes(reinterpret_cast<const void*>(begin), bytes);
 }
-
-int64_t resident_bytes_of(const Tensor& t) { return resident_bytes_in(reinterpret_cast<uintptr_t>(t.raw()), t.nbytes()); }
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.dims() == b.dims() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
@@ -256,6 +245,56 @@ TEST(WeightMemory, SaveAfterReleaseWritesAnArtifactThatLoadsAndMatches) {
   ASSERT_EQ(again.size(), 1u);
   EXPECT_TRUE(same_bytes(again[0], first[0]));
   expect_interpreter_outputs(again, ins);
+}
+
+// A loaded artifact holds W twice (original and packed); the original, read
+// only packed, leaves the process's memory (its whole pages: those at its
+// ends may hold other sections' bytes too) and is read from the file when
+// something reads it again.
+TEST(WeightMemory, LoadedArtifactsPackedOnlyWeightsStayInTheFile) {
+  auto m = dense_executor();
+  std::vector<Tensor> ins{random_f32({3, 256}, 1)};
+  std::vector<Tensor> first = m->run(ins);
+  std::string path = ::testing::TempDir() + "/dropped.tsr";
+  m->save(path);
+  auto l = Executor::load(path, ExecutorOptions{}, true);
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  EXPECT_LE(resident_bytes_of(constant_of(*l, "W")), 2 * page);
+  EXPECT_GT(resident_bytes_of(constant_of(*l, "b")), 0);  // read as it is: stays
+  std::string r = l->report();
+  EXPECT_NE(r.find("read only packed and left in the artifact's file"), std::string::npos) << r;
+  std::vector<Tensor> again = l->run(ins);
+  EXPECT_TRUE(same_bytes(again[0], first[0]));
+  std::unique_ptr<Graph> ref = dense_model();
+  EXPECT_TRUE(same_bytes(constant_of(*l, "W"), *ref->find_value("W")->constant));  // read back from the file
+  l->release_packed_weights();
+  EXPECT_LE(resident_bytes_of(constant_of(*l, "W")), 2 * page);
+}
+
+// Checking the artifact leaves its pages out of the process; loading then
+// brings in those its plan reads (the packed weights, the constants read as
+// they are), so the first run faults none in, and leaves out the rest.
+TEST(WeightMemory, LoadedArtifactsReadWeightsAreInMemoryBeforeTheFirstRun) {
+  auto m = dense_executor();
+  std::vector<Tensor> ins{random_f32({3, 256}, 1)};
+  std::vector<Tensor> first = m->run(ins);
+  std::string path = ::testing::TempDir() + "/populated.tsr";
+  m->save(path);
+  auto l = Executor::load(path, ExecutorOptions{}, true);
+  std::shared_ptr<const Plan> p = l->last_plan();
+  ASSERT_TRUE(p);
+  int packed = 0;
+  for (const Slot& s : p->slots) {
+    if (s.kind != SlotKind::Packed) continue;
+    ++packed;
+    EXPECT_GE(resident_bytes_of(s.data), static_cast<int64_t>(s.data.nbytes()));
+  }
+  EXPECT_GT(packed, 0) << l->report();
+  const Tensor& b = constant_of(*l, "b");
+  EXPECT_GE(resident_bytes_of(b), static_cast<int64_t>(b.nbytes()));
+  EXPECT_LE(resident_bytes_of(constant_of(*l, "W")), 2 * sysconf(_SC_PAGESIZE));
+  EXPECT_TRUE(same_bytes(l->run(ins)[0], first[0]));
+  std::filesystem::remove(path);
 }
 
 // The packed buffers of `plans`, each once: their bytes.

@@ -12,6 +12,7 @@
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Object/ObjectFile.h>
+#include <llvm/Support/Compression.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
@@ -133,12 +134,52 @@ bool host_supports(Isa isa) {
   return false;
 }
 
+// --- kept texts -----------------------------------------------------------------
+
+// A text kept for later (a kernel's loop IR and LLVM IR, read only by dumps,
+// the tuner's assembly features and the cache's comparison), zlib-compressed
+// where LLVM has zlib: IR text shrinks about 10x, and ResNet-50's 35 kernels
+// otherwise keep ~5 MiB of it resident after load. Equal texts compress to
+// equal bytes (same library, same level), so the cache compares them packed.
+struct PackedText {
+  std::string bytes;  // compressed, or the text itself when `size` is 0 and the text is not empty
+  size_t size = 0;    // the text's length when compressed, else 0
+
+  static PackedText of(const std::string& text) {
+    PackedText p;
+    llvm::SmallVector<char, 0> out;
+    if (!text.empty() && llvm::zlib::isAvailable()) {
+      if (llvm::Error e = llvm::zlib::compress(text, out, llvm::zlib::BestSpeedCompression)) {
+        llvm::consumeError(std::move(e));
+      } else {
+        p.bytes.assign(out.data(), out.size());
+        p.size = text.size();
+        return p;
+      }
+    }
+    p.bytes = text;
+    return p;
+  }
+  std::string text() const {
+    if (size == 0) return bytes;
+    llvm::SmallVector<char, 0> out;
+    if (llvm::Error e = llvm::zlib::uncompress(bytes, out, size)) {
+      llvm::consumeError(std::move(e));
+      TESSERA_FAIL("LLVM JIT: a kernel's kept IR text does not decompress");
+    }
+    return std::string(out.data(), out.size());
+  }
+  bool empty() const { return bytes.empty(); }
+  bool operator==(const PackedText& o) const { return size == o.size && bytes == o.bytes; }
+};
+
 // --- JitKernel ----------------------------------------------------------------
 
 struct JitKernel::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   Entry entry = nullptr;
-  std::string name, loop_ir, llvm_ir, cpu, features, object, symbol;
+  std::string name, cpu, features, object, symbol;
+  PackedText loop_ir, llvm_ir;
   Isa requested = Isa::Host, isa = Isa::Generic;
   std::vector<Buffer> params;
   mutable std::mutex asm_mu;
@@ -156,8 +197,9 @@ const std::string& JitKernel::features() const { return impl_->features; }
 const std::string& JitKernel::object() const { return impl_->object; }
 const std::string& JitKernel::symbol() const { return impl_->symbol; }
 const std::vector<Buffer>& JitKernel::params() const { return impl_->params; }
-const std::string& JitKernel::loop_ir() const { return impl_->loop_ir; }
-const std::string& JitKernel::llvm_ir() const { return impl_->llvm_ir; }
+std::string JitKernel::loop_ir() const { return impl_->loop_ir.text(); }
+std::string JitKernel::llvm_ir() const { return impl_->llvm_ir.text(); }
+bool JitKernel::has_ir() const { return !impl_->llvm_ir.empty(); }
 
 void JitKernel::run(const std::vector<void*>& buffers) const {
   TESSERA_CHECK(buffers.size() == impl_->params.size(), "JIT kernel ", impl_->name, " takes ",
@@ -189,7 +231,8 @@ std::string JitKernel::assembly() const {
   if (impl_->llvm_ir.empty()) return "; kernel " + impl_->name + " was linked from an artifact's object file: no IR\n";
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic diag;
-  std::unique_ptr<llvm::Module> m = llvm::parseIR(llvm::MemoryBufferRef(impl_->llvm_ir, impl_->name), diag, ctx);
+  const std::string ir = impl_->llvm_ir.text();
+  std::unique_ptr<llvm::Module> m = llvm::parseIR(llvm::MemoryBufferRef(ir, impl_->name), diag, ctx);
   TESSERA_CHECK(m, "LLVM JIT: cannot re-read the IR of kernel ", impl_->name, ": ", diag.getMessage().str());
   std::unique_ptr<llvm::TargetMachine> tm =
       unwrap(target_builder(impl_->requested).createTargetMachine(), "creating the target machine");
@@ -241,7 +284,7 @@ void link(JitKernel::Impl& impl, llvm::orc::JITTargetMachineBuilder jtmb) {
   impl.entry = reinterpret_cast<JitKernel::Entry>(static_cast<uintptr_t>(sym.getAddress()));
 }
 
-std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string& loop_ir, Isa requested,
+std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const PackedText& loop_ir, Isa requested,
                                    const JitOptions& options) {
   llvm::orc::JITTargetMachineBuilder jtmb = target_builder(requested);
   std::unique_ptr<llvm::TargetMachine> tm = unwrap(jtmb.createTargetMachine(), "creating the target machine");
@@ -272,7 +315,7 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
   auto impl = std::make_unique<JitKernel::Impl>();
   impl->name = kernel.name;
   impl->loop_ir = loop_ir;
-  impl->llvm_ir = module_text(*m);
+  impl->llvm_ir = PackedText::of(module_text(*m));
   impl->object = emit_object(*m, *tm, kernel.name);
   impl->symbol = cg.function_name;
   impl->requested = requested;
@@ -285,7 +328,7 @@ std::shared_ptr<JitKernel> compile(const loop::Kernel& kernel, const std::string
 // compared on a hit. A kernel being compiled is a pending future, so two
 // threads asking for the same kernel compile it once.
 struct CacheEntry {
-  std::string text;
+  PackedText text;  // the kernel's loop IR (compared on a hash hit)
   Isa isa;
   int float_mode;  // float_mode(options)
   std::shared_future<std::shared_ptr<JitKernel>> kernel;
@@ -310,6 +353,9 @@ std::shared_ptr<JitKernel> jit_compile(const loop::Kernel& kernel, const JitOpti
   std::string text = loop::to_string(kernel);
   uint64_t key = hash_combine(hash_bytes(text.data(), text.size()),
                               static_cast<uint64_t>(isa) * 4 + static_cast<uint64_t>(float_mode(options)));
+  const PackedText packed = PackedText::of(text);  // the cache and the kernel keep the text packed
+  text.clear();
+  text.shrink_to_fit();
   Cache& c = cache();
   std::shared_future<std::shared_ptr<JitKernel>> pending;
   std::promise<std::shared_ptr<JitKernel>> promise;
@@ -317,21 +363,21 @@ std::shared_ptr<JitKernel> jit_compile(const loop::Kernel& kernel, const JitOpti
   {
     std::lock_guard<std::mutex> lock(c.mu);
     for (const CacheEntry& e : c.entries[key])
-      if (e.isa == isa && e.float_mode == float_mode(options) && e.text == text) pending = e.kernel;
+      if (e.isa == isa && e.float_mode == float_mode(options) && e.text == packed) pending = e.kernel;
     if (!pending.valid()) {
       pending = promise.get_future().share();
-      c.entries[key].push_back({text, isa, float_mode(options), pending});
+      c.entries[key].push_back({packed, isa, float_mode(options), pending});
       mine = true;
     }
   }
   if (mine) {
     try {
-      promise.set_value(compile(kernel, text, isa, options));
+      promise.set_value(compile(kernel, packed, isa, options));
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard<std::mutex> lock(c.mu);
       auto& v = c.entries[key];
-      std::erase_if(v, [&](const CacheEntry& e) { return e.kernel.valid() && e.text == text && e.isa == isa &&
+      std::erase_if(v, [&](const CacheEntry& e) { return e.kernel.valid() && e.text == packed && e.isa == isa &&
                                                          e.float_mode == float_mode(options); });
     }
   }

@@ -75,8 +75,12 @@ class JitKernel {
   Isa isa() const;                     // the resolved ISA (never Host)
   const std::string& cpu() const;      // the LLVM CPU name compiled for
   const std::string& features() const;  // the LLVM target features compiled for ("+avx2,..."; may be empty)
-  const std::string& loop_ir() const;  // the kernel's loop-IR text (empty for a linked kernel)
-  const std::string& llvm_ir() const;  // the optimized LLVM IR module (empty for a linked kernel)
+  // The kernel's loop-IR text and its optimized LLVM IR module (both empty
+  // for a linked kernel). Kept compressed (they are read only by dumps, the
+  // tuner's assembly features and tests), so each call decompresses.
+  std::string loop_ir() const;
+  std::string llvm_ir() const;
+  bool has_ir() const;  // false for a kernel linked from an object
   // The assembly of the optimized module (made on first request; a note for
   // a linked kernel, which has no IR).
   std::string assembly() const;
