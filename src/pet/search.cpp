@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -68,6 +69,7 @@ struct Found {
 // What the beam search sees of one subprogram.
 struct Entry {
   const Subprogram* sp = nullptr;
+  int index = -1;  // in model order
   std::string label;
   double original_seconds = -1;
   std::vector<Candidate> candidates;
@@ -110,25 +112,34 @@ class Search {
       subprograms_ = find_subprograms(g_, SubprogramOptions{});
     }
     report_.subprograms = static_cast<int>(subprograms_.size());
-    for (size_t i = 0; i < subprograms_.size(); ++i) {
-      if (out_of_time()) {
-        stop_before(i);
-        break;
-      }
+    // The costliest subprograms first, by the static estimate: the budget
+    // goes where the time is (CSRNet's dilated back end comes last in the
+    // model and first here). The beam search takes them in model order.
+    std::vector<double> cost(subprograms_.size());
+    for (size_t i = 0; i < subprograms_.size(); ++i)
+      cost[i] = estimate_seconds(*subprograms_[i].graph, subprograms_[i].num_activations);
+    std::vector<size_t> order(subprograms_.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    for (size_t k = 0; k < order.size(); ++k) {
+      const size_t i = order[k];
+      if (out_of_time()) break;
       // Once the budget has cut a search short, only subprograms that need
       // no measurement (their structure searched already) are taken.
       if (cut_at_ >= 0 && (!o_.share_by_structure || !found_.count(subprograms_[i].hash))) continue;
-      show_progress(i, false);
+      show_progress(k, i, false);
       entries_.push_back(examine(subprograms_[i], static_cast<int>(i)));
       ++report_.searched;
     }
-    if (cut_at_ >= 0) stop_before(subprograms_.size());
+    if (cut_at_ >= 0 || report_.searched < report_.subprograms) stop();
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return a.index < b.index; });
     {
       ScopedSeconds t(report_.apply_seconds);
       choose_and_apply();
     }
     report_.seconds = watch_.seconds();
-    show_progress(subprograms_.size(), true);
+    show_progress(0, 0, true);
     return std::move(report_);
   }
 
@@ -136,28 +147,29 @@ class Search {
   double time_left() const { return o_.budget_seconds - watch_.seconds(); }
   bool out_of_time() const { return time_left() <= 0; }
 
-  // Notes where the budget ended the search (once): inside the subprogram
-  // cut_at_ (when one was cut short), else before subprogram i.
-  void stop_before(size_t i) {
-    if (report_.budget_exhausted) return;
+  // Notes where the budget ended the search: inside subprogram cut_at_
+  // (when one was cut short), and how many were not searched.
+  void stop() {
     report_.budget_exhausted = true;
     const size_t n = subprograms_.size();
     const size_t not_searched = n - static_cast<size_t>(report_.searched);
-    char buf[200];
+    char buf[240];
     if (cut_at_ >= 0)
       std::snprintf(buf, sizeof buf,
                     "the budget of %g s ended the search inside subprogram %d of %zu (what it measured kept); "
-                    "%zu of %zu not searched",
+                    "%zu of %zu not searched (the costliest by the static estimate were taken first)",
                     o_.budget_seconds, cut_at_ + 1, n, not_searched, n);
     else
-      std::snprintf(buf, sizeof buf, "the budget of %g s ended the search before subprogram %zu of %zu; %zu not searched",
-                    o_.budget_seconds, i + 1, n, not_searched);
+      std::snprintf(buf, sizeof buf,
+                    "the budget of %g s ended the search; %zu of %zu subprograms not searched (the costliest by "
+                    "the static estimate were taken first)",
+                    o_.budget_seconds, not_searched, n);
     report_.budget_note = buf;
   }
 
   // Progress on stderr: every subprogram when verbose, else every 2 s once
   // the search has run progress_after_seconds; and the end of a long search.
-  void show_progress(size_t i, bool done) {
+  void show_progress(size_t k, size_t i, bool done) {
     const double now = watch_.seconds();
     const bool long_search = now >= o_.progress_after_seconds;
     if (!o_.verbose && !(long_search && (done ? shown_ : now - last_shown_ >= 2))) return;
@@ -170,8 +182,8 @@ class Search {
                    report_.searched, subprograms_.size(), better, report_.applied,
                    report_.budget_exhausted ? " (budget spent)" : "");
     else
-      std::fprintf(stderr, "pet: [%5.1fs] subprogram %zu/%zu: %s; %d faster so far, %d measured\n", now, i + 1,
-                   subprograms_.size(), subprograms_[i].describe().c_str(), better, report_.measured);
+      std::fprintf(stderr, "pet: [%5.1fs] subprogram %zu/%zu (#%zu): %s; %d faster so far, %d measured\n", now, k + 1,
+                   subprograms_.size(), i + 1, subprograms_[i].describe().c_str(), better, report_.measured);
   }
 
   void note(const std::string& line) const {
@@ -470,6 +482,7 @@ class Search {
   Entry examine(const Subprogram& sp, int index) {
     Entry e;
     e.sp = &sp;
+    e.index = index;
     e.label = sp.describe();
     const Found* f = nullptr;
     auto shared = o_.share_by_structure ? found_.find(sp.hash) : found_.end();

@@ -13,6 +13,8 @@
 //
 // Where the time goes and what keeps it within the budget (issue 19: at most
 // 60 s per model on a 2-core machine):
+// - The costliest subprograms (by the static estimate) are searched first,
+//   so a budget that ends the search leaves out the cheap ones.
 // - Work is shared by structure. Subprograms with one structural hash (the
 //   repeated blocks of ResNet, Inception, BERT: weights are inputs, so their
 //   contents play no part) have the same mutants, verdicts, corrections and
