@@ -96,7 +96,7 @@ TEST(PetSearchBudget, NoMeasurementEndsPastTheBudgetAndWhatWasFoundIsKept) {
 }
 
 TEST(PetSearchBudget, ASubprogramWithoutMutantsCostsNoMeasurement) {
-  std::unique_ptr<Graph> g = dilated_chain(2);
+  std::unique_ptr<Graph> g = dilated_chain(2, 4, /*distinct=*/true);
   const uint64_t before = structural_hash(*g);
   PetDb db;
   SearchOptions o = options();
@@ -108,7 +108,8 @@ TEST(PetSearchBudget, ASubprogramWithoutMutantsCostsNoMeasurement) {
   };
   const SearchReport r = optimize_program(*g, o, cost, db, "test");
   EXPECT_EQ(calls, 0) << "the original was measured with nothing to compare it to";
-  EXPECT_EQ(r.without_mutants, r.searched);
+  EXPECT_EQ(r.searched, 2);
+  EXPECT_EQ(r.without_mutants, 2);
   EXPECT_EQ(r.verified, 0);
   EXPECT_EQ(r.applied, 0);
   EXPECT_EQ(structural_hash(*g), before);
@@ -205,7 +206,7 @@ TEST(PetVerifierReuse, AgreesWithVerifyOnEveryMutant) {
   VerifyOptions vo;
   vo.seed = 77;
   Verifier v(*sp.graph, vo);
-  int partial = 0, equivalent = 0;
+  int partial = 0;
   for (const Mutant& m : ms) {
     SCOPED_TRACE(m.family);
     const VerifyResult want = verify(*sp.graph, *m.graph, vo);
@@ -222,10 +223,8 @@ TEST(PetVerifierReuse, AgreesWithVerifyOnEveryMutant) {
       }
     }
     partial += got.verdict == Verdict::Partial;
-    equivalent += got.verdict == Verdict::Equivalent;
   }
   EXPECT_GT(partial, 0);
-  EXPECT_GT(equivalent, 0);
   // With a limit on wrong elements a partial mutant is given up early: still
   // partial, flagged, its list cut short; within the limit nothing changes.
   for (const Mutant& m : ms) {
