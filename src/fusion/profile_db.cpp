@@ -1,31 +1,42 @@
-// Profiling database: a map in memory, a tab-separated file on disk
-// ("key<TAB>fused_seconds<TAB>parts_seconds", later lines win).
+// Profiling database: a typed view of a tab-separated store
+// ("key<TAB>fused_seconds<TAB>parts_seconds", support/tsv_store.h).
 #include "fusion/profile_db.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "support/file_util.h"
 
 namespace tessera::fusion {
 
-ProfileDb::ProfileDb(std::string path) : path_(std::move(path)) {
-  if (path_.empty()) return;
-  std::ifstream in(path_);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t a = line.find('\t'), b = line.rfind('\t');
-    if (a == std::string::npos || a == b) continue;  // a torn or foreign line: ignored
-    try {
-      ProfileEntry e{std::stod(line.substr(a + 1, b - a - 1)), std::stod(line.substr(b + 1))};
-      entries_[line.substr(0, a)] = e;
-    } catch (const std::exception&) {
-    }
+namespace {
+
+// A seconds field as written by record(); nullopt when it is not one.
+std::optional<double> parse_seconds(const std::string& s) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
+  if (used != s.size() || !(v >= 0)) return std::nullopt;
+  return v;
 }
+
+std::string seconds_field(double s) {
+  std::ostringstream o;
+  o.precision(9);
+  o << s;
+  return o.str();
+}
+
+}  // namespace
+
+ProfileDb::ProfileDb(std::string path)
+    : store_(std::move(path), 1, "the fusion profile database",
+             [](const TsvStore::Fields&, const TsvStore::Fields& v) {
+               return v.size() == 2 && parse_seconds(v[0]) && parse_seconds(v[1]);
+             }) {}
 
 std::string ProfileDb::default_path() {
   const std::string base = cache_directory();
@@ -33,37 +44,15 @@ std::string ProfileDb::default_path() {
 }
 
 std::optional<ProfileEntry> ProfileDb::find(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) {
-    ++misses_;
-    return std::nullopt;
-  }
-  ++hits_;
-  return it->second;
+  const std::optional<TsvStore::Fields> v = store_.find(key);
+  if (!v) return std::nullopt;
+  const std::optional<double> fused = parse_seconds((*v)[0]), parts = parse_seconds((*v)[1]);
+  if (!fused || !parts) return std::nullopt;  // recorded in this process as NaN
+  return ProfileEntry{*fused, *parts};
 }
 
 void ProfileDb::record(const std::string& key, const ProfileEntry& e) {
-  std::lock_guard<std::mutex> lock(mu_);
-  entries_[key] = e;
-  if (path_.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  std::ostringstream line;
-  line.precision(9);
-  line << key << '\t' << e.fused_seconds << '\t' << e.parts_seconds << '\n';
-  std::ofstream out(path_, std::ios::app);
-  if (out) out << line.str();
-  if ((!out || !out.good()) && !warned_) {
-    warned_ = true;
-    std::fprintf(stderr, "warning: cannot write the fusion profile database %s; measurements are not kept\n",
-                 path_.c_str());
-  }
-}
-
-size_t ProfileDb::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return entries_.size();
+  store_.put(key, {seconds_field(e.fused_seconds), seconds_field(e.parts_seconds)});
 }
 
 }  // namespace tessera::fusion

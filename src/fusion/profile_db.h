@@ -2,13 +2,14 @@
 // shapes, attributes and ISA in its key), the measured latency of the fused
 // kernel and the sum of its parts' latencies. Persisted as one text line per
 // entry in the user's cache directory, so later compilations reuse the
-// measurements instead of repeating them.
+// measurements instead of repeating them. The file is a support/tsv_store.h
+// store: "key<TAB>fused_seconds<TAB>parts_seconds", later lines win.
 #pragma once
 
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
+
+#include "support/tsv_store.h"
 
 namespace tessera::fusion {
 
@@ -38,17 +39,13 @@ class ProfileDb {
   // a file that cannot be written only loses persistence (warned once).
   void record(const std::string& key, const ProfileEntry& e);
 
-  const std::string& path() const { return path_; }
-  size_t size() const;
-  int hits() const { return hits_; }
-  int misses() const { return misses_; }
+  const std::string& path() const { return store_.path(); }
+  size_t size() const { return store_.size(); }
+  int hits() const { return store_.hits(); }
+  int misses() const { return store_.misses(); }
 
  private:
-  std::string path_;
-  std::map<std::string, ProfileEntry> entries_;
-  mutable std::mutex mu_;
-  mutable int hits_ = 0, misses_ = 0;
-  bool warned_ = false;
+  TsvStore store_;
 };
 
 }  // namespace tessera::fusion

@@ -1,45 +1,57 @@
-// PET's database: maps in memory, a tab-separated file on disk.
+// PET's database: typed records over a tab-separated store
+// (support/tsv_store.h): "cost<TAB>key<TAB>seconds", "choice<TAB>key<TAB>path".
 #include "pet/pet_db.h"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "support/file_util.h"
 
 namespace tessera::pet {
 
-PetDb::PetDb(std::string path) : path_(std::move(path)) {
-  if (path_.empty()) return;
-  std::ifstream in(path_);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string kind, key, value;
-    if (!std::getline(fields, kind, '\t') || !std::getline(fields, key, '\t') || !std::getline(fields, value))
-      continue;
-    try {
-      size_t used = 0;
-      if (kind == "cost") {
-        const double s = std::stod(value, &used);
-        if (used == value.size() && s >= 0) costs_[key] = s;
-      } else if (kind == "choice") {
-        std::vector<uint64_t> path;
-        std::istringstream hashes(value == "-" ? "" : value);
-        std::string h;
-        bool ok = true;
-        while (ok && std::getline(hashes, h, '.')) {
-          path.push_back(std::stoull(h, &used, 16));
-          ok = used == h.size();
-        }
-        if (ok) choices_[key] = path;
-      }
-    } catch (const std::exception&) {
-      // a torn line: ignored
-    }
+namespace {
+
+std::optional<double> parse_seconds(const std::string& s) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
+  if (used != s.size() || !(v >= 0)) return std::nullopt;
+  return v;
 }
+
+// "-" (the original kept) or the hashes in hex joined by dots.
+std::optional<std::vector<uint64_t>> parse_path(const std::string& s) {
+  std::vector<uint64_t> path;
+  if (s == "-") return path;
+  std::istringstream hashes(s);
+  std::string h;
+  while (std::getline(hashes, h, '.')) {
+    size_t used = 0;
+    try {
+      path.push_back(std::stoull(h, &used, 16));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    if (used != h.size()) return std::nullopt;
+  }
+  if (path.empty()) return std::nullopt;
+  return path;
+}
+
+bool valid(const TsvStore::Fields& key, const TsvStore::Fields& value) {
+  if (value.size() != 1) return false;
+  if (key[0] == "cost") return parse_seconds(value[0]).has_value();
+  if (key[0] == "choice") return parse_path(value[0]).has_value();
+  return false;
+}
+
+}  // namespace
+
+PetDb::PetDb(std::string path) : store_(std::move(path), 2, "PET's database", valid) {}
 
 std::string PetDb::default_path() {
   const std::string base = cache_directory();
@@ -47,52 +59,27 @@ std::string PetDb::default_path() {
 }
 
 std::optional<double> PetDb::cost(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = costs_.find(key);
-  if (it == costs_.end()) {
-    ++misses_;
-    return std::nullopt;
-  }
-  ++hits_;
-  return it->second;
+  const std::optional<TsvStore::Fields> v = store_.find("cost\t" + key);
+  return v ? parse_seconds((*v)[0]) : std::nullopt;
 }
 
 void PetDb::record_cost(const std::string& key, double seconds) {
-  std::ostringstream line;
-  line.precision(9);
-  line << "cost\t" << key << '\t' << seconds << '\n';
-  std::lock_guard<std::mutex> lock(mu_);
-  costs_[key] = seconds;
-  append(line.str());
+  std::ostringstream s;
+  s.precision(9);
+  s << seconds;
+  store_.put("cost\t" + key, {s.str()});
 }
 
 std::optional<std::vector<uint64_t>> PetDb::choice(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = choices_.find(key);
-  if (it == choices_.end()) return std::nullopt;
-  return it->second;
+  const std::optional<TsvStore::Fields> v = store_.find("choice\t" + key, /*count=*/false);
+  return v ? parse_path((*v)[0]) : std::nullopt;
 }
 
 void PetDb::record_choice(const std::string& key, const std::vector<uint64_t>& path) {
-  std::ostringstream line;
-  line << "choice\t" << key << '\t' << std::hex;
-  for (size_t i = 0; i < path.size(); ++i) line << (i ? "." : "") << path[i];
-  line << (path.empty() ? "-" : "") << '\n';
-  std::lock_guard<std::mutex> lock(mu_);
-  choices_[key] = path;
-  append(line.str());
-}
-
-void PetDb::append(const std::string& line) {
-  if (path_.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  std::ofstream out(path_, std::ios::app);
-  if (out) out << line;
-  if ((!out || !out.good()) && !warned_) {
-    warned_ = true;
-    std::fprintf(stderr, "warning: cannot write PET's database %s; its measurements are not kept\n", path_.c_str());
-  }
+  std::ostringstream s;
+  s << std::hex;
+  for (size_t i = 0; i < path.size(); ++i) s << (i ? "." : "") << path[i];
+  store_.put("choice\t" + key, {path.empty() ? std::string("-") : s.str()});
 }
 
 }  // namespace tessera::pet

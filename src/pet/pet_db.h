@@ -8,14 +8,16 @@
 //                                               (empty: the original was kept)
 // Keys carry the target (ISA, threads, code generator revision) the caller
 // gives, so measurements of one machine or build are not trusted by another.
+// The file is a support/tsv_store.h store (the fusion profile's kind), keyed
+// by the first two fields.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "support/tsv_store.h"
 
 namespace tessera::pet {
 
@@ -37,18 +39,13 @@ class PetDb {
   std::optional<std::vector<uint64_t>> choice(const std::string& key) const;
   void record_choice(const std::string& key, const std::vector<uint64_t>& path);
 
-  const std::string& path() const { return path_; }
-  int hits() const { return hits_; }
-  int misses() const { return misses_; }
+  const std::string& path() const { return store_.path(); }
+  // Cost lookups that found a measurement, and that did not.
+  int hits() const { return store_.hits(); }
+  int misses() const { return store_.misses(); }
 
  private:
-  void append(const std::string& line);
-  std::string path_;
-  std::map<std::string, double> costs_;
-  std::map<std::string, std::vector<uint64_t>> choices_;
-  mutable std::mutex mu_;
-  mutable int hits_ = 0, misses_ = 0;
-  bool warned_ = false;
+  TsvStore store_;
 };
 
 }  // namespace tessera::pet

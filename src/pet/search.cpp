@@ -1,28 +1,29 @@
 // PET's program optimizer: candidates per subprogram, then a beam search
-// over the subprograms (pet/search.h).
+// over the subprograms (pet/search.h says what keeps it within its budget).
 #include "pet/search.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
-#include <sstream>
 
-#include "ops/registry.h"
 #include "pet/corrector.h"
+#include "pet/estimate.h"
 #include "pet/mutants.h"
 #include "pet/subprogram.h"
 #include "pet/verifier.h"
 #include "support/error.h"
+#include "support/stopwatch.h"
 
 namespace tessera::pet {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+// A candidate measured this much slower than the original counts towards
+// SearchOptions::stop_after_losers.
+constexpr double kClearlySlower = 1.1;
 
 std::string hex(uint64_t h) {
   char buf[17];
@@ -34,25 +35,55 @@ std::string hex(uint64_t h) {
 struct Candidate {
   std::string family;
   std::shared_ptr<Graph> graph;  // same inputs and outputs as the subprogram (weights as inputs), corrected
-  std::shared_ptr<Graph> mutant; // as generated (mutated again in the next round)
   uint64_t hash = 0;             // structural hash of `graph` (weights are inputs: contents play no part)
   bool partial = false;
   int boxes = 0;
   int64_t wrong_elements = 0;
   double seconds = -1;           // measured; < 0: not measured
-  double estimate = 0;           // static guess, to order measurements
-  std::vector<uint64_t> path;    // hashes of the mutants from the original to `mutant`
+  std::vector<uint64_t> path;    // hashes of the mutants from the original to this one
+  int record = -1;               // its line in the report (by index: Found's, then the report's)
 };
 
-// What the search knows about one subprogram.
+// A mutant waiting to be verified, measured or mutated again, ordered by
+// `key`: its static estimate (before verification that of the mutant alone, a
+// lower bound of the corrected one's), ties in generation order.
+struct Pending {
+  double key = 0;
+  size_t seq = 0;
+  Mutant mutant;                 // family: the chain from the original ("D2H+D2W")
+  std::vector<uint64_t> path;
+  std::optional<Candidate> verified;
+  bool dead = false;             // verified and not usable
+};
+
+// What the search learned about one structure of subprogram: shared by every
+// subprogram of that structure (their mutants, verdicts and costs are the
+// same, the weights being inputs).
+struct Found {
+  double original_seconds = -1;         // < 0: not measured (no candidate was)
+  std::vector<Candidate> candidates;    // measured and cheaper than the original, cheapest first
+  std::vector<CandidateRecord> records; // every candidate measured, for the report
+  int index = -1;                       // the subprogram it was found for
+};
+
+// What the beam search sees of one subprogram.
 struct Entry {
   const Subprogram* sp = nullptr;
+  int index = -1;  // in model order
   std::string label;
   double original_seconds = -1;
-  std::vector<Candidate> candidates;  // measured, cheaper than the original
+  std::vector<Candidate> candidates;
 };
 
-std::string describe(const Subprogram& sp) { return sp.describe(); }
+int64_t output_elements(const Graph& g) {
+  int64_t n = 0;
+  for (const Value* v : g.outputs()) {
+    int64_t e = 1;
+    for (int64_t d : v->type.dims) e *= d;
+    n += e;
+  }
+  return n;
+}
 
 // The candidate with the subprogram's weights bound as constants: what the
 // target compiles (its weight derivations then fold like any constants).
@@ -70,83 +101,97 @@ std::unique_ptr<Graph> bind_weights(const Graph& candidate, const Subprogram& sp
   return g;
 }
 
-// A rough static estimate of a candidate's time, only to order candidates
-// for measurement (the search decides by measurements): multiply-adds at a
-// rate that is higher for convolutions the Winograd pass can take (3x3,
-// stride 1, dilation 1), bytes moved by the data-movement ops, and a fixed
-// cost per kernel. Weight-only ops are free: they fold at compile time.
-double estimate(const Graph& g, size_t num_activations) {
-  std::set<const Value*> weight_only;
-  for (size_t i = num_activations; i < g.inputs().size(); ++i) weight_only.insert(g.inputs()[i]);
-  double s = 0;
-  for (const auto& n : g.nodes()) {
-    bool weights = true;
-    for (const Value* v : n->inputs)
-      if (v && !v->constant && !weight_only.count(v)) weights = false;
-    if (weights) {
-      for (const Value* v : n->outputs)
-        if (v) weight_only.insert(v);
-      continue;
-    }
-    double rate = 40e9;  // FLOP/s of a direct convolution or product
-    if (n->op_type == "Conv") {
-      const Attribute* k = n->attr("kernel_shape");
-      const Attribute* st = n->attr("strides");
-      const Attribute* d = n->attr("dilations");
-      auto all = [](const Attribute* a, int64_t v) {
-        if (!a) return v == 1;
-        for (int64_t x : a->ints) if (x != v) return false;
-        return true;
-      };
-      const Value* w = n->inputs.size() > 1 ? n->inputs[1] : nullptr;
-      const bool k3 = k ? all(k, 3) : (w && w->type.dims.size() == 4 && w->type.dims[2] == 3 && w->type.dims[3] == 3);
-      if (k3 && all(st, 1) && all(d, 1)) rate *= 2;  // Winograd F(2x2) or better
-    }
-    s += node_flops(*n) / rate + node_bytes(*n) / 20e9 + 20e-6;
-  }
-  return s;
-}
-
-int64_t output_elements(const Graph& g) {
-  int64_t n = 0;
-  for (const Value* v : g.outputs()) {
-    int64_t e = 1;
-    for (int64_t d : v->type.dims) e *= d;
-    n += e;
-  }
-  return n;
-}
-
 class Search {
  public:
   Search(Graph& g, const SearchOptions& o, const CostFn& cost, PetDb& db, const std::string& target)
-      : g_(g), o_(o), cost_(cost), db_(db), target_(target), start_(Clock::now()) {}
+      : g_(g), o_(o), cost_(cost), db_(db), target_(target) {}
 
   SearchReport run() {
-    subprograms_ = find_subprograms(g_, SubprogramOptions{});
-    for (const Subprogram& sp : subprograms_) {
-      if (out_of_time()) {
-        report_.budget_exhausted = true;
-        report_.notes.push_back("budget spent before " + describe(sp));
-        continue;
-      }
-      entries_.push_back(examine(sp));
-      ++report_.subprograms;
+    {
+      ScopedSeconds t(report_.find_seconds);
+      subprograms_ = find_subprograms(g_, SubprogramOptions{});
     }
-    choose_and_apply();
-    report_.seconds = elapsed();
+    report_.subprograms = static_cast<int>(subprograms_.size());
+    // The costliest subprograms first, by the static estimate: the budget
+    // goes where the time is (CSRNet's dilated back end comes last in the
+    // model and first here). The beam search takes them in model order.
+    std::vector<double> cost(subprograms_.size());
+    for (size_t i = 0; i < subprograms_.size(); ++i)
+      cost[i] = estimate_seconds(*subprograms_[i].graph, subprograms_[i].num_activations);
+    std::vector<size_t> order(subprograms_.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    for (size_t k = 0; k < order.size(); ++k) {
+      const size_t i = order[k];
+      if (out_of_time()) break;
+      // Once the budget has cut a search short, only subprograms that need
+      // no measurement (their structure searched already) are taken.
+      if (cut_at_ >= 0 && (!o_.share_by_structure || !found_.count(subprograms_[i].hash))) continue;
+      show_progress(k, i, false);
+      entries_.push_back(examine(subprograms_[i], static_cast<int>(i)));
+      ++report_.searched;
+    }
+    if (cut_at_ >= 0 || report_.searched < report_.subprograms) stop();
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return a.index < b.index; });
+    {
+      ScopedSeconds t(report_.apply_seconds);
+      choose_and_apply();
+    }
+    report_.seconds = watch_.seconds();
+    show_progress(0, 0, true);
     return std::move(report_);
   }
 
  private:
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  bool out_of_time() const { return elapsed() > o_.budget_seconds; }
+  double time_left() const { return o_.budget_seconds - watch_.seconds(); }
+  bool out_of_time() const { return time_left() <= 0; }
 
-  void progress(const std::string& line) const {
-    if (o_.verbose) std::fprintf(stderr, "pet: [%5.1fs] %s\n", elapsed(), line.c_str());
+  // Notes where the budget ended the search: inside subprogram cut_at_
+  // (when one was cut short), and how many were not searched.
+  void stop() {
+    report_.budget_exhausted = true;
+    const size_t n = subprograms_.size();
+    const size_t not_searched = n - static_cast<size_t>(report_.searched);
+    char buf[240];
+    if (cut_at_ >= 0)
+      std::snprintf(buf, sizeof buf,
+                    "the budget of %g s ended the search inside subprogram %d of %zu (what it measured kept); "
+                    "%zu of %zu not searched (the costliest by the static estimate were taken first)",
+                    o_.budget_seconds, cut_at_ + 1, n, not_searched, n);
+    else
+      std::snprintf(buf, sizeof buf,
+                    "the budget of %g s ended the search; %zu of %zu subprograms not searched (the costliest by "
+                    "the static estimate were taken first)",
+                    o_.budget_seconds, not_searched, n);
+    report_.budget_note = buf;
   }
 
-  // The candidate as the target compiles it: weights bound as constants.
+  // Progress on stderr: every subprogram when verbose, else every 2 s once
+  // the search has run progress_after_seconds; and the end of a long search.
+  void show_progress(size_t k, size_t i, bool done) {
+    const double now = watch_.seconds();
+    const bool long_search = now >= o_.progress_after_seconds;
+    if (!o_.verbose && !(long_search && (done ? shown_ : now - last_shown_ >= 2))) return;
+    last_shown_ = now;
+    shown_ = true;
+    int better = 0;
+    for (const Entry& e : entries_) better += !e.candidates.empty();
+    if (done)
+      std::fprintf(stderr, "pet: [%5.1fs] searched %d of %zu subprograms, %d with a faster candidate, %d applied%s\n", now,
+                   report_.searched, subprograms_.size(), better, report_.applied,
+                   report_.budget_exhausted ? " (budget spent)" : "");
+    else
+      std::fprintf(stderr, "pet: [%5.1fs] subprogram %zu/%zu (#%zu): %s; %d faster so far, %d measured\n", now, k + 1,
+                   subprograms_.size(), i + 1, subprograms_[i].describe().c_str(), better, report_.measured);
+  }
+
+  void note(const std::string& line) const {
+    if (o_.verbose) std::fprintf(stderr, "pet: [%5.1fs] %s\n", watch_.seconds(), line.c_str());
+  }
+
+  // Seconds of a candidate (weights bound as constants), from the database
+  // or measured and recorded; throws when the cost function does.
   double measure(const Subprogram& sp, const Graph& candidate, uint64_t hash) {
     const std::string key = target_ + ":" + hex(hash);
     if (std::optional<double> s = db_.cost(key)) {
@@ -154,33 +199,52 @@ class Search {
       return *s;
     }
     std::unique_ptr<Graph> bound = bind_weights(candidate, sp);
-    const auto t0 = Clock::now();
+    Stopwatch w;
     const double s = cost_(*bound);
-    report_.measure_seconds += since(t0);
+    const double took = w.seconds();
+    report_.measure_seconds += took;
     ++report_.measured;
+    if (took > 1) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "measuring took %.2f s (%.3f ms a run)", took, s * 1e3);
+      note(sp.describe() + ": " + buf);
+    }
     db_.record_cost(key, s);
     return s;
   }
 
-  // A mutant examined against the original: verified, corrected when
-  // partially equivalent; nullopt when it is not usable.
-  std::optional<Candidate> check(const Subprogram& sp, const Mutant& m, int64_t elements) {
-    VerifyOptions vo;
-    vo.tests = o_.verify_tests;
-    vo.seed = o_.seed ^ m.hash;
-    auto t0 = Clock::now();
-    const VerifyResult r = verify(*sp.graph, *m.graph, vo);
-    report_.verify_seconds += since(t0);
+  // Whether a measurement may start: time is left and, from the
+  // measurements so far, it would end within the budget.
+  bool may_measure() const {
+    const double mean = report_.measured ? report_.measure_seconds / report_.measured : 0;
+    return time_left() > mean;
+  }
+
+  // Verifies a mutant against the original (planned once per subprogram in
+  // `verifier`), corrects it when partially equivalent; nullopt when it is
+  // not usable.
+  std::optional<Candidate> check(const Subprogram& sp, Verifier& verifier, const Mutant& m, int64_t elements) {
+    const Stopwatch w;
+    const VerifyResult r = verifier.check(*m.graph);
+    const double took = w.seconds();
+    report_.verify_seconds += took;
+    ++report_.verified;
+    if (took > 1) {
+      int64_t boxes = 0;
+      for (const OutputCheck& oc : r.outputs) boxes += oc.boxes;
+      note(sp.describe() + ": verifying " + m.family + " took " + std::to_string(took) + " s (" +
+           std::to_string(boxes) + " boxes, " + std::to_string(r.positions) + " positions, " +
+           verdict_name(r.verdict) + ")");
+    }
     Candidate c;
     c.family = m.family;
-    c.mutant = m.graph;
     if (r.verdict == Verdict::Equivalent) {
       ++report_.equivalent;
       if (!o_.equivalent) return std::nullopt;
       c.graph = m.graph;
     } else if (r.verdict == Verdict::Partial) {
       ++report_.partial;
-      if (!o_.partial ||
+      if (!o_.partial || r.gave_up ||
           static_cast<double>(r.wrong_elements()) > o_.max_wrong_fraction * static_cast<double>(elements))
         return std::nullopt;
       std::vector<std::vector<Box>> wrong;
@@ -189,11 +253,10 @@ class Search {
       c.boxes = static_cast<int>(r.wrong_boxes());
       c.wrong_elements = r.wrong_elements();
       try {
-        t0 = Clock::now();
+        ScopedSeconds t(report_.correct_seconds);
         c.graph = correct(*sp.graph, *m.graph, wrong);
-        report_.correct_seconds += since(t0);
       } catch (const Error& err) {
-        report_.notes.push_back(describe(sp) + ": " + m.family + " not corrected (" + err.what() + ")");
+        report_.notes.push_back(sp.describe() + ": " + m.family + " not corrected (" + err.what() + ")");
         return std::nullopt;
       }
     } else {
@@ -201,131 +264,268 @@ class Search {
       return std::nullopt;
     }
     c.hash = structural_hash(*c.graph);
-    c.estimate = estimate(*c.graph, sp.num_activations);
     return c;
   }
 
+  // The mutants of `parent` (the original or a mutant of it) the search may
+  // use, with their structural hashes.
   std::vector<Mutant> mutants_of(const Subprogram& sp, const Graph& parent) {
     MutantOptions mo;
-    const auto t0 = Clock::now();
-    std::vector<Mutant> ms = generate_mutants(parent, sp.num_activations, mo, nullptr, &sp.weight_tensors);
-    report_.generate_seconds += since(t0);
+    mo.time_budget_ms = std::clamp(time_left() * 1e3, 0.0, mo.time_budget_ms);
+    std::vector<Mutant> ms;
+    {
+      ScopedSeconds t(report_.generate_seconds);
+      ms = generate_mutants(parent, sp.num_activations, mo, nullptr, &sp.weight_tensors);
+    }
     report_.mutants += static_cast<int>(ms.size());
     std::erase_if(ms, [&](const Mutant& m) {
       // Equal only for these weights: the verifier, which draws the weights
       // at random, cannot vouch for such a mutant.
       return m.weight_dependent || (!o_.only_family.empty() && m.family != o_.only_family);
     });
-    for (Mutant& m : ms) m.hash = structural_hash(*m.graph);
+    for (Mutant& m : ms)
+      if (!m.hash) m.hash = structural_hash(*m.graph);
     return ms;
   }
 
-  // Mutants of `parent` (the original or a mutant of it), examined against
-  // the original, each structure once.
-  std::vector<Candidate> mutate(const Subprogram& sp, const Graph& parent, const std::vector<uint64_t>& path,
-                                std::set<uint64_t>& seen) {
-    std::vector<Candidate> out;
-    const int64_t elements = output_elements(*sp.graph);
-    for (const Mutant& m : mutants_of(sp, parent)) {
-      if (!seen.insert(m.hash).second) continue;
-      std::optional<Candidate> c = check(sp, m, elements);
-      if (!c) continue;
-      c->path = path;
-      c->path.push_back(m.hash);
-      out.push_back(std::move(*c));
-    }
-    return out;
-  }
-
-  // The candidate a earlier search chose, found again by its path of mutant
+  // The candidate an earlier search chose, found again by its path of mutant
   // hashes (one generation per step, one verification): no search, and its
   // cost comes from the database.
   std::optional<Candidate> replay(const Subprogram& sp, const std::vector<uint64_t>& path) {
     std::shared_ptr<Graph> parent = sp.graph;
     std::string family;
-    const Mutant* last = nullptr;
-    std::vector<Mutant> ms;
+    std::optional<Mutant> last;
     for (uint64_t h : path) {
-      ms = mutants_of(sp, *parent);
+      if (out_of_time()) return std::nullopt;
+      std::vector<Mutant> ms = mutants_of(sp, *parent);
       auto it = std::find_if(ms.begin(), ms.end(), [&](const Mutant& m) { return m.hash == h; });
       if (it == ms.end()) return std::nullopt;  // the generator changed: search again
       family += (family.empty() ? "" : "+") + it->family;
       parent = it->graph;
-      last = &*it;
+      last = *it;
     }
     if (!last) return std::nullopt;
-    Mutant m = *last;
-    m.family = family;
-    std::optional<Candidate> c = check(sp, m, output_elements(*sp.graph));
+    last->family = family;
+    Verifier verifier(*sp.graph, verify_options(sp));
+    std::optional<Candidate> c = check(sp, verifier, *last, output_elements(*sp.graph));
     if (c) c->path = path;
     return c;
   }
 
-  Entry examine(const Subprogram& sp) {
-    Entry e;
-    e.sp = &sp;
-    e.label = describe(sp);
-    const std::string choice_key = target_ + ":" + hex(sp.hash);
-    try {
-      e.original_seconds = measure(sp, *sp.graph, structural_hash(*sp.graph));
-    } catch (const Error& err) {
-      report_.notes.push_back(e.label + ": not measured (" + err.what() + ")");
-      return e;
-    }
-    std::vector<Candidate> pool;
-    const std::optional<std::vector<uint64_t>> cached = db_.choice(choice_key);
-    if (cached && cached->empty()) {
-      progress(e.label + ": original kept (database)");
-      return e;
-    }
-    if (cached)
-      if (std::optional<Candidate> c = replay(sp, *cached)) pool.push_back(std::move(*c));
-    if (pool.empty()) {
-      std::set<uint64_t> seen{structural_hash(*sp.graph)};
-      pool = mutate(sp, *sp.graph, {}, seen);
-      // Rounds of mutating the mutants of the round before (PET's iterative
-      // GetMutants), each examined against the original.
-      std::vector<Candidate> frontier = pool;
-      for (int round = 1; round < o_.rounds && !frontier.empty() && !out_of_time(); ++round) {
-        std::vector<Candidate> next;
-        const size_t n = std::min<size_t>(frontier.size(), static_cast<size_t>(o_.mutants_per_round));
-        for (size_t i = 0; i < n; ++i)
-          for (Candidate& c : mutate(sp, *frontier[i].mutant, frontier[i].path, seen)) {
-            c.family = frontier[i].family + "+" + c.family;
-            next.push_back(std::move(c));
-          }
-        pool.insert(pool.end(), next.begin(), next.end());
-        frontier = std::move(next);
+  // The verifier's random inputs: one seed per subprogram structure (its
+  // mutants are functions of the structure, not of the seed). It stops once
+  // a mutant is wrong on more elements than the search would correct.
+  VerifyOptions verify_options(const Subprogram& sp) const {
+    VerifyOptions vo;
+    vo.tests = o_.verify_tests;
+    vo.seed = o_.seed ^ sp.hash;
+    vo.max_wrong_elements =
+        o_.partial ? static_cast<int64_t>(o_.max_wrong_fraction * static_cast<double>(output_elements(*sp.graph))) : 0;
+    return vo;
+  }
+
+  // Measures `c` and the original (once) for `f`: false when the budget
+  // or a failing measurement stops it.
+  bool measure_candidate(const Subprogram& sp, Found& f, Candidate& c, bool& original_failed) {
+    if (f.original_seconds < 0) {
+      if (original_failed || !may_measure()) return false;
+      try {
+        f.original_seconds = measure(sp, *sp.graph, sp.hash);
+      } catch (const Error& err) {
+        report_.notes.push_back(sp.describe() + ": not measured (" + err.what() + ")");
+        original_failed = true;
+        return false;
       }
     }
-    // The likeliest first, by the static estimate; those estimated much
-    // slower than the original are not measured at all.
-    const double original_estimate = estimate(*sp.graph, sp.num_activations);
-    if (o_.max_estimate_ratio > 0)
-      std::erase_if(pool, [&](const Candidate& c) { return c.estimate > o_.max_estimate_ratio * original_estimate; });
-    std::stable_sort(pool.begin(), pool.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
-    int measured = 0;
-    for (Candidate& c : pool) {
-      if (measured >= o_.max_measured || out_of_time()) break;
-      try {
-        c.seconds = measure(sp, *c.graph, c.hash);
-      } catch (const Error& err) {
-        report_.notes.push_back(e.label + ": " + c.family + " not measured (" + err.what() + ")");
+    if (!may_measure()) return false;
+    try {
+      c.seconds = measure(sp, *c.graph, c.hash);
+    } catch (const Error& err) {
+      report_.notes.push_back(sp.describe() + ": " + c.family + " not measured (" + err.what() + ")");
+      return false;
+    }
+    c.record = static_cast<int>(f.records.size());
+    f.records.push_back({"", c.family, c.partial, c.boxes, c.wrong_elements, c.seconds, f.original_seconds, false, -1});
+    return true;
+  }
+
+  // The search proper for one subprogram: rounds of mutants; verified,
+  // corrected and measured lazily, likeliest first by the static estimate
+  // (before verification a mutant's own estimate stands in: a lower bound of
+  // its corrected form's). Round 0 mutates the original, each later round
+  // the mutants_per_round likeliest usable mutants of the round before (PET's
+  // iterative GetMutants); then at most max_measured candidates are
+  // measured. A mutant estimated past the limit is never verified. `cut` is
+  // set when the budget cut the search short.
+  Found search(const Subprogram& sp, bool& cut) {
+    Found f;
+    cut = false;
+    const double original_estimate = estimate_seconds(*sp.graph, sp.num_activations);
+    const double limit = o_.max_estimate_ratio > 0 ? o_.max_estimate_ratio * original_estimate : -1;
+    const int64_t elements = output_elements(*sp.graph);
+    std::unique_ptr<Verifier> verifier_once;  // made when the first mutant is verified
+    std::vector<Pending> pending;
+    std::set<uint64_t> seen{sp.hash};
+    // The mutants of `parent`, waiting (by value: `pending` grows while a
+    // parent in it is expanded); the number generated.
+    auto expand = [&](std::shared_ptr<const Graph> parent, std::string prefix, std::vector<uint64_t> path) {
+      std::vector<Mutant> ms = mutants_of(sp, *parent);
+      for (Mutant& m : ms) {
+        if (!seen.insert(m.hash).second) continue;
+        Pending p;
+        p.key = estimate_seconds(*m.graph, sp.num_activations);
+        if (limit >= 0 && p.key > limit) continue;  // cannot win, nor be a parent
+        p.seq = pending.size();
+        p.path = path;
+        p.path.push_back(m.hash);
+        m.family = prefix.empty() ? m.family : prefix + "+" + m.family;
+        p.mutant = std::move(m);
+        pending.push_back(std::move(p));
+      }
+      return ms.size();
+    };
+    // The likeliest waiting mutant from `from` on that is usable and not
+    // `taken`, verifying on the way (a verified mutant's key becomes its
+    // corrected estimate and it waits again); nullopt when none is left
+    // within the limit or the budget ended.
+    auto likeliest = [&](size_t from, const std::vector<char>& taken) -> std::optional<size_t> {
+      for (;;) {
+        if (out_of_time()) {
+          cut = true;
+          return std::nullopt;
+        }
+        size_t best = pending.size();
+        for (size_t i = from; i < pending.size(); ++i)
+          if (!pending[i].dead && !taken[i] &&
+              (best == pending.size() || pending[i].key < pending[best].key ||
+               (pending[i].key == pending[best].key && pending[i].seq < pending[best].seq)))
+            best = i;
+        if (best == pending.size()) return std::nullopt;
+        Pending& p = pending[best];
+        if (limit >= 0 && p.key > limit) return std::nullopt;  // so is every other one
+        if (p.verified) return best;
+        if (!verifier_once) {
+          ScopedSeconds t(report_.verify_seconds);  // planning the original is verification's work
+          verifier_once = std::make_unique<Verifier>(*sp.graph, verify_options(sp));
+        }
+        p.verified = check(sp, *verifier_once, p.mutant, elements);
+        if (!p.verified) {
+          p.dead = true;
+          continue;
+        }
+        p.verified->path = p.path;
+        p.key = estimate_seconds(*p.verified->graph, sp.num_activations);
+      }
+    };
+    if (expand(sp.graph, "", {}) == 0) ++report_.without_mutants;
+    size_t round_start = 0;
+    for (int round = 1; round < o_.rounds && !out_of_time(); ++round) {
+      std::vector<char> taken(pending.size(), 0);
+      std::vector<size_t> parents;
+      while (parents.size() < static_cast<size_t>(std::max(0, o_.mutants_per_round)))
+        if (std::optional<size_t> i = likeliest(round_start, taken)) {
+          taken[*i] = 1;
+          parents.push_back(*i);
+        } else {
+          break;
+        }
+      round_start = pending.size();
+      for (size_t i : parents) {
+        if (out_of_time()) break;
+        expand(pending[i].mutant.graph, pending[i].mutant.family, pending[i].path);
+      }
+      if (parents.empty()) break;
+    }
+    if (out_of_time()) cut = true;
+    bool original_failed = false;
+    int measured = 0, losers = 0;
+    std::vector<char> taken(pending.size(), 0);
+    while (measured < o_.max_measured && !cut && (o_.stop_after_losers <= 0 || losers < o_.stop_after_losers)) {
+      std::optional<size_t> i = likeliest(0, taken);
+      if (!i) break;
+      taken[*i] = 1;
+      Candidate& c = *pending[*i].verified;
+      if (!measure_candidate(sp, f, c, original_failed)) {
+        if (original_failed) break;
+        if (!may_measure()) cut = true;
         continue;
       }
       ++measured;
-      report_.candidates.push_back(
-          {e.label, c.family, c.partial, c.boxes, c.wrong_elements, c.seconds, e.original_seconds, false});
-      if (c.seconds < e.original_seconds) e.candidates.push_back(std::move(c));
+      if (c.seconds < f.original_seconds) f.candidates.push_back(c);
+      // A loser is clearly slower (beyond a shared machine's noise); a near
+      // miss keeps the next candidates coming.
+      losers = c.seconds > kClearlySlower * f.original_seconds ? losers + 1 : 0;
     }
-    std::sort(e.candidates.begin(), e.candidates.end(),
+    std::sort(f.candidates.begin(), f.candidates.end(),
               [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
-    char ratio[32] = "";
-    if (!e.candidates.empty()) std::snprintf(ratio, sizeof ratio, " %.2fx", e.candidates[0].seconds / e.original_seconds);
-    progress(e.label + ": " + std::to_string(pool.size()) + " candidates, " + std::to_string(measured) +
-             " measured, " + (e.candidates.empty() ? std::string("original kept") : "best " + e.candidates[0].family + ratio));
-    if (!out_of_time()) db_.record_choice(choice_key, e.candidates.empty() ? std::vector<uint64_t>{} : e.candidates[0].path);
+    return f;
+  }
+
+  // The database's choice for a subprogram, replayed; nullopt when it has
+  // none or the replay fails (then the subprogram is searched).
+  std::optional<Found> from_database(const Subprogram& sp, const std::string& choice_key) {
+    const std::optional<std::vector<uint64_t>> cached = db_.choice(choice_key);
+    if (!cached) return std::nullopt;
+    Found f;
+    if (cached->empty()) {  // the original was kept: nothing to measure
+      if (std::optional<double> s = db_.cost(target_ + ":" + hex(sp.hash))) f.original_seconds = *s;
+      return f;
+    }
+    std::optional<Candidate> c = replay(sp, *cached);
+    if (!c) return std::nullopt;
+    bool original_failed = false;
+    if (!measure_candidate(sp, f, *c, original_failed)) return std::nullopt;
+    if (c->seconds < f.original_seconds) f.candidates.push_back(*c);
+    return f;
+  }
+
+  Entry examine(const Subprogram& sp, int index) {
+    Entry e;
+    e.sp = &sp;
+    e.index = index;
+    e.label = sp.describe();
+    const Found* f = nullptr;
+    auto shared = o_.share_by_structure ? found_.find(sp.hash) : found_.end();
+    std::optional<Found> local;
+    if (shared != found_.end()) {
+      f = &shared->second;
+      ++report_.shared;
+    } else {
+      const std::string choice_key = target_ + ":" + hex(sp.hash);
+      bool cut = false;
+      local = from_database(sp, choice_key);
+      if (local) {
+        ++report_.replayed;
+      } else {
+        local = search(sp, cut);
+        if (!cut)
+          db_.record_choice(choice_key, local->candidates.empty() ? std::vector<uint64_t>{} : local->candidates[0].path);
+        else if (cut_at_ < 0)
+          cut_at_ = index;
+      }
+      local->index = index;
+      if (o_.share_by_structure && !cut) f = &found_.emplace(sp.hash, std::move(*local)).first->second;
+      else f = &*local;
+    }
+    // The entry: the found candidates, their report lines under this label.
+    e.original_seconds = f->original_seconds;
+    const int base = static_cast<int>(report_.candidates.size());
+    for (CandidateRecord r : f->records) {
+      r.subprogram = e.label;
+      r.same_as = f->index == index ? -1 : f->index;
+      report_.candidates.push_back(std::move(r));
+    }
+    for (Candidate c : f->candidates) {
+      c.record += base;
+      e.candidates.push_back(std::move(c));
+    }
+    if (!e.candidates.empty() || !f->records.empty()) {
+      char ratio[32] = "";
+      if (!e.candidates.empty())
+        std::snprintf(ratio, sizeof ratio, " %.2fx", e.candidates[0].seconds / e.original_seconds);
+      note(e.label + ": " + std::to_string(f->records.size()) + " measured, " +
+           (e.candidates.empty() ? std::string("original kept") : "best " + e.candidates[0].family + ratio));
+    }
     return e;
   }
 
@@ -338,6 +538,7 @@ class Search {
       std::set<const Node*> used;  // nodes of replaced subprograms
       double saved = 0;            // seconds saved
     };
+    const size_t width = static_cast<size_t>(std::max(1, o_.beam));
     std::vector<State> beam{State{}};
     for (const Entry& e : entries_) {
       std::vector<State> next;
@@ -345,10 +546,10 @@ class Search {
         State keep = s;
         keep.pick.push_back(-1);
         next.push_back(std::move(keep));
+        bool overlaps = false;
+        for (const Node* n : e.sp->nodes) overlaps = overlaps || s.used.count(n);
+        if (overlaps) continue;
         for (size_t c = 0; c < e.candidates.size(); ++c) {
-          bool overlaps = false;
-          for (const Node* n : e.sp->nodes) overlaps = overlaps || s.used.count(n);
-          if (overlaps) break;
           State t = s;
           t.pick.push_back(static_cast<int>(c));
           t.used.insert(e.sp->nodes.begin(), e.sp->nodes.end());
@@ -357,7 +558,7 @@ class Search {
         }
       }
       std::stable_sort(next.begin(), next.end(), [](const State& a, const State& b) { return a.saved > b.saved; });
-      if (next.size() > static_cast<size_t>(std::max(1, o_.beam))) next.resize(static_cast<size_t>(std::max(1, o_.beam)));
+      if (next.size() > width) next.resize(width);
       beam = std::move(next);
     }
     const State& best = beam.front();
@@ -373,9 +574,8 @@ class Search {
       report_.cost_after += c.seconds;
       splice(g_, *e.sp, *c.graph);
       ++report_.applied;
-      for (CandidateRecord& r : report_.candidates)
-        if (r.subprogram == e.label && r.family == c.family && r.seconds == c.seconds) r.applied = true;
-      progress("applied " + c.family + " to " + e.label);
+      report_.candidates[static_cast<size_t>(c.record)].applied = true;
+      note("applied " + c.family + " to " + e.label);
     }
   }
 
@@ -384,36 +584,17 @@ class Search {
   const CostFn& cost_;
   PetDb& db_;
   std::string target_;
-  Clock::time_point start_;
+  Stopwatch watch_;
+  int cut_at_ = -1;  // the subprogram the budget cut short, if any
+  double last_shown_ = 0;
+  bool shown_ = false;
   std::vector<Subprogram> subprograms_;
+  std::map<uint64_t, Found> found_;  // by subprogram structure
   std::vector<Entry> entries_;
   SearchReport report_;
 };
 
 }  // namespace
-
-std::string SearchReport::to_text() const {
-  std::ostringstream o;
-  o.precision(3);
-  o << "PET: " << subprograms << " subprograms searched, " << mutants << " mutants (" << equivalent
-    << " equivalent, " << partial << " partially equivalent, " << different << " different), " << measured
-    << " measured, " << db_hits << " costs from the database, " << applied << " applied; " << seconds << " s"
-    << (budget_exhausted ? " (budget spent)" : "") << " (generating " << generate_seconds << " s, verifying "
-    << verify_seconds << " s, correcting " << correct_seconds << " s, measuring " << measure_seconds << " s)\n";
-  if (cost_before > 0)
-    o << "  summed cost of the subprograms: " << cost_before * 1e3 << " ms -> " << cost_after * 1e3 << " ms\n";
-  std::string last;
-  for (const CandidateRecord& c : candidates) {
-    if (c.subprogram != last) {
-      o << "  " << c.subprogram << ": original " << c.original_seconds * 1e3 << " ms\n";
-      last = c.subprogram;
-    }
-    o << "    " << (c.applied ? "* " : "  ") << c.family << (c.partial ? " (partial, " : " (equivalent")
-      << (c.partial ? std::to_string(c.boxes) + " boxes corrected" : "") << ") " << c.seconds * 1e3 << " ms\n";
-  }
-  for (const std::string& n : notes) o << "  note: " << n << "\n";
-  return o.str();
-}
 
 SearchReport optimize_program(Graph& g, const SearchOptions& opts, const CostFn& cost, PetDb& db,
                               const std::string& target) {

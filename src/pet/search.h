@@ -1,14 +1,44 @@
 // PET's program optimizer (PET §6, Algorithm 2): the model split into
 // multi-linear subprograms (pet/subprogram.h); each mutated for a few rounds
-// (pet/mutants.h: mutants of the original, then mutants of the best
-// mutants); every mutant examined against the original by the verifier
+// (pet/mutants.h: mutants of the original, then mutants of the likeliest
+// mutants); mutants examined against the original by the verifier
 // (pet/verifier.h) and, when partially equivalent, completed by the
-// corrector (pet/corrector.h); the candidates measured (a standalone graph
-// compiled and timed by the caller's CostFn, results kept in PetDb); then a
-// beam search over the subprograms picks one candidate each (the original
-// among them) so the model's summed cost is least, and the chosen ones are
-// spliced into the model. Fully and partially equivalent mutants share the
-// one pipeline: a fully equivalent mutant is a partial one with no boxes.
+// corrector (pet/corrector.h); the likeliest candidates measured (a
+// standalone graph compiled and timed by the caller's CostFn, results kept in
+// PetDb); then a beam search over the subprograms picks one candidate each
+// (the original among them) so the model's summed cost is least, and the
+// chosen ones are spliced into the model. Fully and partially equivalent
+// mutants share the one pipeline: a fully equivalent mutant is a partial one
+// with no boxes.
+//
+// Where the time goes and what keeps it within the budget (issue 19: at most
+// 60 s per model on a 2-core machine):
+// - The costliest subprograms (by the static estimate) are searched first,
+//   so a budget that ends the search leaves out the cheap ones.
+// - Work is shared by structure. Subprograms with one structural hash (the
+//   repeated blocks of ResNet, Inception, BERT: weights are inputs, so their
+//   contents play no part) have the same mutants, verdicts, corrections and
+//   costs: the first is searched, the others reuse its result.
+// - Work is ordered by the static estimate (pet/estimate.h). A mutant
+//   estimated past max_estimate_ratio times the original is dropped at once;
+//   the others are verified (and corrected) only when their turn comes, in
+//   the order of their estimates (a mutant's own estimate is a lower bound of
+//   its corrected form's): as one of the mutants_per_round parents of the
+//   next round, or as one of the max_measured candidates measured. The
+//   original is planned once for all its mutants (pet::Verifier), which
+//   gives up on a mutant as soon as its wrong boxes exceed what the search
+//   would correct, and is measured only when some candidate is.
+// - A subprogram without a mutant costs its generation and nothing else;
+//   its measurements stop after stop_after_losers candidates in a row lost
+//   clearly to the original.
+// - The budget is a hard stop: checked before every generation, verification
+//   and measurement, and a measurement is not started when the measurements
+//   so far say it would end past the budget. What was measured by then is
+//   kept (and chosen from); after that only subprograms whose structure was
+//   searched already are taken; the report says where the budget ended.
+// - A second compilation replays the choices kept in the database (the path
+//   of mutant hashes per subprogram) and reads their costs from it: no
+//   measurement, one verification per replaced subprogram.
 #pragma once
 
 #include <cstdint>
@@ -22,13 +52,17 @@
 namespace tessera::pet {
 
 struct SearchOptions {
-  double budget_seconds = 60;  // wall time for the whole search, measurements included
+  double budget_seconds = 60;  // wall time for the whole search, measurements included (a hard stop)
   int beam = 5;                // graph states kept between subprograms (K)
   int rounds = 3;              // rounds of mutating mutants (PET: about 4; 3 keeps to the budget)
-  int mutants_per_round = 5;   // the best mutants of a round mutated again
-  int max_measured = 4;        // candidates measured per subprogram (by a static estimate, likeliest first)
-  // Candidates whose static estimate exceeds the original's by this factor
-  // are not measured (0: every candidate may be measured).
+  int mutants_per_round = 5;   // the likeliest usable mutants of a round (by the estimate) mutated again
+  int max_measured = 4;        // candidates measured per subprogram (by the static estimate, likeliest first)
+  // A subprogram's measurements stop after this many candidates in a row
+  // measured more than 10% slower than the original (0: never): the next
+  // ones are estimated slower still.
+  int stop_after_losers = 2;
+  // Mutants whose static estimate exceeds the original's by this factor are
+  // neither verified, measured nor mutated again (0: no such limit).
   double max_estimate_ratio = 1.5;
   bool equivalent = true;      // use fully equivalent mutants (ablation switch)
   bool partial = true;         // use partially equivalent mutants (ablation switch)
@@ -37,7 +71,13 @@ struct SearchOptions {
   double max_wrong_fraction = 0.25;
   int verify_tests = 2;        // random tests per position (Theorem 2)
   uint64_t seed = 1;
-  bool verbose = false;        // progress on stderr
+  // Subprograms of one structure searched once, the others reuse the result
+  // (off: each searched on its own, for tests that the sharing changes nothing).
+  bool share_by_structure = true;
+  bool verbose = false;        // progress on stderr for every subprogram
+  // Past this many seconds a search prints its progress on stderr anyway
+  // (subprogram i/N, what it found so far), at most every 2 s.
+  double progress_after_seconds = 5;
   std::string only_family;     // keep only mutants of this family ("" = all: experiments, tests)
 };
 
@@ -46,33 +86,43 @@ struct SearchOptions {
 // cannot be compiled (the candidate is then dropped).
 using CostFn = std::function<double(const Graph&)>;
 
-// One candidate the search measured.
+// One candidate the search measured (or reused from an identical subprogram).
 struct CandidateRecord {
-  std::string subprogram;  // "Conv 'conv4_1' + Add" (its ops and first node)
-  std::string family;      // "original", "D2H", "merge-parallel-conv", ...
+  std::string subprogram;  // "region of 2 nodes (Conv node 'conv4_1', ...)"
+  std::string family;      // "D2H", "merge-parallel-conv", "D2H+D2W", ...
   bool partial = false;    // partially equivalent (corrected) or fully
   int boxes = 0;           // wrong boxes corrected
   int64_t wrong_elements = 0;
   double seconds = 0;      // measured (or from the database)
   double original_seconds = 0;
   bool applied = false;    // spliced into the model
+  int same_as = -1;        // >= 0: the result of subprogram #same_as (0-based) reused, same structure
 };
 
 struct SearchReport {
-  int subprograms = 0;      // searched
+  int subprograms = 0;      // found in the model
+  int searched = 0;         // examined before the budget ended (shared and replayed included)
+  int shared = 0;           // of those, answered by an earlier subprogram of the same structure
+  int replayed = 0;         // of those, answered by the database's choice
+  int without_mutants = 0;  // of those, with no mutant to try (no other work done)
   int mutants = 0;          // generated, before verification
-  int equivalent = 0, partial = 0, different = 0;  // verdicts
+  int verified = 0;         // mutants verified (the rest were estimated to lose, or not needed)
+  int equivalent = 0, partial = 0, different = 0;  // verdicts of those verified
   int measured = 0, db_hits = 0;
   int applied = 0;          // subprograms replaced
   double seconds = 0;       // wall time of the search
-  // ... of which generating mutants, verifying, correcting and measuring
-  double generate_seconds = 0, verify_seconds = 0, correct_seconds = 0, measure_seconds = 0;
+  // ... of which enumerating subprograms, generating mutants, verifying,
+  // correcting, measuring, and choosing and splicing
+  double find_seconds = 0, generate_seconds = 0, verify_seconds = 0, correct_seconds = 0, measure_seconds = 0,
+         apply_seconds = 0;
   bool budget_exhausted = false;
-  double cost_before = 0, cost_after = 0;  // summed over the subprograms searched
+  std::string budget_note;  // where the budget ended the search ("" when it did not)
+  double cost_before = 0, cost_after = 0;  // summed over the subprograms with a measured original
   std::vector<CandidateRecord> candidates;
-  std::vector<std::string> notes;  // skipped subprograms and why
-  // The report `--dump-pet` prints: every subprogram searched, every
-  // mutation examined and applied, with verdicts, boxes and costs.
+  std::vector<std::string> notes;  // candidates dropped and why
+  // The report `--dump-pet` prints: every subprogram with a candidate
+  // measured, every mutation examined and applied, with verdicts, boxes and
+  // costs, the phases' times, and where the budget ended the search.
   std::string to_text() const;
 };
 

@@ -60,17 +60,40 @@ std::string signature_mismatch(const Graph& a, const Graph& b) {
 
 }  // namespace
 
-VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOptions& options) {
+// What the Verifier keeps of the original between mutants.
+struct Verifier::State {
+  const Graph& original;
+  VerifyOptions options;
+  std::string refused;                // why the original cannot be verified ("" when it can)
+  LinearPlan plan;
+  std::vector<Splits> splits;
+  std::vector<std::unique_ptr<FieldEvaluator>> evaluators;  // per test, memo kept across mutants
+};
+
+Verifier::Verifier(const Graph& original, const VerifyOptions& options)
+    : s_(std::make_unique<State>(State{original, options, "", {}, {}, {}})) {
   TESSERA_CHECK(options.tests >= 1, "pet: verify needs at least one test, got ", options.tests);
-  if (std::string m = signature_mismatch(original, mutant); !m.empty()) return different("signatures differ: " + m);
-  LinearPlan pa, pb;
-  std::vector<Splits> sa, sb;
   try {
-    pa = plan_linear(original);
-    sa = infer_splitting_points(pa);
+    s_->plan = plan_linear(original);
+    s_->splits = infer_splitting_points(s_->plan);
   } catch (const std::exception& e) {
-    return different(std::string("original: ") + e.what());
+    s_->refused = std::string("original: ") + e.what();
+    return;
   }
+  for (int t = 0; t < options.tests; ++t)
+    s_->evaluators.push_back(
+        std::make_unique<FieldEvaluator>(s_->plan, field::mix64(options.seed + static_cast<uint64_t>(t))));
+}
+
+Verifier::~Verifier() = default;
+
+VerifyResult Verifier::check(const Graph& mutant) {
+  const VerifyOptions& options = s_->options;
+  if (std::string m = signature_mismatch(s_->original, mutant); !m.empty()) return different("signatures differ: " + m);
+  if (!s_->refused.empty()) return different(s_->refused);
+  const std::vector<Splits>& sa = s_->splits;
+  LinearPlan pb;
+  std::vector<Splits> sb;
   try {
     pb = plan_linear(mutant);
     sb = infer_splitting_points(pb);
@@ -91,17 +114,20 @@ VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOpti
   r.outputs.resize(sa.size());
   std::vector<std::vector<char>> wrong(sa.size());
   for (size_t o = 0; o < sa.size(); ++o) wrong[o].assign(all[o].size(), 0);
+  int64_t wrong_volume = 0;
   try {
-    for (int t = 0; t < options.tests; ++t) {
-      const uint64_t seed = field::mix64(options.seed + static_cast<uint64_t>(t));
-      FieldEvaluator ea(pa, seed), eb(pb, seed);
-      for (size_t o = 0; o < all.size(); ++o)
-        for (size_t b = 0; b < all[o].size(); ++b) {
+    for (int t = 0; t < options.tests && !r.gave_up; ++t) {
+      FieldEvaluator& ea = *s_->evaluators[static_cast<size_t>(t)];
+      FieldEvaluator eb(pb, field::mix64(options.seed + static_cast<uint64_t>(t)));
+      for (size_t o = 0; o < all.size() && !r.gave_up; ++o)
+        for (size_t b = 0; b < all[o].size() && !r.gave_up; ++b) {
           if (wrong[o][b]) continue;  // already known wrong
           for (const auto& pos : box_positions(grid[o], all[o][b])) {
             if (t == 0) ++r.positions;
             if (ea.at(static_cast<int>(o), pos) != eb.at(static_cast<int>(o), pos)) {
               wrong[o][b] = 1;
+              wrong_volume += all[o][b].volume();
+              r.gave_up = options.max_wrong_elements >= 0 && wrong_volume > options.max_wrong_elements;
               break;
             }
           }
@@ -121,6 +147,10 @@ VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOpti
   }
   r.verdict = r.wrong_boxes() ? Verdict::Partial : Verdict::Equivalent;
   return r;
+}
+
+VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOptions& options) {
+  return Verifier(original, options).check(mutant);
 }
 
 int64_t FloatDiff::count() const {

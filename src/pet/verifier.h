@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ struct VerifyOptions {
   // More boxes than this in one output is refused (Different, with the reason),
   // so a pathological split cannot stall a search.
   int64_t max_boxes = int64_t{1} << 20;
+  // Stop once the wrong boxes found hold more than this many output elements
+  // (< 0: no limit): the search drops such a mutant anyway, its corrections
+  // would redo most of the work. The result is then Partial with
+  // `gave_up` set and an incomplete list of wrong boxes.
+  int64_t max_wrong_elements = -1;
 };
 
 struct OutputCheck {
@@ -54,6 +60,7 @@ struct VerifyResult {
   std::string reason;                // why Different
   std::vector<OutputCheck> outputs;  // per graph output (empty when Different)
   int64_t positions = 0;             // positions evaluated per program per test
+  bool gave_up = false;              // stopped at max_wrong_elements: the wrong boxes are not all listed
 
   int64_t wrong_boxes() const;
   int64_t wrong_elements() const;
@@ -61,6 +68,26 @@ struct VerifyResult {
 };
 
 VerifyResult verify(const Graph& original, const Graph& mutant, const VerifyOptions& options = {});
+
+// The same, for many mutants of one original (the search checks dozens per
+// subprogram): the original is planned and its splitting points inferred
+// once, and its exact evaluators (one per test, with their memo of computed
+// elements) are kept across mutants, so each mutant pays only for its own
+// side. check(m) returns what verify(original, m, options) returns. The
+// original must outlive the Verifier.
+class Verifier {
+ public:
+  explicit Verifier(const Graph& original, const VerifyOptions& options = {});
+  ~Verifier();
+  Verifier(const Verifier&) = delete;
+  Verifier& operator=(const Verifier&) = delete;
+
+  VerifyResult check(const Graph& mutant);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // The brute-force reference for tests and the mutation test: both graphs run
 // by the reference interpreter on the same random float inputs (uniform in

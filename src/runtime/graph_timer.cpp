@@ -1,16 +1,20 @@
 #include "runtime/graph_timer.h"
 
-#include <chrono>
 #include <random>
 
 #include "runtime/fusion_profiler.h"
 #include "runtime/latency_stats.h"
 #include "support/error.h"
+#include "support/stopwatch.h"
 
 namespace tessera::runtime {
 
+namespace {
+// A run at least this long is timed fewer times (see graph_timer.h).
+constexpr double kLongRun = 0.025;
+}  // namespace
+
 GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts) {
-  using Clock = std::chrono::steady_clock;
   std::mt19937_64 rng(11);
   std::vector<Tensor> inputs;
   for (const Value* v : g.inputs()) {
@@ -19,18 +23,23 @@ GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts) {
     inputs.push_back(profile_tensor(v->type, rng));
   }
   GraphTiming t;
-  const auto c0 = Clock::now();
+  const Stopwatch compile;
   Executor ex(g.clone(), opts);
   ex.prepare(inputs);
-  t.compile_seconds = std::chrono::duration<double>(Clock::now() - c0).count();
-  for (int i = 0; i < 2; ++i) ex.run(inputs);
+  t.compile_seconds = compile.seconds();
+  // Warm-up: two runs, one when a run is long (its caches and pages are warm
+  // after one, and the next runs dwarf any residue).
+  const Stopwatch warm;
+  ex.run(inputs);
+  const bool long_runs = warm.seconds() >= kLongRun;
+  if (!long_runs) ex.run(inputs);
   std::vector<double> times;
-  const auto start = Clock::now();
-  while (times.size() < 7 ||
-         (times.size() < 31 && std::chrono::duration<double>(Clock::now() - start).count() < 0.05)) {
-    const auto r0 = Clock::now();
+  const Stopwatch all;
+  const size_t min_runs = long_runs ? 3 : 7;
+  while (times.size() < min_runs || (times.size() < 31 && all.seconds() < 0.05)) {
+    const Stopwatch run;
     ex.run(inputs);
-    times.push_back(std::chrono::duration<double>(Clock::now() - r0).count());
+    times.push_back(run.seconds());
   }
   t.runs = static_cast<int>(times.size());
   t.seconds = percentile(std::move(times), 50);

@@ -14,7 +14,11 @@ struct GraphTiming {
 
 // Compiles a copy of `g` with `opts` (its target pipeline, fusion and JIT as
 // for any model) and runs it on seeded random inputs (profile_tensor): two
-// warm-up runs, then at least 7 runs and 50 ms, at most 31; the median.
+// warm-up runs, then at least 7 runs and 50 ms, at most 31; the median. A
+// graph whose first run takes 25 ms or more gets one warm-up and at least 3
+// timed runs: its median is as steady (the noise of a shared machine is a
+// smaller share of a long run), and PET measures such candidates in seconds,
+// not tens of them (a 64x64x512 3x3 conv: 4 runs instead of 9).
 // Throws an Error (naming the graph) when it does not compile or run.
 GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts);
 

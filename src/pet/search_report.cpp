@@ -1,0 +1,39 @@
+// The text `--dump-pet` prints for a search (pet/search.h). Its first lines
+// are parsed by bench/pet_report.py: keep their form.
+#include <sstream>
+
+#include "pet/search.h"
+
+namespace tessera::pet {
+
+std::string SearchReport::to_text() const {
+  std::ostringstream o;
+  o.precision(3);
+  o << "PET: " << searched << " subprograms searched, " << mutants << " mutants (" << equivalent << " equivalent, "
+    << partial << " partially equivalent, " << different << " different), " << measured << " measured, " << db_hits
+    << " costs from the database, " << applied << " applied; " << seconds << " s"
+    << (budget_exhausted ? " (budget spent)" : "") << " (generating " << generate_seconds << " s, verifying "
+    << verify_seconds << " s, correcting " << correct_seconds << " s, measuring " << measure_seconds << " s)\n";
+  o << "  of " << subprograms << " subprograms found: " << shared << " shared with an identical one, " << replayed
+    << " replayed from the database, " << without_mutants << " without a mutant; " << verified << " of " << mutants
+    << " mutants verified (the rest estimated to lose or not needed); finding subprograms " << find_seconds
+    << " s, choosing and splicing " << apply_seconds << " s\n";
+  if (budget_exhausted) o << "  budget: " << budget_note << "\n";
+  if (cost_before > 0)
+    o << "  summed cost of the subprograms: " << cost_before * 1e3 << " ms -> " << cost_after * 1e3 << " ms\n";
+  std::string last;
+  for (const CandidateRecord& c : candidates) {
+    if (c.subprogram != last) {
+      o << "  " << c.subprogram;
+      if (c.same_as >= 0) o << " [as subprogram " << c.same_as + 1 << ", same structure]";
+      o << ": original " << c.original_seconds * 1e3 << " ms\n";
+      last = c.subprogram;
+    }
+    o << "    " << (c.applied ? "* " : "  ") << c.family << (c.partial ? " (partial, " : " (equivalent")
+      << (c.partial ? std::to_string(c.boxes) + " boxes corrected" : "") << ") " << c.seconds * 1e3 << " ms\n";
+  }
+  for (const std::string& n : notes) o << "  note: " << n << "\n";
+  return o.str();
+}
+
+}  // namespace tessera::pet
