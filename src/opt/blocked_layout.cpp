@@ -70,8 +70,9 @@ struct Rewriter {
     for (size_t i = 0; i < n->outputs.size(); ++i) {
       Value* out = n->outputs[i];
       Value* vb = nb->outputs[i];
+      const std::string suffix = n->outputs.size() > 1 ? "/to_nchw" + std::to_string(i) : "/to_nchw";
       Node* r = insert(n, "ReorderFromBlocked", {vb}, out->name + ".nchw",
-                       {{"channels", Attribute::of_int(out->type.dims[1])}}, kBlockedDomain, "/to_nchw");
+                       {{"channels", Attribute::of_int(out->type.dims[1])}}, kBlockedDomain, suffix);
       Value* tmp = r->outputs[0];
       r->outputs[0] = out;
       out->producer = r;
