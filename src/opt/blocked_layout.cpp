@@ -1,7 +1,7 @@
 // The blocked-layout pass: float convolutions move to the channel-blocked
 // layout NCHWc (src/ops/blocked_conv.h), their weights packed once here, and
 // the layout is carried through what lies between convolutions — elementwise
-// ops, pools, channel concatenations, spatial zero padding — so values change layout only where
+// ops, pools, channel concatenations and splits, slices, spatial zero padding — so values change layout only where
 // they leave that region (a Reshape, a MatMul, a graph output).
 //
 // Each rewritten node keeps its NCHW output value, now produced by a
@@ -13,6 +13,7 @@
 // weights and bias) and only go through ops that keep finite values finite
 // (no division, no exp), and the convolutions' weights for them are zero, so
 // they never reach a real channel.
+#include <algorithm>
 #include <set>
 
 #include "ops/registry.h"
@@ -63,21 +64,25 @@ struct Rewriter {
     return twin[v] = r->outputs[0];
   }
 
-  // `nb` (blocked) replaces `n`: n's output value is from now on produced by a
-  // reorder of nb's, and n is removed.
+  // `nb` (blocked) replaces `n`: each of n's output values is from now on
+  // produced by a reorder of nb's output at the same position, and n is removed.
   void replace(Node* n, Node* nb) {
-    Value* out = n->outputs[0];
-    Value* vb = nb->outputs[0];
-    Node* r = insert(n, "ReorderFromBlocked", {vb}, out->name + ".nchw",
-                     {{"channels", Attribute::of_int(out->type.dims[1])}}, kBlockedDomain, "/to_nchw");
-    Value* tmp = r->outputs[0];
-    r->outputs[0] = out;
-    out->producer = r;
-    out->producer_output = 0;
-    n->outputs[0] = tmp;
-    tmp->producer = n;
+    for (size_t i = 0; i < n->outputs.size(); ++i) {
+      Value* out = n->outputs[i];
+      Value* vb = nb->outputs[i];
+      const std::string suffix = n->outputs.size() > 1 ? "/to_nchw" + std::to_string(i) : "/to_nchw";
+      Node* r = insert(n, "ReorderFromBlocked", {vb}, out->name + ".nchw",
+                       {{"channels", Attribute::of_int(out->type.dims[1])}}, kBlockedDomain, suffix);
+      Value* tmp = r->outputs[0];
+      r->outputs[0] = out;
+      out->producer = r;
+      out->producer_output = 0;
+      n->outputs[i] = tmp;
+      tmp->producer = n;
+      tmp->producer_output = static_cast<int>(i);
+      twin[out] = vb;
+    }
     g.erase_node(n);
-    twin[out] = vb;
   }
 
   Value* constant(const std::string& name, Tensor t) { return g.add_constant(g.unique_name(name), std::move(t)); }
@@ -86,6 +91,8 @@ struct Rewriter {
   void elementwise(Node* n);
   void pool(Node* n);
   void concat(Node* n);
+  void split(Node* n);
+  void slice(Node* n);
   void pad(Node* n);
 };
 
@@ -243,6 +250,74 @@ void Rewriter::concat(Node* n) {
   replace(n, insert(n, "Concat", ins, n->outputs[0]->name + ".nchwc", attrs, ""));
 }
 
+// Split along channels of a blocked value: every part but the last must fill
+// whole blocks, so each part starts at a block and is a run of whole blocks of
+// the input (the last keeps the input's padding lanes). Otherwise the Split
+// stays on the NCHW value.
+void Rewriter::split(Node* n) {
+  Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
+  if (!twin.count(x) || !static_f32(x, 4)) return;
+  const int64_t axis = OpAttrs(*n, g.opset).i("axis");
+  if (axis != 1 && axis != -3) return;
+  std::vector<int64_t> blocks;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n->outputs.size(); ++i) {
+    const Value* v = n->outputs[i];
+    if (!v || !static_f32(v, 4) || v->type.dims[1] == 0) return;
+    if (i + 1 < n->outputs.size() && v->type.dims[1] % b != 0) return;
+    blocks.push_back(channel_blocks(v->type.dims[1], b));
+    names.push_back(g.unique_name(v->name + ".nchwc"));
+  }
+  std::vector<Value*> ins{twin[x]};
+  AttrMap attrs{{"axis", Attribute::of_int(1)}};
+  const int64_t parts = static_cast<int64_t>(blocks.size());
+  if (g.opset >= 13) ins.push_back(constant(n->name + ".split.nchwc", Tensor::from<int64_t>({parts}, blocks)));
+  else attrs["split"] = ints(blocks);
+  Node* nb = g.insert_node_before(n, "Split", std::move(ins), names, std::move(attrs), n->name);
+  infer_node(*nb, g.opset);
+  replace(n, nb);
+}
+
+// Slice of a blocked value with constant starts, ends, axes and steps: batch
+// and spatial axes as they are; channels only with step 1 from a block
+// boundary to a block boundary or the last channel, so the part is a run of
+// whole blocks (keeping the input's padding lanes when it ends at the last).
+void Rewriter::slice(Node* n) {
+  Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
+  if (g.opset < 10 || !twin.count(x) || !static_f32(x, 4) || !static_f32(n->outputs[0], 4)) return;
+  if (n->num_inputs() < 3 || n->num_inputs() > 5) return;
+  std::vector<std::vector<int64_t>> arg(4);  // starts, ends, axes, steps
+  for (size_t i = 1; i < n->inputs.size(); ++i) {
+    const Value* v = n->inputs[i];
+    if (!v) continue;
+    if (!v->constant || (v->constant->dtype() != DType::I64 && v->constant->dtype() != DType::I32)) return;
+    arg[i - 1] = v->constant->to_int_vector();
+  }
+  std::vector<int64_t>&starts = arg[0], &ends = arg[1], &axes = arg[2], &steps = arg[3];
+  if (ends.size() != starts.size()) return;
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) return;
+  const int64_t C = x->type.dims[1];
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < -4 || axes[i] > 3) return;
+    if (axes[i] < 0) axes[i] += 4;  // [N, C, H, W] axes keep their index in [N, Cb, H, W, b]
+    if (axes[i] != 1) continue;
+    if (steps[i] != 1) return;
+    const int64_t s = std::clamp(starts[i] < 0 ? starts[i] + C : starts[i], int64_t{0}, C);
+    const int64_t e = std::clamp(ends[i] < 0 ? ends[i] + C : ends[i], int64_t{0}, C);
+    if (e <= s || s % b != 0 || (e % b != 0 && e != C)) return;
+    starts[i] = s / b;
+    ends[i] = channel_blocks(e, b);
+  }
+  const int64_t k = static_cast<int64_t>(axes.size());
+  std::vector<Value*> ins{twin[x]};
+  for (size_t i = 0; i < 4; ++i)
+    ins.push_back(constant(n->name + ".slice.nchwc", Tensor::from<int64_t>({k}, arg[i])));
+  replace(n, insert(n, "Slice", ins, n->outputs[0]->name + ".nchwc", {}, ""));
+}
+
 // Constant-mode Pad of the spatial dims only (an average pool's explicit
 // padding) with zeros: the same Pad over [N, Cb, H, W, b] with no padding of
 // the lanes.
@@ -278,6 +353,8 @@ int to_blocked_layout(Graph& g, int64_t block) {
     else if (kBlockedElementwise.count(op)) rw.elementwise(n);
     else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") rw.pool(n);
     else if (op == "Concat") rw.concat(n);
+    else if (op == "Split") rw.split(n);
+    else if (op == "Slice") rw.slice(n);
     else if (op == "Pad") rw.pad(n);
   }
   if (rw.convs > 0) {

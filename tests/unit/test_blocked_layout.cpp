@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "codegen/llvm/jit.h"
@@ -346,6 +347,116 @@ TEST(BlockedLayout, LargeMapsSplitTheirRowsInHalves) {
     halves[st.node->name] = split;
   }
   EXPECT_EQ(halves, (std::map<std::string, bool>{{"wide", true}, {"dw", true}, {"heavy", false}}));
+}
+
+// A conv to 56 channels (3 blocks of 16, the last half padding lanes) split
+// on channels into `sizes`, each part through a Relu and its own 3x3 conv
+// (the last part also a graph output), and slices {start, end, axis, step,
+// channels after it} of the conv's output, each through a Relu and a 1x1
+// conv: what PET's merged parallel convs and its corrections produce.
+std::unique_ptr<Graph> split_network(const std::vector<int64_t>& sizes,
+                                     const std::vector<std::vector<int64_t>>& slices) {
+  seed_ = 120;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 7, 6}, true});
+  Value* y = conv(*g, x, 56, 16, 1, conv_attrs({0, 0, 0, 0}), "merged");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < sizes.size(); ++i) names.push_back("part" + std::to_string(i));
+  Value* split = g->add_constant("split", Tensor::from<int64_t>({static_cast<int64_t>(sizes.size())}, sizes));
+  Node* sp = g->add_node("Split", {y, split}, names, {{"axis", Attribute::of_int(1)}}, "split");
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string k = std::to_string(i);
+    Value* r = unary(*g, "Relu", sp->outputs[i], "relu" + k);
+    g->add_output(conv(*g, r, 16, sizes[i], 3, conv_attrs({1, 1, 1, 1}), "branch" + k));
+  }
+  g->add_output(sp->outputs.back());
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const std::vector<int64_t>& s = slices[i];
+    const std::string k = "slice" + std::to_string(i);
+    auto ints1 = [&](const std::string& what, int64_t v) {
+      return g->add_constant(k + what, Tensor::from<int64_t>({1}, {v}));
+    };
+    Value* sl = g->add_node("Slice", {y, ints1(".starts", s[0]), ints1(".ends", s[1]), ints1(".axes", s[2]),
+                                      ints1(".steps", s[3])}, {k}, {}, k)->outputs[0];
+    Value* r = unary(*g, "Relu", sl, k + ".relu");
+    g->add_output(conv(*g, r, 8, s[4], 1, conv_attrs({0, 0, 0, 0}), k + ".conv"));
+  }
+  infer_graph(*g);
+  return g;
+}
+
+// How many nodes of `op` read a blocked (rank-5) value.
+int blocked_ops(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& node : g.nodes())
+    if (node->op_type == op && node->inputs[0]->type.rank() == 5) ++n;
+  return n;
+}
+
+// The pass, the interpreter and the compiled kernels (fused and not) on
+// `build()`'s graph give the original graph's outputs; returns the pass's graph.
+std::unique_ptr<Graph> check_against_original(const std::function<std::unique_ptr<Graph>()>& build) {
+  std::vector<Tensor> ins{random_f32({1, 16, 7, 6}, 121)};
+  std::vector<Tensor> want = interpret(*build(), ins);
+  auto g = build();
+  EXPECT_EQ(to_blocked_layout(*g, 16), static_cast<int>(count_ops(*build(), "Conv")));
+  expect_near_scaled(interpret(*g, ins), want, 1e-5);
+  for (bool fusion : {true, false}) {
+    SCOPED_TRACE(fusion ? "fused" : "unfused");
+    runtime::ExecutorOptions o;
+    o.fusion = fusion;
+    runtime::Executor m(build(), o);
+    expect_near_scaled(m.run(ins), want, 1e-5);
+  }
+  return g;
+}
+
+// Split on channels into parts of whole blocks (the last may end in padding
+// lanes: 8 of 16) stays in the blocked layout: no reorder between the merged
+// conv and the branches' convs; the part that is a graph output is reordered
+// out under its own name.
+TEST(BlockedLayout, SplitOnBlockBoundariesStaysBlocked) {
+  auto g = check_against_original([] { return split_network({16, 32, 8}, {}); });
+  EXPECT_EQ(blocked_ops(*g, "Split"), 1);
+  EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 1);  // the image only
+  EXPECT_EQ(count_ops(*g, "ReorderFromBlocked"), 4);  // three branch outputs and the last part
+  EXPECT_EQ(g->outputs().back()->name, "part2");
+  // compiled for AVX2 too: blocks of 8, the same parts
+  if (codegen::host_supports(codegen::Isa::AVX2)) {
+    std::vector<Tensor> ins{random_f32({1, 16, 7, 6}, 122)};
+    runtime::ExecutorOptions o;
+    o.isa = codegen::Isa::AVX2;
+    runtime::Executor m(split_network({16, 32, 8}, {}), o);
+    EXPECT_EQ(blocked_ops(m.graph(), "Split"), 1);
+    expect_near_scaled(m.run(ins), interpret(*split_network({16, 32, 8}, {}), ins), 1e-5);
+  }
+}
+
+// A part that is not whole blocks before the last (20 of 16-lane blocks)
+// keeps the Split on the NCHW value: reordered out once, each part back in.
+TEST(BlockedLayout, SplitOffBlockBoundariesFallsBackToNchw) {
+  auto g = check_against_original([] { return split_network({20, 36}, {}); });
+  EXPECT_EQ(blocked_ops(*g, "Split"), 0);
+  EXPECT_EQ(count_ops(*g, "Split"), 1);
+  EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 3);  // the image, and each part
+}
+
+// Slices on channels from a block boundary to a block boundary or to the
+// last channel (step 1), and spatial slices with any step, stay blocked;
+// a channel slice starting inside a block or with a step does not.
+TEST(BlockedLayout, SlicesOnBlockBoundariesStayBlocked) {
+  auto g = check_against_original([] {
+    return split_network({56}, {{16, 48, 1, 1, 32},     // whole blocks
+                                {32, 1000, 1, 1, 24},   // to the last channel: 1.5 blocks
+                                {-24, 56, -3, 1, 24},   // the same, negative start and axis
+                                {1, 6, 2, 2, 56},       // rows 1, 3, 5
+                                {-1, 0, -1, -2, 56},    // columns backwards
+                                {8, 24, 1, 1, 16},      // inside blocks: NCHW
+                                {0, 48, 1, 2, 24}});    // a channel step: NCHW
+  });
+  EXPECT_EQ(blocked_ops(*g, "Slice"), 5);
+  EXPECT_EQ(count_ops(*g, "Slice"), 7);
 }
 
 // Inferring `n` fails with an error that names it and says `what`.

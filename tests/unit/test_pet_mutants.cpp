@@ -12,6 +12,7 @@
 #include "opt/passes.h"
 #include "pet/mutants.h"
 #include "pet/subprogram.h"
+#include "runtime/executor.h"
 #include "pet_test_util.h"
 #include "support/error.h"
 
@@ -317,6 +318,50 @@ TEST(PetMutants, SplicedMutantWeightsFold) {
   }
   EXPECT_EQ(convs, 1);
   expect_same_outputs(*m.g, *ref, ins, 1e-5);
+}
+
+// Inception's parallel 1x1 convs merged, spliced and folded, then put in the
+// blocked layout: the merged conv's Split stays blocked (its parts are whole
+// 16-lane blocks but the last, 24 channels), so no value is reordered between
+// the merged conv and the branches' convs; interpreted and compiled, the
+// outputs are the original model's.
+TEST(PetMutants, MergedConvsKeepTheBlockedLayout) {
+  auto build = [] {
+    ModelBuilder m;
+    Value* x = m.relu(m.input("x", {1, 24, 9, 8}), "r");
+    int i = 0;
+    for (int64_t M : {16, 32, 24}) {
+      const std::string n = "b" + std::to_string(i++);
+      m.g->add_output(m.conv(m.relu(m.conv(x, M, 1, 1, {0, 0, 0, 0}, n), n + ".r"), 8, 3, 3, {1, 1, 1, 1}, n + ".c"));
+    }
+    return std::move(m.g);
+  };
+  auto g = build();
+  auto ref = build();
+  const Subprogram* grp = nullptr;
+  auto subs = find_subprograms(*g);
+  for (const auto& s : subs)
+    if (s.kind == Subprogram::Kind::Group && s.nodes.size() == 3) grp = &s;
+  ASSERT_TRUE(grp);
+  auto ms = of_family(*grp, "merge-parallel-conv");
+  ASSERT_EQ(ms.size(), 1u);
+  splice(*g, *grp, *ms[0].graph);
+  fold_constants(*g);
+  const auto ins = random_inputs(*ref, 4);
+  auto mutated = g->clone();
+  ASSERT_EQ(to_blocked_layout(*g, 16), 4);  // the merged conv and the three branch convs
+  int blocked_splits = 0, to_blocked = 0;
+  for (const auto& n : g->nodes()) {
+    blocked_splits += n->op_type == "Split" && n->inputs[0]->type.rank() == 5;
+    to_blocked += n->op_type == "ReorderToBlocked";
+  }
+  EXPECT_EQ(blocked_splits, 1);
+  EXPECT_EQ(to_blocked, 1);  // the Relu of the input, once
+  expect_same_outputs(*g, *ref, ins, 1e-5);
+  runtime::Executor compiled(std::move(mutated), runtime::ExecutorOptions{});
+  std::vector<Tensor> want = interpret(*ref, ins), got = compiled.run(ins);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_LT(max_scaled_diff(got[k], want[k]), 1e-5) << k;
 }
 
 TEST(PetMutants, GenerationTakesMilliseconds) {
