@@ -8,30 +8,6 @@
 
 namespace tessera::fusion {
 
-namespace {
-
-// A seconds field as written by record(); nullopt when it is not one.
-std::optional<double> parse_seconds(const std::string& s) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (used != s.size() || !(v >= 0)) return std::nullopt;
-  return v;
-}
-
-std::string seconds_field(double s) {
-  std::ostringstream o;
-  o.precision(9);
-  o << s;
-  return o.str();
-}
-
-}  // namespace
-
 ProfileDb::ProfileDb(std::string path)
     : store_(std::move(path), 1, "the fusion profile database",
              [](const TsvStore::Fields&, const TsvStore::Fields& v) {

@@ -11,18 +11,6 @@ namespace tessera::pet {
 
 namespace {
 
-std::optional<double> parse_seconds(const std::string& s) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (used != s.size() || !(v >= 0)) return std::nullopt;
-  return v;
-}
-
 // "-" (the original kept) or the hashes in hex joined by dots.
 std::optional<std::vector<uint64_t>> parse_path(const std::string& s) {
   std::vector<uint64_t> path;
@@ -64,10 +52,7 @@ std::optional<double> PetDb::cost(const std::string& key) const {
 }
 
 void PetDb::record_cost(const std::string& key, double seconds) {
-  std::ostringstream s;
-  s.precision(9);
-  s << seconds;
-  store_.put("cost\t" + key, {s.str()});
+  store_.put("cost\t" + key, {seconds_field(seconds)});
 }
 
 std::optional<std::vector<uint64_t>> PetDb::choice(const std::string& key) const {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "support/error.h"
 
@@ -89,6 +90,25 @@ int TsvStore::hits() const {
 int TsvStore::misses() const {
   std::lock_guard<std::mutex> lock(mu_);
   return misses_;
+}
+
+std::string seconds_field(double seconds) {
+  std::ostringstream o;
+  o.precision(9);
+  o << seconds;
+  return o.str();
+}
+
+std::optional<double> parse_seconds(const std::string& field) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(field, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != field.size() || !(v >= 0)) return std::nullopt;
+  return v;
 }
 
 }  // namespace tessera

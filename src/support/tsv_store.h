@@ -50,4 +50,9 @@ class TsvStore {
   bool warned_ = false;
 };
 
+// A seconds field of a record: written with 9 significant digits; read back
+// only when it is a whole non-negative number (nullopt otherwise).
+std::string seconds_field(double seconds);
+std::optional<double> parse_seconds(const std::string& field);
+
 }  // namespace tessera
