@@ -143,7 +143,13 @@ TEST(LoadMemory, PhaseLinesGiveResidencyAndHeap) {
   ASSERT_TRUE(s.rss && s.peak);  // Linux: /proc/self/status
   EXPECT_GT(*s.rss, 0);
   EXPECT_GE(*s.peak, *s.rss);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer replaces malloc: glibc's malloc_info describes arenas
+  // nothing allocates from, so in-use bytes read 0 in that build.
+  GTEST_LOG_(INFO) << "ASan build: malloc's in-use bytes not checked (glibc's allocator is replaced)";
+#else
   EXPECT_GT(s.heap_used, 0);  // this test process has allocated
+#endif
   MemorySnapshot t;
   t.rss = int64_t{3} << 20;
   t.peak = int64_t{5} << 20;

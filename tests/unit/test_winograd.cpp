@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "codegen/llvm/jit.h"
 #include "compile/node_kernel.h"
@@ -117,9 +118,16 @@ TEST(Winograd, CompiledMatchesTheOriginalGraph) {
     runtime::Executor m(std::move(rewritten), o);
     expect_near_scaled(m.run(ins), want, 2e-5);
     expect_near_scaled(m.run(ins), want, 2e-5);
+    // The output transform's kernel takes the residual Add and the ReLU;
+    // whether the layout reorder after them joins too is the fusion
+    // profiler's timing call, so it is not checked.
     bool epilogue = false;
-    for (const runtime::Step& st : m.last_plan()->steps)
-      epilogue |= st.node->op_type == "WinogradOutput" && st.nodes.size() == 3;  // + Add + Relu
+    for (const runtime::Step& st : m.last_plan()->steps) {
+      if (st.node->op_type != "WinogradOutput") continue;
+      std::set<std::string> ops;
+      for (const Node* n : st.nodes) ops.insert(n->op_type);
+      epilogue |= ops.count("Add") && ops.count("Relu");
+    }
     EXPECT_TRUE(epilogue);
   }
 }
