@@ -13,6 +13,8 @@ PACKAGES=(
   clang libclang-rt-14-dev                   # libFuzzer for the importer fuzz target
   llvm-14-dev                                # the JIT backend (ORC LLJIT, x86 codegen)
   graphviz                                   # tessera viz: graphs and fusion plans drawn by dot
+  pybind11-dev python3-dev                   # the Python module `tessera` (Debian's, matched to /usr/bin/python3)
+  python3-numpy python3-pytest               # its arrays and its test suite (Debian's packages, no PyPI)
 )
 
 missing=()
