@@ -13,7 +13,8 @@
 #  - the Python package imported with PYTHONPATH set to the installed site
 #    directory alone (check_python.py), and the installed CLI's --version.
 # Every consumer's results are checked against sums and products computed
-# independently (in C, C++ or numpy).
+# independently (in C, C++ or numpy). Tools: readelf, nm, c++filt, ldd
+# (binutils, libc-bin) and pkg-config (which llvm-14-dev's libxml2-dev brings).
 #
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR ONNX_TESTS_DIR VERSION LIBDIR PYTHON_SITE_DIR PYTHON
 #   (LIBDIR and PYTHON_SITE_DIR relative to the prefix, as CMAKE_INSTALL_LIBDIR
