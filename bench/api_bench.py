@@ -19,8 +19,9 @@ ONNX Runtime, in one interleaved run of worker processes (bench/perf_harness.py'
 
 Usage (from the repository root, after the build; once: cd bench && ONNXRUNTIME_NODE_INSTALL=skip npm ci):
     /usr/bin/python3 bench/api_bench.py [--rounds 30] [--calls 2000] [--models resnet18,mobilenet_v2,bert_base]
-                                        [--threads 1] [--runs 20] [--tessera build/tessera]
+                                        [--threads 1] [--runs 60] [--tessera build/tessera]
     /usr/bin/python3 bench/api_bench.py --skip-models        # part 1 only
+    /usr/bin/python3 bench/api_bench.py --redraw             # API.md again from results.json
 Missing model exports are written first (needs Debian's python3-torch and
 python3-torchvision, as perf_harness.py). Writes bench/API.md (--out) and
 every sample to bench/out/api/results.json. Not a CI dependency.
@@ -188,9 +189,13 @@ def markdown(res):
         lines += ["", "## Module vs `tessera serve` on benchmark models", "",
                   f"bench/perf_harness.py's `time_workers` on its exports (batch 1, seeded weights), "
                   f"{res['model_threads']} thread(s): {res['runs']} rounds after {res['warmup']} warm-up runs, "
-                  "the three workers interleaved in a rotated order, each output compared with torch's.", "",
+                  "the three workers interleaved in a rotated order, each output compared with torch's. "
+                  "Medians, and module / serve of the medians and of the fastest runs (on a loaded machine a "
+                  "run that shares its core with another job's is slower by whole time slices; the fastest "
+                  "runs are the ones that did not).", "",
                   "| model | " + " | ".join(f"{LABELS[rt]} ms" for rt in MODEL_RUNTIMES) +
-                  " | module / serve | max abs diff vs torch (module) |", "|---|---|---|---|---|---|"]
+                  " | module / serve, medians | module / serve, fastest | max abs diff vs torch (module) |",
+                  "|---|---|---|---|---|---|---|"]
         for m, cells in res["models"].items():
             row = [perf_models.title(m)]
             for rt in MODEL_RUNTIMES:
@@ -198,10 +203,12 @@ def markdown(res):
                 row.append(fmt(c["median_ms"]) if c.get("status") == "ok" and "median_ms" in c
                            else f"{c.get('status', 'failed')}: {c.get('reason', '')}")
             t, p = cells.get("tessera", {}), cells.get("tessera-py", {})
-            row.append(f"{p['median_ms'] / t['median_ms']:.3f}" if "median_ms" in t and "median_ms" in p else "—")
+            both = "median_ms" in t and "median_ms" in p
+            row.append(f"{p['median_ms'] / t['median_ms']:.3f}" if both else "—")
+            row.append(f"{min(p['samples']) / min(t['samples']):.3f}" if both else "—")
             row.append(f"{p['max_abs_diff']:.2g}" if "max_abs_diff" in p else p.get("diff_error", "—"))
             lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "Every sample is in bench/out/api/results.json.", ""]
+    lines += ["", f"Every sample is in {res.get('work', 'bench/out/api')}/results.json.", ""]
     return "\n".join(lines)
 
 
@@ -212,8 +219,9 @@ def parse_args():
     ap.add_argument("--models", default="resnet18,mobilenet_v2,bert_base",
                     help="bench/perf_models.py models for the module-vs-serve medians")
     ap.add_argument("--skip-models", action="store_true", help="per-call overhead only")
+    ap.add_argument("--redraw", action="store_true", help="write API.md from --work's results.json, run nothing")
     ap.add_argument("--threads", type=int, default=1, help="threads of the model runs")
-    ap.add_argument("--runs", type=int, default=20, help="timed rounds per model")
+    ap.add_argument("--runs", type=int, default=60, help="timed rounds per model (default 60)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"),
                     help="the CLI; its build's python/ directory holds the module")
@@ -236,8 +244,22 @@ def parse_args():
     return args
 
 
+def write_report(res, out_dir):
+    md = markdown(res)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "API.md")
+    with open(path, "w") as f:
+        f.write(md)
+    log(f"wrote {rel(path)}")
+    return md
+
+
 def main():
     args = parse_args()
+    if args.redraw:
+        with open(os.path.join(args.work, "results.json")) as f:
+            write_report(json.load(f), args.out)
+        return 0
     env = dict(os.environ)
     env.pop("OPENBLAS_CORETYPE", None)
     env["TESSERA_CACHE_DIR"] = os.path.join(args.work, "cache")
@@ -247,7 +269,7 @@ def main():
            "command": " ".join([sys.executable, os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
            "rounds": args.rounds, "calls": args.calls, "model_threads": args.threads, "runs": args.runs,
            "warmup": args.warmup, "machine": perf_harness.machine(), "versions": versions(args.tessera),
-           "load_before": os.getloadavg()}
+           "work": rel(os.path.abspath(args.work)), "load_before": os.getloadavg()}
     t0 = time.time()
     res["overhead"] = overhead(args, env)
     res["models"] = {}
@@ -265,13 +287,7 @@ def main():
     res["total_seconds"] = round(time.time() - t0)
     with open(os.path.join(args.work, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
-    md = markdown(res)
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "API.md")
-    with open(path, "w") as f:
-        f.write(md)
-    log(f"wrote {rel(path)} ({res['total_seconds']} s)")
-    print(md)
+    print(write_report(res, args.out))
     return 0
 
 
