@@ -16,6 +16,8 @@ not interact) speaking the line protocol of `tessera serve` (ready line,
   torch        bench/perf_worker.py: eager, torch.inference_mode()
   torchscript  bench/perf_worker.py: traced, torch.jit.freeze + optimize_for_inference
   opencv       bench/perf_worker.py: cv2.dnn.readNetFromONNX
+(and tessera-py, bench/perf_worker.py: tessera.InferenceSession from the build's
+Python module; bench/api_bench.py times it beside tessera serve and ort)
 For every thread count and model: the workers are started one after another
 (each loads alone, so its load time is its own), warmed up, then timed round
 by round — every round each runtime runs once, the order rotated from round
@@ -162,7 +164,7 @@ class Worker:
         return f"{what}: {tail[-1]}" if tail else what
 
     def reply(self, timeout, before_ready=False):
-        """The next protocol line ("ready", "times", "saved"); raises WorkerError."""
+        """The next protocol line ("ready", "times", "saved", "elapsed"); raises WorkerError."""
         deadline = time.time() + timeout
         while True:
             try:
@@ -176,7 +178,7 @@ class Worker:
             if word == "error":
                 reason = line[len("error"):].strip()
                 raise WorkerError("unavailable" if before_ready else "failed", reason)
-            if word in ("ready", "times", "saved"):
+            if word in ("ready", "times", "saved", "elapsed"):
                 return line
             self.chatter.append(line)  # a library's output on stdout: kept for the log, not a reply
 
@@ -217,6 +219,9 @@ def worker_command(runtime, model_dir, threads, tessera, baseline=None):
                 "--inputs", *perf_models.input_files(model_dir)]
     if runtime == "ort":
         return ["node", os.path.join(HERE, "ort_worker.js"), "--model-dir", model_dir, "--threads", str(threads)]
+    if runtime == "tessera-py":  # the Python module of the build beside the CLI (bench/api_bench.py)
+        return [sys.executable, os.path.join(HERE, "perf_worker.py"), "--runtime", runtime, "--model-dir", model_dir,
+                "--threads", str(threads), "--tessera-python", os.path.join(os.path.dirname(tessera), "python")]
     return [sys.executable, os.path.join(HERE, "perf_worker.py"), "--runtime", runtime, "--model-dir", model_dir,
             "--threads", str(threads)]
 

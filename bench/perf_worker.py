@@ -7,6 +7,8 @@ drives every runtime alike:
                     (C: loading/compiling the model; F: its first run)
                     or "error MESSAGE" if the model cannot be loaded (then exit 1)
   run N        ->   times t1 ... tN          (milliseconds, one inference each)
+  callers K N  ->   elapsed MS               (K Python threads sharing the runtime, N inferences
+                                              each: wall time; K = 1 times N back-to-back calls)
   save DIR     ->   saved K                  (DIR/output_0.npy ... output_{K-1}.npy)
   quit / EOF   ->   exit 0
 A failing request replies "error MESSAGE" and the loop goes on.
@@ -16,13 +18,18 @@ Runtimes:
   torchscript  torch.jit.trace, torch.jit.freeze, torch.jit.optimize_for_inference
                (oneDNN), run under torch.inference_mode()
   opencv       cv2.dnn.readNetFromONNX on model.onnx, default backend, CPU target
+  tessera-py   Tessera through its Python module: tessera.InferenceSession(model.onnx,
+               threads=N).run(None, feed), the module imported from --tessera-python
+               (default build/python); the same compiled code `tessera serve` runs, so the
+               two differ by the module's per-call overhead only
 
 The torch runtimes rebuild the model with bench/perf_models.py (deterministic,
 so the weights are the exported ones); the input is <model-dir>/input_*.npy.
-Thread counts: torch.set_num_threads(N) / cv2.setNumThreads(N).
+Thread counts: torch.set_num_threads(N) / cv2.setNumThreads(N) / threads=N.
 
-Usage: /usr/bin/python3 bench/perf_worker.py --runtime torch|torchscript|opencv
+Usage: /usr/bin/python3 bench/perf_worker.py --runtime torch|torchscript|opencv|tessera-py
                                              --model-dir bench/out/perf/<model> --threads N
+                                             [--tessera-python build/python]
 """
 import argparse
 import json
@@ -35,7 +42,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import perf_models  # noqa: E402
 
-RUNTIMES = ("torch", "torchscript", "opencv")
+ROOT = os.path.dirname(HERE)
+RUNTIMES = ("torch", "torchscript", "opencv", "tessera-py")
 
 
 def first_line(e):
@@ -91,6 +99,47 @@ def load_opencv(model_dir, threads):
     return run
 
 
+def load_tessera(model_dir, threads, module_dir):
+    """tessera.InferenceSession on model.onnx; the feed is input_*.npy in model-input order."""
+    import numpy as np
+    sys.path.insert(0, os.path.abspath(module_dir))
+    import tessera
+    session = tessera.InferenceSession(os.path.join(model_dir, "model.onnx"), threads=threads)
+    names = [i.name for i in session.get_inputs()]
+    files = perf_models.input_files(model_dir)
+    if len(files) != len(names):
+        raise ValueError(f"the model has {len(names)} inputs, {model_dir} has {len(files)} input_*.npy files")
+    feed = {n: np.load(f) for n, f in zip(names, files)}
+
+    def run():
+        return session.run(None, feed)
+    return run
+
+
+def callers(run, k, n):
+    """Wall time in ms of k threads each calling run() n times (k = 1: on this thread)."""
+    import threading
+    errors = []
+
+    def loop():
+        try:
+            for _ in range(n):
+                run()
+        except Exception as e:  # reported after the join, as the request's error
+            errors.append(e)
+    threads = [threading.Thread(target=loop) for _ in range(k - 1)]
+    a = time.perf_counter()
+    for t in threads:
+        t.start()
+    loop()
+    for t in threads:
+        t.join()
+    elapsed = (time.perf_counter() - a) * 1e3
+    if errors:
+        raise errors[0]
+    return elapsed
+
+
 def serve(run, out):
     def reply(line):
         out.write(line + "\n")
@@ -113,6 +162,11 @@ def serve(run, out):
                     run()
                     times.append((time.perf_counter() - a) * 1e3)
                 reply("times " + " ".join(f"{t:.6g}" for t in times))
+            elif words[0] == "callers":
+                k, n = (int(w) for w in words[1:]) if len(words) == 3 else (0, 0)
+                if not (1 <= k <= 64 and 1 <= n <= 1000000):
+                    raise ValueError(f"'callers' expects K (1 to 64) and N (1 to 1000000), got '{line.strip()}'")
+                reply(f"elapsed {callers(run, k, n):.6g}")
             elif words[0] == "save":
                 import numpy as np
                 d = line.strip()[len("save"):].strip()
@@ -124,7 +178,7 @@ def serve(run, out):
                     np.save(os.path.join(d, f"output_{i}.npy"), np.ascontiguousarray(y, dtype=np.float32))
                 reply(f"saved {len(outs)}")
             else:
-                raise ValueError(f"unknown request '{words[0]}' (requests: run N, save DIR, quit)")
+                raise ValueError(f"unknown request '{words[0]}' (requests: run N, callers K N, save DIR, quit)")
         except Exception as e:  # the loop goes on, as tessera serve's does
             reply("error " + first_line(e))
 
@@ -134,6 +188,8 @@ def main():
     ap.add_argument("--runtime", required=True, choices=RUNTIMES)
     ap.add_argument("--model-dir", required=True, help="an export of bench/perf_models.py")
     ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--tessera-python", default=os.path.join(ROOT, "build", "python"),
+                    help="the directory holding the built module's package (tessera-py)")
     args = ap.parse_args()
 
     # The protocol gets its own copy of stdout; fd 1 goes to stderr so that
@@ -142,13 +198,17 @@ def main():
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
-    with open(os.path.join(args.model_dir, "meta.json")) as f:
-        name = json.load(f)["name"]
+    name = None
+    if args.runtime != "tessera-py":  # which torch model to rebuild
+        with open(os.path.join(args.model_dir, "meta.json")) as f:
+            name = json.load(f)["name"]
     # a model that loads but cannot run counts as not loadable: "error" before "ready"
     try:
         t0 = time.perf_counter()
         if args.runtime == "opencv":
             run = load_opencv(args.model_dir, args.threads)
+        elif args.runtime == "tessera-py":
+            run = load_tessera(args.model_dir, args.threads, args.tessera_python)
         else:
             run = load_torch(args.model_dir, name, args.threads, script=args.runtime == "torchscript")
         t1 = time.perf_counter()

@@ -15,6 +15,7 @@ PACKAGES=(
   graphviz                                   # tessera viz: graphs and fusion plans drawn by dot
   pybind11-dev python3-dev                   # the Python module `tessera` (Debian's, matched to /usr/bin/python3)
   python3-numpy python3-pytest               # its arrays and its test suite (Debian's packages, no PyPI)
+  python3-pil                                # examples/classify_image.py reads images (run by the tests)
 )
 
 missing=()
