@@ -10,6 +10,7 @@
 // saved schedules, and says so once on stderr.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -383,14 +384,18 @@ std::unique_ptr<Executor> Executor::load(const std::string& path, ExecutorOption
   // The saved machine code when it runs here, checked before any is linked.
   std::map<uint64_t, std::shared_ptr<const SavedKernel>> kernels;
   std::string unusable = code_unusable(a, opts, saved.count("isa") ? saved["isa"] : "host");
+  std::vector<std::string> lines = split(a.section("signatures"), '\n');
+  const bool has_plans = std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return !l.empty(); });
   if (unusable.empty()) kernels = saved_kernels(a, path);
-  else std::fprintf(stderr, "%s: %s: compiling the kernels again from the saved schedules\n", path.c_str(),
+  // (An artifact saved before any input shape was compiled, dynamic shapes
+  // deferred to the first run, has no code to miss.)
+  else if (has_plans)
+    std::fprintf(stderr, "%s: %s: compiling the kernels again from the saved schedules\n", path.c_str(),
                     unusable.c_str());
   double check_seconds = seconds_since(t2);
   auto m = std::make_unique<Executor>(std::move(g), std::move(opts));
   m->artifact_begin_ = static_cast<const char*>(a.file.get());
   m->artifact_bytes_ = a.size;
-  std::vector<std::string> lines = split(a.section("signatures"), '\n');
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     std::vector<Tensor> ins = signature_inputs(a, i, lines[i], path);
