@@ -2,6 +2,7 @@
 // the fixed families and Algorithm 1 node by node, deduplicates and bounds.
 #include "pet/mutants.h"
 
+#include <chrono>
 #include <unordered_set>
 
 #include "pet/mutants_internal.h"
@@ -54,9 +55,7 @@ std::vector<Mutant> generate_mutants(const Graph& sub, size_t num_activations, c
   }
 
   std::unordered_set<uint64_t> seen{structural_hash(sub)};
-  detail::GenContext ctx{sub, num_activations, weights, opts, report, start + std::chrono::microseconds(
-                                                                                   static_cast<int64_t>(opts.time_budget_ms * 1000)),
-                         {}};
+  detail::GenContext ctx{sub, num_activations, weights, opts, report, {}};
   ctx.add = [&](const std::string& family, bool equivalent, bool weight_dependent,
                 const std::function<std::shared_ptr<Graph>()>& build) {
     if (!ctx.wants(family)) return;
@@ -89,8 +88,8 @@ std::vector<Mutant> generate_mutants(const Graph& sub, size_t num_activations, c
   }
   if (opts.dfs)
     for (const auto& n : sub.nodes()) {
-      if (ctx.out_of_time()) {
-        report.out_of_time = true;
+      if (ctx.out_of_states()) {
+        report.out_of_states = true;
         break;
       }
       if (n->op_type == "Conv" || n->op_type == "MatMul") detail::dfs_mutants(ctx, *n);

@@ -38,7 +38,7 @@
 // dropped too). R/T reciprocity: an R/T applied to the output of an R/T whose
 // composed element permutation is the identity is pruned; the composition is
 // computed by permuting an index tensor through both (exact, once per pair of
-// R/T kinds and shape, cached).
+// R/T kinds and shape, cached for the process).
 #pragma once
 
 #include <cstdint>
@@ -57,7 +57,14 @@ struct MutantOptions {
   int depth = 3;                   // DFS depth in ops (PET: 3, 4 for some classes)
   int max_mutants = 64;            // per subprogram, after dedup (fixed ones first)
   std::set<std::string> families;  // empty: all; else the labels kept ("dfs" keeps every dfs:*)
-  double time_budget_ms = 250;     // wall time bound for one subprogram
+  // Bound of the DFS for one subprogram, in ops tried (MutantReport::
+  // dfs_states) over all its compute nodes: a count, not wall time, so what
+  // it finds does not depend on the machine's load (0: no bound). It
+  // replaces a 250 ms wall-clock bound: a whole single-conv DFS is 118-362
+  // states (the 362 took ~50 ms, a 512x64x64 conv's 198 took ~450 ms before
+  // the R/T inverse checks were cached), so 500 covers any single conv
+  // and bounds subprograms of several.
+  int max_dfs_states = 500;
   bool fixed = true;               // the preprocess families
   bool dfs = true;                 // Algorithm 1
 };
@@ -76,7 +83,7 @@ struct MutantReport {
   int duplicates = 0;              // dropped by structural hash (or equal to the original)
   int reciprocal_pruned = 0;       // R/T after its inverse, not explored
   int truncated = 0;               // beyond max_mutants
-  bool out_of_time = false;        // the time bound stopped the DFS
+  bool out_of_states = false;      // max_dfs_states stopped the DFS
   std::vector<std::string> skipped;  // nodes or families not handled, with the reason
   std::map<std::string, int> per_family;
   double milliseconds = 0;

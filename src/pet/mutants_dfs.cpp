@@ -10,9 +10,12 @@
 // a program must contain that op, and the original op alone is not recorded.
 // Reciprocity: an R/T whose composition with the R/T that produced its input
 // is the identity permutation of the elements is not explored; the
-// composition is computed exactly on index tensors, once per pair and shape.
+// composition is computed exactly on index tensors, once per pair of R/T
+// forms in the process.
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -57,16 +60,17 @@ int64_t rt_source(const RTForm& f, const Dims& t, const Dims& st, int64_t i) {
   return s;
 }
 
-// rt_source for every output element, by counting through the transposed
-// dims (no divisions): for the full check of a pair.
-std::vector<int64_t> rt_sources(const RTForm& f) {
+// rt_source for every output element i = 0, 1, ... in turn, by counting
+// through the transposed dims (no divisions), passed to `visit(i, source)`;
+// stops early when `visit` returns false. For the full check of a pair.
+template <typename Visit>
+void for_each_source(const RTForm& f, Visit visit) {
   const Dims t = transposed(f.mid, f.perm), st = strides_of(f.mid);
   const int64_t n = numel_of(f.mid);
-  std::vector<int64_t> src(static_cast<size_t>(n));
   std::vector<int64_t> idx(t.size(), 0);
   int64_t s = 0;
   for (int64_t i = 0; i < n; ++i) {
-    src[static_cast<size_t>(i)] = s;
+    if (!visit(i, s)) return;
     for (size_t k = t.size(); k-- > 0;) {
       const int64_t stride = st[static_cast<size_t>(f.perm[k])];
       if (++idx[k] < t[k]) {
@@ -77,10 +81,60 @@ std::vector<int64_t> rt_sources(const RTForm& f) {
       idx[k] = 0;
     }
   }
-  return src;
 }
 
 RTForm make_rt(Dims mid, std::vector<int64_t> perm, Dims out) { return {std::move(mid), std::move(perm), std::move(out)}; }
+
+// "mid/perm/out" of an R/T: its whole effect on the elements.
+std::string form_key(const RTForm& f) {
+  std::string k = dims_to_string(f.mid) + "/";
+  for (int64_t p : f.perm) k += std::to_string(p) + ",";
+  return k + "/" + dims_to_string(f.out);
+}
+
+// Whether R/T `f2` applied to the output of R/T `f1` gives back every
+// element where it was (the composition is the identity). Most pairs are
+// not inverse: a sample of positions rejects them at once; a pair passing
+// it is checked on every element (exact). The answers are kept for the
+// process, by both forms: the full check of a 512x64x64 map walks 2M
+// elements twice, and every generation over a conv of that shape (the
+// search's rounds mutate mutants of one subprogram many times) meets the
+// same pairs.
+bool inverse_pair(const RTForm& f1, const RTForm& f2) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, bool> cache;
+  const std::string key = form_key(f1) + "|" + form_key(f2);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  const Dims t1 = transposed(f1.mid, f1.perm), st1 = strides_of(f1.mid);
+  const Dims t2 = transposed(f2.mid, f2.perm), st2 = strides_of(f2.mid);
+  const int64_t n = numel_of(f1.mid);
+  auto fixed = [&](int64_t i) { return rt_source(f1, t1, st1, rt_source(f2, t2, st2, i)) == i; };
+  bool identity = true;
+  uint64_t r = 0x9e3779b97f4a7c15ull;  // positions spread by a fixed LCG, not a stride aligned with the dims
+  for (int j = 0; j < 1000 && identity; ++j) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    identity = fixed(static_cast<int64_t>((r >> 17) % static_cast<uint64_t>(n)));
+  }
+  if (identity && n < (int64_t{1} << 31)) {
+    // f1's sources in a table (32-bit: half the memory to touch), f2's
+    // streamed against it.
+    std::unique_ptr<int32_t[]> s1(new int32_t[static_cast<size_t>(n)]);
+    for_each_source(f1, [&](int64_t i, int64_t src) {
+      s1[static_cast<size_t>(i)] = static_cast<int32_t>(src);
+      return true;
+    });
+    for_each_source(f2, [&](int64_t i, int64_t src) { return identity = s1[static_cast<size_t>(src)] == i; });
+  } else if (identity) {
+    identity = false;  // too large to check exactly: not pruned (exploring it is never wrong)
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(key, identity);
+  return identity;
+}
 
 // The conv output dims on one input, or nothing when it does not apply.
 std::optional<Dims> conv_shape(const Dims& in, int64_t C, int64_t M, int64_t kh, int64_t kw,
@@ -271,7 +325,6 @@ struct Search {
   std::vector<Dims> tensors;          // dims; [0] is the activation
   std::vector<int> producer;          // step that made each tensor (-1: input)
   std::vector<std::pair<int, std::vector<int>>> steps;  // candidate, operand tensors
-  std::map<std::string, bool> inverse_cache;
 
   bool cancels(const Cand& second, int operand) {
     int ps = producer[static_cast<size_t>(operand)];
@@ -284,27 +337,7 @@ struct Search {
     if (!f1 || !f2) return false;
     Dims out2 = f2->out.empty() ? transposed(f2->mid, f2->perm) : f2->out;
     if (out2 != in) return false;
-    std::string key = first.name + "|" + second.name + "|" + dims_to_string(in);
-    auto it = inverse_cache.find(key);
-    if (it != inverse_cache.end()) return it->second;
-    const Dims t1 = transposed(f1->mid, f1->perm), st1 = strides_of(f1->mid);
-    const Dims t2 = transposed(f2->mid, f2->perm), st2 = strides_of(f2->mid);
-    // Most pairs are not inverse: a strided sample rejects them at once; a
-    // pair passing it is checked on every element (exact).
-    const int64_t n = numel_of(in);
-    auto fixed = [&](int64_t i) { return rt_source(*f1, t1, st1, rt_source(*f2, t2, st2, i)) == i; };
-    bool identity = true;
-    uint64_t r = 0x9e3779b97f4a7c15ull;  // positions spread by a fixed LCG, not a stride aligned with the dims
-    for (int j = 0; j < 1000 && identity; ++j) {
-      r = r * 6364136223846793005ull + 1442695040888963407ull;
-      identity = fixed(static_cast<int64_t>((r >> 17) % static_cast<uint64_t>(n)));
-    }
-    if (identity) {
-      const auto s1 = rt_sources(*f1), s2 = rt_sources(*f2);
-      for (int64_t i = 0; i < n && identity; ++i) identity = s1[static_cast<size_t>(s2[static_cast<size_t>(i)])] == i;
-    }
-    inverse_cache[key] = identity;
-    return identity;
+    return inverse_pair(*f1, *f2);
   }
 
   std::optional<Dims> out_dims(const Cand& c, const std::vector<int>& ops) {
@@ -360,8 +393,8 @@ struct Search {
 
   void dfs(bool used_weights) {
     if (static_cast<int>(steps.size()) >= ctx.opts.depth) return;
-    if (ctx.out_of_time()) {
-      ctx.report.out_of_time = true;
+    if (ctx.out_of_states()) {
+      ctx.report.out_of_states = true;
       return;
     }
     const int last = static_cast<int>(tensors.size()) - 1;
@@ -379,6 +412,10 @@ struct Search {
         if (c.is_rt && cancels(c, ops[0])) {
           ++ctx.report.reciprocal_pruned;
           continue;
+        }
+        if (ctx.out_of_states()) {
+          ctx.report.out_of_states = true;
+          return;
         }
         ++ctx.report.dfs_states;
         tensors.push_back(*od);
@@ -416,7 +453,7 @@ void dfs_mutants(GenContext& ctx, const Node& n) {
     return;
   }
   cands.push_back(add_cand());
-  Search s{ctx, n, 0, std::move(cands), n.outputs[0]->type.dims, {n.inputs[0]->type.dims}, {-1}, {}, {}};
+  Search s{ctx, n, 0, std::move(cands), n.outputs[0]->type.dims, {n.inputs[0]->type.dims}, {-1}, {}};
   s.dfs(false);
 }
 

@@ -2,7 +2,6 @@
 // families write their mutants to, and the family entry points.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,7 +19,6 @@ struct GenContext {
   const std::vector<Tensor>* weights;  // may be null
   const MutantOptions& opts;
   MutantReport& report;
-  std::chrono::steady_clock::time_point deadline;
   // Records a mutant (dedup, family filter and the bound happen here); the
   // builder runs inside a try: a family whose ops reject the shapes is
   // skipped with the error as the reason.
@@ -29,7 +27,8 @@ struct GenContext {
       add;
 
   bool wants(const std::string& family) const;
-  bool out_of_time() const { return std::chrono::steady_clock::now() > deadline; }
+  // The DFS has tried opts.max_dfs_states ops (deterministic, unlike a clock).
+  bool out_of_states() const { return opts.max_dfs_states > 0 && report.dfs_states >= opts.max_dfs_states; }
   // The tensor of a weight input, or null (an activation, or no weights given).
   const Tensor* weight_of(const Value* v) const;
 };

@@ -1,5 +1,6 @@
 // PET's database: typed records over a tab-separated store
-// (support/tsv_store.h): "cost<TAB>key<TAB>seconds", "choice<TAB>key<TAB>path".
+// (support/tsv_store.h): "cost<TAB>key<TAB>seconds", "choice<TAB>key<TAB>path",
+// "cut<TAB>key<TAB>seconds" (or "-").
 #include "pet/pet_db.h"
 
 #include <cstdio>
@@ -34,6 +35,7 @@ bool valid(const TsvStore::Fields& key, const TsvStore::Fields& value) {
   if (value.size() != 1) return false;
   if (key[0] == "cost") return parse_seconds(value[0]).has_value();
   if (key[0] == "choice") return parse_path(value[0]).has_value();
+  if (key[0] == "cut") return value[0] == "-" || parse_seconds(value[0]).has_value();
   return false;
 }
 
@@ -65,6 +67,16 @@ void PetDb::record_choice(const std::string& key, const std::vector<uint64_t>& p
   s << std::hex;
   for (size_t i = 0; i < path.size(); ++i) s << (i ? "." : "") << path[i];
   store_.put("choice\t" + key, {path.empty() ? std::string("-") : s.str()});
+}
+
+std::optional<double> PetDb::cut(const std::string& key) const {
+  const std::optional<TsvStore::Fields> v = store_.find("cut\t" + key, /*count=*/false);
+  if (!v || (*v)[0] == "-") return std::nullopt;
+  return parse_seconds((*v)[0]);
+}
+
+void PetDb::record_cut(const std::string& key, std::optional<double> budget_seconds) {
+  store_.put("cut\t" + key, {budget_seconds ? seconds_field(*budget_seconds) : std::string("-")});
 }
 
 }  // namespace tessera::pet

@@ -6,6 +6,11 @@
 //   choice  <subprogram key>  <hash>.<hash>...  the candidate the search kept for a subprogram:
 //                                               its path of mutant hashes from the original
 //                                               (empty: the original was kept)
+//   cut     <subprogram key>  <seconds> | -     the search's budget (seconds) ended before this
+//                                               subprogram's search did: not reached (no
+//                                               choice) or cut short (the choice is the best
+//                                               of what it measured); "-": searched to the end
+//                                               since
 // Keys carry the target (ISA, threads, code generator revision) the caller
 // gives, so measurements of one machine or build are not trusted by another.
 // The file is a support/tsv_store.h store (the fusion profile's kind), keyed
@@ -38,6 +43,13 @@ class PetDb {
   // original was kept.
   std::optional<std::vector<uint64_t>> choice(const std::string& key) const;
   void record_choice(const std::string& key, const std::vector<uint64_t>& path);
+  // The budget under which the search of a subprogram was cut short or not
+  // reached at all: a later search with no larger budget would stop there
+  // too, so it keeps the recorded choice (or the original) and measures
+  // nothing; a larger budget searches it again (its measured costs reused).
+  // nullopt: never cut, or searched to the end since (record_cut(key, nullopt)).
+  std::optional<double> cut(const std::string& key) const;
+  void record_cut(const std::string& key, std::optional<double> budget_seconds);
 
   const std::string& path() const { return store_.path(); }
   // Cost lookups that found a measurement, and that did not.

@@ -121,6 +121,7 @@ class Search {
     std::vector<size_t> order(subprograms_.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    std::vector<char> examined(subprograms_.size(), 0);
     for (size_t k = 0; k < order.size(); ++k) {
       const size_t i = order[k];
       if (out_of_time()) break;
@@ -129,9 +130,13 @@ class Search {
       if (cut_at_ >= 0 && (!o_.share_by_structure || !found_.count(subprograms_[i].hash))) continue;
       show_progress(k, i, false);
       entries_.push_back(examine(subprograms_[i], static_cast<int>(i)));
+      examined[i] = 1;
       ++report_.searched;
     }
-    if (cut_at_ >= 0 || report_.searched < report_.subprograms) stop();
+    if (cut_at_ >= 0 || report_.searched < report_.subprograms) {
+      stop();
+      record_not_reached(examined);
+    }
     std::stable_sort(entries_.begin(), entries_.end(),
                      [](const Entry& a, const Entry& b) { return a.index < b.index; });
     {
@@ -165,6 +170,22 @@ class Search {
                     "the static estimate were taken first)",
                     o_.budget_seconds, not_searched, n);
     report_.budget_note = buf;
+  }
+
+  // Notes in the database the subprograms the budget left unsearched (by
+  // structure, unless a complete choice for it is there already), under
+  // this budget: a later search with no larger budget keeps their originals
+  // without searching them (pet_db.h, "cut").
+  void record_not_reached(const std::vector<char>& examined) {
+    std::set<uint64_t> done;
+    for (size_t i = 0; i < subprograms_.size(); ++i) {
+      const uint64_t h = subprograms_[i].hash;
+      if (examined[i] || found_.count(h) || !done.insert(h).second) continue;
+      const std::string key = target_ + ":" + hex(h);
+      const std::optional<double> before = db_.cut(key);
+      if (!before && db_.choice(key)) continue;  // searched to the end by an earlier compile: replayed
+      db_.record_cut(key, std::max(o_.budget_seconds, before.value_or(0)));
+    }
   }
 
   // Progress on stderr: every subprogram when verbose, else every 2 s once
@@ -269,9 +290,11 @@ class Search {
 
   // The mutants of `parent` (the original or a mutant of it) the search may
   // use, with their structural hashes.
-  std::vector<Mutant> mutants_of(const Subprogram& sp, const Graph& parent) {
-    MutantOptions mo;
-    mo.time_budget_ms = std::clamp(time_left() * 1e3, 0.0, mo.time_budget_ms);
+  // `dfs` false: the fixed families only (a replay tries those first: the
+  // DFS is most of the generator's time).
+  std::vector<Mutant> mutants_of(const Subprogram& sp, const Graph& parent, bool dfs = true) {
+    MutantOptions mo;  // bounded by a count of DFS states: the same mutants under any load
+    mo.dfs = dfs;
     std::vector<Mutant> ms;
     {
       ScopedSeconds t(report_.generate_seconds);
@@ -297,8 +320,13 @@ class Search {
     std::optional<Mutant> last;
     for (uint64_t h : path) {
       if (out_of_time()) return std::nullopt;
-      std::vector<Mutant> ms = mutants_of(sp, *parent);
-      auto it = std::find_if(ms.begin(), ms.end(), [&](const Mutant& m) { return m.hash == h; });
+      auto has_h = [&](const Mutant& m) { return m.hash == h; };
+      std::vector<Mutant> ms = mutants_of(sp, *parent, /*dfs=*/false);
+      auto it = std::find_if(ms.begin(), ms.end(), has_h);
+      if (it == ms.end()) {
+        ms = mutants_of(sp, *parent);
+        it = std::find_if(ms.begin(), ms.end(), has_h);
+      }
       if (it == ms.end()) return std::nullopt;  // the generator changed: search again
       family += (family.empty() ? "" : "+") + it->family;
       parent = it->graph;
@@ -493,15 +521,30 @@ class Search {
     } else {
       const std::string choice_key = target_ + ":" + hex(sp.hash);
       bool cut = false;
-      local = from_database(sp, choice_key);
+      // A budget no larger than the one that cut this subprogram's search
+      // (or never reached it) before would cut it again: its choice so far
+      // (or the original) is kept and nothing is measured. A larger budget
+      // searches it again, with the costs measured before from the database.
+      const std::optional<double> cut_before = db_.cut(choice_key);
+      const bool resume = cut_before && o_.budget_seconds > *cut_before;
+      if (!resume) local = from_database(sp, choice_key);
       if (local) {
         ++report_.replayed;
+      } else if (cut_before && !resume) {
+        local = Found{};
+        if (std::optional<double> s = db_.cost(target_ + ":" + hex(sp.hash))) local->original_seconds = *s;
+        ++report_.left_to_larger_budget;
       } else {
         local = search(sp, cut);
-        if (!cut)
-          db_.record_choice(choice_key, local->candidates.empty() ? std::vector<uint64_t>{} : local->candidates[0].path);
-        else if (cut_at_ < 0)
-          cut_at_ = index;
+        const std::vector<uint64_t> best =
+            local->candidates.empty() ? std::vector<uint64_t>{} : local->candidates[0].path;
+        db_.record_choice(choice_key, best);
+        if (!cut) {
+          if (cut_before) db_.record_cut(choice_key, std::nullopt);
+        } else {
+          db_.record_cut(choice_key, std::max(o_.budget_seconds, cut_before.value_or(0)));
+          if (cut_at_ < 0) cut_at_ = index;
+        }
       }
       local->index = index;
       if (o_.share_by_structure && !cut) f = &found_.emplace(sp.hash, std::move(*local)).first->second;

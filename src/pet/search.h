@@ -38,7 +38,12 @@
 //   searched already are taken; the report says where the budget ended.
 // - A second compilation replays the choices kept in the database (the path
 //   of mutant hashes per subprogram) and reads their costs from it: no
-//   measurement, one verification per replaced subprogram.
+//   measurement, one verification per replaced subprogram. That holds when
+//   the budget cut the first search too: the database notes which
+//   subprograms it cut short or never reached, under which budget; a
+//   compile with no larger budget keeps what the first one chose for them
+//   (the best measured so far, or the original), a larger budget searches
+//   them again (resumes: the costs measured before come from the database).
 #pragma once
 
 #include <cstdint>
@@ -104,6 +109,9 @@ struct SearchReport {
   int searched = 0;         // examined before the budget ended (shared and replayed included)
   int shared = 0;           // of those, answered by an earlier subprogram of the same structure
   int replayed = 0;         // of those, answered by the database's choice
+  // of those, left as they are: a search under a budget no larger than this
+  // one was cut before reaching them (pet_db.h, "cut"); nothing measured
+  int left_to_larger_budget = 0;
   int without_mutants = 0;  // of those, with no mutant to try (no other work done)
   int mutants = 0;          // generated, before verification
   int verified = 0;         // mutants verified (the rest were estimated to lose, or not needed)

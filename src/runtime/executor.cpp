@@ -170,7 +170,17 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
   target.lanes = Target::for_isa(opts_.isa).vector_bytes / 4;
   if (opts_.pet && opts_.passes.enabled("pet")) {
     // Candidates compiled as models of their own, PET off, weights kept.
+    // Their fusion plans take the static table's decisions: profile cells
+    // are not fused, nor measured. Profiling a cold cell of a 64x64x512 conv
+    // candidate cost ~17 s of its ~18 s (0.7 s warm), and every candidate of
+    // a subprogram brings cells of its own; the original and its mutants are
+    // compared under the same rule, and the model's own compile profiles the
+    // cells of what PET chose afterwards (a cell fuses only when measured no
+    // slower, so the chosen candidate runs at most as long as measured).
+    // Nor does a candidate's cost depend on what the profile database holds
+    // from earlier compiles.
     ExecutorOptions candidate = opts_;
+    candidate.fusion_profile = false;
     candidate.pet = false;
     candidate.release_weights = false;
     candidate.verbose = false;

@@ -96,7 +96,7 @@ struct ExecutorOptions {
   std::string weight_dir;
   // PET's search runs in the target pipeline (the pet pass, opt/pet_pass.cpp),
   // its candidates compiled and timed with these options (runtime/
-  // graph_timer.h). Off in the library by default (a first compile can spend
+  // graph_timer.h), fusion profiling off (the static table's decisions). Off in the library by default (a first compile can spend
   // up to PassOptions::pet.budget_seconds in it); the CLI turns it on.
   bool pet = false;
   // The target pipeline's passes (opt/pipeline.h: blocked layout, Winograd,

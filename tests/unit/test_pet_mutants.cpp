@@ -364,6 +364,30 @@ TEST(PetMutants, MergedConvsKeepTheBlockedLayout) {
   for (size_t k = 0; k < got.size(); ++k) EXPECT_LT(max_scaled_diff(got[k], want[k]), 1e-5) << k;
 }
 
+// The DFS is bounded by a count of ops tried, not by a clock: the same
+// subprogram gives the same mutants (by hash, in order) however loaded the
+// machine, and the bound holds.
+TEST(PetMutants, TheDfsBoundIsACountAndTheResultDeterministic) {
+  std::unique_ptr<Graph> g;
+  const Subprogram s = single_conv({1, 64, 16, 16}, 64, 3, {1, 1, 1, 1}, 1, 1, 1, &g);
+  MutantOptions small;
+  small.fixed = false;
+  small.max_dfs_states = 40;
+  MutantReport a, b, unbounded;
+  const std::vector<Mutant> ma = generate_mutants(*s.graph, s.num_activations, small, &a);
+  const std::vector<Mutant> mb = generate_mutants(*s.graph, s.num_activations, small, &b);
+  EXPECT_TRUE(a.out_of_states);
+  EXPECT_EQ(a.dfs_states, 40);
+  ASSERT_EQ(ma.size(), mb.size());
+  for (size_t i = 0; i < ma.size(); ++i) EXPECT_EQ(ma[i].hash, mb[i].hash) << i;
+  MutantOptions all = small;
+  all.max_dfs_states = 0;
+  const std::vector<Mutant> mu = generate_mutants(*s.graph, s.num_activations, all, &unbounded);
+  EXPECT_FALSE(unbounded.out_of_states);
+  EXPECT_GT(unbounded.dfs_states, 40);
+  EXPECT_GE(mu.size(), ma.size());
+}
+
 TEST(PetMutants, GenerationTakesMilliseconds) {
   std::unique_ptr<Graph> g1, g2;
   for (const Subprogram& s : {single_conv({8, 64, 28, 28}, 64, 3, {1, 1, 1, 1}, 1, 1, 1, &g1),
