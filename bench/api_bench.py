@@ -156,8 +156,10 @@ def markdown(res):
              f"{mach['cpu']}, {mach['cores']} cores ({mach['isa']}); ONNX Runtime {ver['onnxruntime']} in node "
              f"{ver['node']}; Python {mach['python']}, numpy {ver['numpy']}; Tessera {ver['tessera']}. "
              f"Load average (1 min) {res['load_before'][0]:.2f} before, {res['load_after'][0]:.2f} after.", "",
-             "This is a shared machine (other jobs ran beside the benchmark): the numbers are indicative, "
-             "the ratios between runtimes measured in the same rounds more so than the absolute times.", "",
+             ("Other jobs ran beside the benchmark (a load average above 1.5 before or after, on 2 cores): "
+              "the numbers are indicative, the ratios between runtimes measured in the same rounds more so "
+              "than the absolute times." if max(res['load_before'][0], res['load_after'][0]) > 1.5 else
+              "Nothing else ran beside the benchmark (load average at most 1.5, on 2 cores)."), "",
              "## Per-call overhead: one Add of 16 floats", "",
              f"y = a + b over f32[16], one thread, each runtime in its own worker process; {res['rounds']} rounds, "
              f"the order rotated from round to round, each runtime timing {res['calls']} single calls "
