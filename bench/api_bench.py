@@ -191,7 +191,7 @@ def markdown(res):
         lines += ["", "## Module vs `tessera serve` on benchmark models", "",
                   f"bench/perf_harness.py's `time_workers` on its exports (batch 1, seeded weights), "
                   f"{res['model_threads']} thread(s): {res['runs']} rounds after {res['warmup']} warm-up runs, "
-                  "the three workers interleaved in a rotated order, each output compared with torch's. "
+                  "the three workers interleaved in an order shuffled each round, each output compared with torch's. "
                   "Medians, and module / serve of the medians and of the fastest runs (on a loaded machine a "
                   "run that shares its core with another job's is slower by whole time slices; the fastest "
                   "runs are the ones that did not).", "",

@@ -20,8 +20,9 @@ not interact) speaking the line protocol of `tessera serve` (ready line,
 Python module; bench/api_bench.py times it beside tessera serve and ort)
 For every thread count and model: the workers are started one after another
 (each loads alone, so its load time is its own), warmed up, then timed round
-by round — every round each runtime runs once, the order rotated from round
-to round, so drift (heat, the machine's other load) hits all alike, with a
+by round — every round each runtime runs once, in an order shuffled (seeded)
+each round, so drift (heat, the machine's other load) hits all alike and no runtime
+always follows the same one, with a
 pause before each run, then a wait (at most --settle-ms) until the other
 runtimes' threads have stopped running, and OpenMP's threads passive
 (OMP_WAIT_POLICY=PASSIVE unless set), so no runtime's idle threads spin on
@@ -53,6 +54,7 @@ import json
 import os
 import platform
 import queue
+import random
 import shlex
 import signal
 import statistics
@@ -304,8 +306,12 @@ def time_workers(d, threads, commands, args, env, tag):
 
         log(f"{tag} timing {args.runs} rounds of {', '.join(workers) or 'nothing'}")
         for r in range(args.runs):
+            # A seeded shuffle each round, not a rotation: rotating keeps every
+            # runtime behind the same predecessor in every round, and one
+            # whose pool spins on after its runs (ONNX Runtime's) would slow
+            # whichever runtime always follows it.
             order = list(workers)
-            order = order[r % len(order):] + order[:r % len(order)] if order else []
+            random.Random(r).shuffle(order)
             for rt in order:
                 if args.gap_ms:
                     time.sleep(args.gap_ms / 1e3)

@@ -201,7 +201,7 @@ def markdown(results):
         "exported by torch with constant folding; every runtime reads the same model.onnx (the torch runtimes "
         "rebuild the same module) and the same input_0.npy. Each runtime is a process of its own, loaded while "
         f"the others wait; after {results['warmup']} warm-up runs each, {results['runs']} rounds in which every "
-        "runtime runs once, the order rotated each round, so drift hits all alike (with a "
+        "runtime runs once, the order shuffled (seeded) each round, so drift hits all alike and no runtime always follows the same one (with a "
         f"{results.get('gap_ms', 0):g} ms pause before each run{settle_text(results)}; "
         f"OMP_WAIT_POLICY={results.get('omp_wait_policy', 'unset')}, so OpenMP's threads sleep instead of "
         "spinning between runs). Latency is the median of "

@@ -127,7 +127,7 @@ def markdown(results):
           f"- Tessera: {v['tessera']}. ONNX Runtime: {v['onnxruntime']}.",
           f"- Every search cold (an empty PET database), budget {fmt(results['budget'])} s (`--pet-budget`), "
           f"its candidates measured at {t} threads. Timing: {results['runs']} interleaved rounds at {t} threads "
-          "(bench/perf_harness.py's workers: each runtime a process of its own, order rotated each round). "
+          "(bench/perf_harness.py's workers: each runtime a process of its own, order shuffled (seeded) each round). "
           "*Speedup* = PET off's latency / PET on's, round by round: median [10th, 90th percentile].",
           "- *PET on* is `--pet` as shipped (fully and partially equivalent mutants); the ablation restricts the "
           "search to one kind (`--pet-mutants equivalent|partial`). Errors are max |output - torch's| / max |torch "
