@@ -106,4 +106,22 @@ inline AttrMap conv_attrs(std::vector<int64_t> pads, std::vector<int64_t> stride
   return a;
 }
 
+
+// Whether `g` has a convolution with a dilation above 1.
+inline bool has_dilated_conv(const Graph& g) {
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Conv")
+      if (const Attribute* d = n->attr("dilations"))
+        for (int64_t v : d->ints)
+          if (v > 1) return true;
+  return false;
+}
+
+// A cost that makes dilated convolutions expensive and every node cost a
+// little: the D2H family (a dilated conv as a regular one on the phases)
+// must win, and a chain of R/T around it is worth it.
+inline double dilation_averse(const Graph& g) {
+  return static_cast<double>(g.nodes().size()) + (has_dilated_conv(g) ? 100 : 0);
+}
+
 }  // namespace tessera::testing::pet

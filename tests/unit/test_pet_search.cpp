@@ -20,21 +20,8 @@ namespace {
 using testing::pet::ModelBuilder;
 using testing::pet::random_inputs;
 using testing::pet::expect_same_outputs;
-
-bool has_dilated_conv(const Graph& g) {
-  for (const auto& n : g.nodes())
-    if (n->op_type == "Conv")
-      if (const Attribute* d = n->attr("dilations"))
-        for (int64_t v : d->ints) if (v > 1) return true;
-  return false;
-}
-
-// A cost that makes dilated convolutions expensive and every node cost a
-// little: the D2H family (a dilated conv as a regular one on the phases)
-// must win, and a chain of R/T around it is worth it.
-double dilation_averse(const Graph& g) {
-  return static_cast<double>(g.nodes().size()) + (has_dilated_conv(g) ? 100 : 0);
-}
+using testing::pet::dilation_averse;
+using testing::pet::has_dilated_conv;
 
 // A dilated chain like CSRNet's back end: conv (dilation 2), relu, conv
 // (dilation 2), relu.

@@ -19,20 +19,8 @@ namespace {
 using testing::pet::ModelBuilder;
 using testing::pet::expect_same_outputs;
 using testing::pet::random_inputs;
-
-bool has_dilated_conv(const Graph& g) {
-  for (const auto& n : g.nodes())
-    if (n->op_type == "Conv")
-      if (const Attribute* d = n->attr("dilations"))
-        for (int64_t v : d->ints)
-          if (v > 1) return true;
-  return false;
-}
-
-// Dilated convs are expensive, every node costs a little: D2H/D2W win.
-double dilation_averse(const Graph& g) {
-  return static_cast<double>(g.nodes().size()) + (has_dilated_conv(g) ? 100 : 0);
-}
+using testing::pet::dilation_averse;
+using testing::pet::has_dilated_conv;
 
 // `n` dilated 3x3 convs with relus between on 8x8 maps, conv i with 4 + i + 1
 // outputs: n subprograms of n structures.
