@@ -102,8 +102,11 @@ struct CompileOptions {
 struct TensorInfo {
   std::string name;
   DType dtype = DType::Undefined;
-  Dims dims;
+  Dims dims;  // -1 for a dynamic dimension
   bool rank_known = true;
+  // One per dimension: a dynamic dimension's name in the model (ONNX's
+  // dim_param, kept by a saved artifact), "" for a static or unnamed one.
+  std::vector<std::string> dim_names;
 };
 
 // One step of a compiled model's plan, timed by CompiledModel::profile.

@@ -59,7 +59,14 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   return e;
 }
 
-TensorInfo info_of(const Value* v) { return {v->name, v->type.dtype, v->type.dims, v->type.rank_known}; }
+TensorInfo info_of(const Graph& g, const Value* v) {
+  TensorInfo t{v->name, v->type.dtype, v->type.dims, v->type.rank_known, std::vector<std::string>(v->type.dims.size())};
+  auto it = g.dim_names.find(v->name);
+  if (it != g.dim_names.end() && it->second.size() == t.dims.size())
+    for (size_t d = 0; d < t.dims.size(); ++d)
+      if (t.dims[d] < 0) t.dim_names[d] = it->second[d];
+  return t;
+}
 
 }  // namespace
 
@@ -140,13 +147,15 @@ size_t CompiledModel::node_count() const { return impl_->model->graph().nodes().
 
 std::vector<TensorInfo> CompiledModel::inputs() const {
   std::vector<TensorInfo> r;
-  for (const Value* v : impl_->model->graph().inputs()) r.push_back(info_of(v));
+  const Graph& g = impl_->model->graph();
+  for (const Value* v : g.inputs()) r.push_back(info_of(g, v));
   return r;
 }
 
 std::vector<TensorInfo> CompiledModel::outputs() const {
   std::vector<TensorInfo> r;
-  for (const Value* v : impl_->model->graph().outputs()) r.push_back(info_of(v));
+  const Graph& g = impl_->model->graph();
+  for (const Value* v : g.outputs()) r.push_back(info_of(g, v));
   return r;
 }
 

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "frontend/onnx_dim_names.h"
 #include "support/error.h"
 
 namespace tessera::capi {
@@ -47,17 +46,9 @@ class TempFile {
   std::string path_;
 };
 
-std::vector<ValueInfo> infos_of(const std::vector<TensorInfo>& values,
-                                const std::map<std::string, std::vector<std::string>>& names) {
+std::vector<ValueInfo> infos_of(const std::vector<TensorInfo>& values) {
   std::vector<ValueInfo> r;
-  for (const TensorInfo& t : values) {
-    ValueInfo v{t.name, t.dtype, t.dims, std::vector<std::string>(t.dims.size()), t.rank_known};
-    auto it = names.find(t.name);
-    if (it != names.end() && it->second.size() == t.dims.size())
-      for (size_t d = 0; d < t.dims.size(); ++d)
-        if (t.dims[d] < 0) v.dim_names[d] = it->second[d];
-    r.push_back(std::move(v));
-  }
+  for (const TensorInfo& t : values) r.push_back({t.name, t.dtype, t.dims, t.dim_names, t.rank_known});
   return r;
 }
 
@@ -113,21 +104,18 @@ std::string ort_type_name(DType t) {
 
 std::string ValueInfo::type_name() const { return "tensor(" + ort_type_name(dtype) + ")"; }
 
-Session::Session(CompiledModel model, const std::string& path) : model_(std::move(model)) {
-  // Names of dynamic dims come from the ONNX file (an artifact or a zoo model has none).
-  std::map<std::string, std::vector<std::string>> names;
-  if (path.rfind("zoo:", 0) != 0 && !CompiledModel::is_artifact(path)) names = onnx_dim_names(path);
-  inputs_ = infos_of(model_.inputs(), names);
-  outputs_ = infos_of(model_.outputs(), names);
+Session::Session(CompiledModel model) : model_(std::move(model)) {
+  inputs_ = infos_of(model_.inputs());
+  outputs_ = infos_of(model_.outputs());
 }
 
 std::unique_ptr<Session> Session::open(const std::string& path, const SessionOptions& options) {
   CompileOptions o = options.compile_options();
   if (CompiledModel::is_artifact(path)) {
     TESSERA_CHECK(options.shapes.empty(), path, ": shapes cannot change a compiled artifact's shapes; give them to compile");
-    return std::unique_ptr<Session>(new Session(CompiledModel::load(path, o), path));
+    return std::unique_ptr<Session>(new Session(CompiledModel::load(path, o)));
   }
-  return std::unique_ptr<Session>(new Session(CompiledModel::compile(path, o), path));
+  return std::unique_ptr<Session>(new Session(CompiledModel::compile(path, o)));
 }
 
 std::unique_ptr<Session> Session::open_bytes(const void* data, size_t size, const SessionOptions& options) {

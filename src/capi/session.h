@@ -64,7 +64,7 @@ class Session {
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& named);
 
  private:
-  Session(CompiledModel model, const std::string& path);
+  explicit Session(CompiledModel model);
   CompiledModel model_;
   std::vector<ValueInfo> inputs_, outputs_;
 };

@@ -12,15 +12,24 @@ namespace tessera {
 
 namespace {
 
-void type_to_proto(const TensorType& t, onnx::TypeProto& tp) {
+// `names`: the dynamic dimensions' names (Graph::dim_names), or none.
+void type_to_proto(const TensorType& t, onnx::TypeProto& tp, const std::vector<std::string>* names = nullptr) {
   auto* tt = tp.mutable_tensor_type();
   tt->set_elem_type(static_cast<int32_t>(t.dtype));
   if (!t.rank_known) return;
   auto* shape = tt->mutable_shape();
-  for (int64_t d : t.dims) {
+  for (size_t i = 0; i < t.dims.size(); ++i) {
     auto* dim = shape->add_dim();
-    if (d >= 0) dim->set_dim_value(d);
+    if (t.dims[i] >= 0)
+      dim->set_dim_value(t.dims[i]);
+    else if (names && names->size() == t.dims.size() && !(*names)[i].empty())
+      dim->set_dim_param((*names)[i]);
   }
+}
+
+const std::vector<std::string>* dim_names_of(const Graph& g, const Value* v) {
+  auto it = g.dim_names.find(v->name);
+  return it == g.dim_names.end() ? nullptr : &it->second;
 }
 
 void graph_to_proto(const Graph& g, onnx::GraphProto& gp);
@@ -64,7 +73,7 @@ void graph_to_proto(const Graph& g, onnx::GraphProto& gp) {
   for (const Value* v : g.inputs()) {
     auto* vi = gp.add_input();
     vi->set_name(v->name);
-    type_to_proto(v->type, *vi->mutable_type());
+    type_to_proto(v->type, *vi->mutable_type(), dim_names_of(g, v));
   }
   for (const auto& n : g.nodes()) {
     auto* np = gp.add_node();
@@ -84,7 +93,7 @@ void graph_to_proto(const Graph& g, onnx::GraphProto& gp) {
   for (const Value* v : g.outputs()) {
     auto* vi = gp.add_output();
     vi->set_name(v->name);
-    type_to_proto(v->type, *vi->mutable_type());
+    type_to_proto(v->type, *vi->mutable_type(), dim_names_of(g, v));
   }
 }
 

@@ -264,6 +264,25 @@ namespace {
 constexpr const char* kNotAModel = "the model is not a valid ONNX ModelProto (malformed or truncated file)";
 
 // A parsed model as a graph; the initializers' bytes are freed as they become tensors.
+// The names of the graph inputs' and outputs' symbolic dimensions
+// (Graph::dim_names): only values with at least one named dimension.
+std::map<std::string, std::vector<std::string>> dim_names(const onnx::GraphProto& gp) {
+  std::map<std::string, std::vector<std::string>> out;
+  auto add = [&](const onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    std::vector<std::string> names;
+    bool any = false;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      names.push_back(d.has_dim_param() ? d.dim_param() : "");
+      any = any || d.has_dim_param();
+    }
+    if (any) out[vi.name()] = std::move(names);
+  };
+  for (const auto& vi : gp.input()) add(vi);
+  for (const auto& vi : gp.output()) add(vi);
+  return out;
+}
+
 std::unique_ptr<Graph> import_model(onnx::ModelProto& mp, const std::string& base_dir, const ImportOptions& opts) {
   TESSERA_CHECK(mp.has_graph(), "the model has no graph");
   TESSERA_CHECK(mp.ir_version() >= 3, "ONNX IR version ", mp.ir_version(), " is not supported (need 3 or later)");
@@ -286,6 +305,7 @@ std::unique_ptr<Graph> import_model(onnx::ModelProto& mp, const std::string& bas
   std::unique_ptr<Graph> g = sg->clone();
   g->ir_version = mp.ir_version();
   g->extra_opsets = extra;
+  g->dim_names = dim_names(mp.graph());
   for (const auto& [name, dims] : opts.input_shapes) {
     Value* v = g->find_value(name);
     TESSERA_CHECK(v && v->is_graph_input, "--shape names '", name, "' which is not a graph input");

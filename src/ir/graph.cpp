@@ -280,6 +280,7 @@ std::unique_ptr<Graph> Graph::clone() const {
   g->opset = opset;
   g->ir_version = ir_version;
   g->extra_opsets = extra_opsets;
+  g->dim_names = dim_names;
   g->name_counter_ = name_counter_;
   std::unordered_map<const Value*, Value*> vmap;
   for (const auto& v : values_) {

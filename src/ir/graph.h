@@ -106,6 +106,12 @@ class Graph {
   int64_t opset = 17;     // default-domain opset the graph was written against
   int64_t ir_version = 8;
   std::map<std::string, int64_t> extra_opsets;  // other domains
+  // The names of the model's symbolic dimensions (ONNX's dim_param), by graph
+  // input or output value name: one entry per dimension, "" where it has none.
+  // Shapes keep only that a dimension is dynamic (-1); the public signatures
+  // show such a dimension by its name, as ONNX Runtime does, and the exported
+  // graph (a saved artifact's among them) writes the names back.
+  std::map<std::string, std::vector<std::string>> dim_names;
   // Values a subgraph (If/Loop/Scan body) reads from the enclosing graph; they
   // are bound by name when the body runs. Empty for a top-level graph.
   std::vector<Value*> captures;
