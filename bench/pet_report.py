@@ -20,6 +20,9 @@ HEADER = re.compile(
     rf"verifying {NUM} s, correcting {NUM} s, measuring {NUM} s\)")
 SUMMED = re.compile(rf"^  summed cost of the subprograms: {NUM} ms -> {NUM} ms$")
 REGION = re.compile(rf"^  (\S.*): original {NUM} ms$")
+WHOLE = re.compile(rf"^  whole model: {NUM} ms -> {NUM} ms with the choices \((measured, {NUM} s|from the database)\): "
+                   r"(kept|reverted to the original)$")
+UNDONE = re.compile(r"(\d+) replacements undone$")
 CANDIDATE = re.compile(rf"^    (\*| ) (.+?) \((equivalent|partial, (\d+) boxes corrected)\) {NUM} ms$")
 GAIN = 1.03   # a measured gain: the median per-round speedup at least this, and its 10th percentile above 1
 SLOWER = 0.97  # slower: the median per-round speedup below this, or its 90th percentile below 1
@@ -43,6 +46,11 @@ def parse_dump(text):
         if m:
             rep["cost_before_ms"], rep["cost_after_ms"] = float(m.group(1)), float(m.group(2))
             continue
+        m = WHOLE.match(line)
+        if m:
+            rep.update(model_before_ms=float(m.group(1)), model_after_ms=float(m.group(2)),
+                       model_check_s=float(m.group(4)) if m.group(4) else 0.0, model_reverted=m.group(5) != "kept")
+            continue
         m = REGION.match(line)
         if m:
             region = (m.group(1), float(m.group(2)))
@@ -55,6 +63,9 @@ def parse_dump(text):
             continue
         if line.startswith("  note: "):
             rep["notes"].append(line[len("  note: "):])
+            m = UNDONE.search(line)
+            if m:
+                rep["undone"] = int(m.group(1))
     return rep
 
 
@@ -148,6 +159,9 @@ def markdown(results):
         for a in rep.get("applied_list", []):
             fams[a["family"]] = fams.get(a["family"], 0) + 1
         applied = ", ".join(f"{f} x{n}" for f, n in sorted(fams.items())) or "none"
+        if rep.get("model_reverted"):
+            applied = (f"none: {rep.get('undone', '?')} undone by the whole-model check "
+                       f"({fmt(rep['model_before_ms'])} -> {fmt(rep['model_after_ms'])} ms)")
         if s.get("status") == "failed":
             applied = f"search failed: {s.get('reason')}"
         o.append(f"| {results['titles'].get(model, model)} | {batch} | {fmt(off)} | {fmt(on)} | {fmt_speedup(sp)} "
@@ -188,21 +202,26 @@ def markdown(results):
                      f"| {fmt(a['after_ms'])} |")
     o += ["", "## The search (PET on, cold)", "",
           "| model | batch | subprograms | mutants | equivalent | partial | different | measured | applied "
-          "| generating s | verifying s | correcting s | measuring s | total s | compile s | summed cost ms before -> after |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| generating s | verifying s | correcting s | measuring s | total s | compile s | summed cost ms before -> after "
+          "| whole model ms before -> after |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for model, batch, e in rows(results):
         s = e["search"].get("all", {})
         r = s.get("report")
         if not r:
             o.append(f"| {results['titles'].get(model, model)} | {batch} | {s.get('reason', 'no report')} |"
-                     + " |" * 14)
+                     + " |" * 15)
             continue
         cost = (f"{fmt(r['cost_before_ms'])} -> {fmt(r['cost_after_ms'])}" if "cost_before_ms" in r else "–")
+        whole = "–"
+        if "model_before_ms" in r:
+            whole = (f"{fmt(r['model_before_ms'])} -> {fmt(r['model_after_ms'])}, "
+                     f"{'reverted' if r['model_reverted'] else 'kept'} ({fmt(r['model_check_s'])} s)")
         o.append(f"| {results['titles'].get(model, model)} | {batch} | {r['subprograms']} | {r['mutants']} "
                  f"| {r['equivalent']} | {r['partial']} | {r['different']} | {r['measured']} | {r['applied']} "
                  f"| {fmt(r['generate_s'])} | {fmt(r['verify_s'])} | {fmt(r['correct_s'])} | {fmt(r['measure_s'])} "
                  f"| {fmt(r['seconds'])}{' (budget spent)' if r['budget_spent'] else ''} | {fmt(s.get('wall_s'))} "
-                 f"| {cost} |")
+                 f"| {cost} | {whole} |")
     ver = results.get("verifier", {})
     o += ["", "## Verifier: corrupted mutants against brute force", "",
           f"`{ver.get('command', '?')}` (exit {ver.get('exit', '?')}, {fmt(ver.get('wall_s'))} s):", "", "```",

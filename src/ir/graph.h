@@ -101,6 +101,11 @@ class Graph {
   Graph() = default;
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
+  // Moving keeps every Node and Value where it is (they are owned through
+  // pointers and point to no graph): a pass that tried a rewrite on a clone
+  // can put the clone in the graph's place, or the graph back from a clone.
+  Graph(Graph&&) noexcept = default;
+  Graph& operator=(Graph&&) noexcept = default;
 
   std::string name;
   int64_t opset = 17;     // default-domain opset the graph was written against

@@ -84,6 +84,14 @@ struct SearchOptions {
   // (subprogram i/N, what it found so far), at most every 2 s.
   double progress_after_seconds = 5;
   std::string only_family;     // keep only mutants of this family ("" = all: experiments, tests)
+  // The pet pass times the whole model with the search's choices against the
+  // original (both compiled for the target, as the candidates are) and keeps
+  // the choices only when they make it at least this share faster: a
+  // subprogram timed alone does not see what its replacement costs its
+  // neighbours (a layout change, a fusion lost across its boundary), and
+  // gains within the measurement's noise are not worth a different graph.
+  // Negative: no such check.
+  double min_model_gain = 0.02;
 };
 
 // Seconds a candidate takes on the target: a standalone graph with the
@@ -126,6 +134,12 @@ struct SearchReport {
   bool budget_exhausted = false;
   std::string budget_note;  // where the budget ended the search ("" when it did not)
   double cost_before = 0, cost_after = 0;  // summed over the subprograms with a measured original
+  // The whole-model check (SearchOptions::min_model_gain; the pet pass):
+  // seconds of the model as it came and with the choices spliced in, whether
+  // they were measured now (else read from the database), the time it took,
+  // and whether the choices were undone because they did not pay.
+  bool model_checked = false, model_measured = false, model_reverted = false;
+  double model_before = 0, model_after = 0, check_seconds = 0;
   std::vector<CandidateRecord> candidates;
   std::vector<std::string> notes;  // candidates dropped and why
   // The report `--dump-pet` prints: every subprogram with a candidate

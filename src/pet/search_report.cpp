@@ -22,6 +22,14 @@ std::string SearchReport::to_text() const {
   if (budget_exhausted) o << "  budget: " << budget_note << "\n";
   if (cost_before > 0)
     o << "  summed cost of the subprograms: " << cost_before * 1e3 << " ms -> " << cost_after * 1e3 << " ms\n";
+  if (model_checked) {
+    o << "  whole model: " << model_before * 1e3 << " ms -> " << model_after * 1e3 << " ms with the choices (";
+    if (model_measured)
+      o << "measured, " << check_seconds << " s";
+    else
+      o << "from the database";
+    o << "): " << (model_reverted ? "reverted to the original" : "kept") << "\n";
+  }
   std::string last;
   for (const CandidateRecord& c : candidates) {
     if (c.subprogram != last) {

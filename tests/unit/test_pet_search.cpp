@@ -201,5 +201,41 @@ TEST(PetPass, SkippedWithoutACostFunctionAndWithNoPet) {
   EXPECT_NE(recs[0].skipped.find("--no-pet"), std::string::npos) << recs[0].skipped;
 }
 
+// The pass times the whole model with the search's choices against the
+// original and undoes them when they do not pay, however well each
+// replacement did alone; a second compile reads both times from the database.
+TEST(PetPass, WholeModelCheckKeepsTheChoicesOnlyWhenTheyPay) {
+  for (bool choices_pay : {false, true}) {
+    SCOPED_TRACE(choices_pay ? "the choices pay" : "the choices do not pay");
+    std::unique_ptr<Graph> original = dilated_chain();
+    PassOptions o;
+    o.pet = quiet();
+    o.pet_db = ::testing::TempDir() + "/pet_model_check.tsv";
+    std::filesystem::remove(o.pet_db);
+    int whole = 0;
+    PassContext c;
+    c.target_key = "test";
+    c.measure = [&](const Graph& g) {
+      int relus = 0;  // subprograms hold no Relu: only the whole model has both
+      for (const auto& n : g.nodes()) relus += n->op_type == "Relu";
+      if (relus < 2) return dilation_averse(g);  // each replacement is cheaper alone
+      ++whole;
+      return has_dilated_conv(g) == choices_pay ? 5.0 : 1.0;
+    };
+    for (int compile = 0; compile < 2; ++compile) {
+      std::unique_ptr<Graph> g = original->clone();
+      std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
+      ASSERT_EQ(recs.size(), 1u);
+      EXPECT_TRUE(recs[0].ran);
+      EXPECT_EQ(has_dilated_conv(*g), !choices_pay) << print_graph(*g);
+      if (!choices_pay) EXPECT_EQ(structural_hash(*g), structural_hash(*original));
+      EXPECT_EQ(recs[0].rewrites, choices_pay ? 2 : 0);
+      EXPECT_EQ(whole, 2) << "compile " << compile << ": both whole models timed once, then read back";
+      expect_same_outputs(*original, *g, random_inputs(*original, 3), 1e-5);
+    }
+    std::filesystem::remove(o.pet_db);
+  }
+}
+
 }  // namespace
 }  // namespace tessera::pet
