@@ -12,6 +12,7 @@
 #include "opt/pass_manager.h"
 #include "opt/passes.h"
 #include "pet/pet_db.h"
+#include "support/error.h"
 
 namespace tessera {
 
@@ -42,14 +43,22 @@ void check_whole_model(Graph& g, Graph& original, const PassContext& ctx, pet::P
                        bool announce, pet::SearchReport& report) {
   const auto start = std::chrono::steady_clock::now();
   report.model_checked = true;
-  report.model_before = model_seconds(original, ctx, db, announce, report.model_measured);
-  report.model_after = model_seconds(g, ctx, db, announce, report.model_measured);
+  std::string why;
+  try {
+    report.model_before = model_seconds(original, ctx, db, announce, report.model_measured);
+    report.model_after = model_seconds(g, ctx, db, announce, report.model_measured);
+    if (report.model_after >= report.model_before * (1 - min_gain))
+      why = "the whole model with the choices was not " + std::to_string(static_cast<int>(min_gain * 100)) +
+            "% faster than the original";
+  } catch (const Error& e) {
+    // Unverified choices are not kept (a model the timer cannot run, e.g.).
+    why = std::string("the whole model could not be timed (") + e.what() + ")";
+  }
   report.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (report.model_after < report.model_before * (1 - min_gain)) return;
+  if (why.empty()) return;
   report.model_reverted = true;
   g = std::move(original);
-  report.notes.push_back("the whole model with the choices was not " + std::to_string(static_cast<int>(min_gain * 100)) +
-                         "% faster than the original: " + std::to_string(report.applied) + " replacements undone");
+  report.notes.push_back(why + ": " + std::to_string(report.applied) + " replacements undone");
   report.applied = 0;
   for (pet::CandidateRecord& c : report.candidates) c.applied = false;
 }

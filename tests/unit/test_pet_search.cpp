@@ -237,5 +237,28 @@ TEST(PetPass, WholeModelCheckKeepsTheChoicesOnlyWhenTheyPay) {
   }
 }
 
+// A whole model the timer cannot run keeps no choice: they are unverified.
+TEST(PetPass, WholeModelThatCannotBeTimedKeepsTheOriginal) {
+  std::unique_ptr<Graph> original = dilated_chain();
+  std::unique_ptr<Graph> g = original->clone();
+  PassOptions o;
+  o.pet = quiet();
+  o.pet_db = ::testing::TempDir() + "/pet_model_check_throws.tsv";
+  std::filesystem::remove(o.pet_db);
+  PassContext c;
+  c.target_key = "test";
+  c.measure = [](const Graph& m) {
+    int relus = 0;
+    for (const auto& n : m.nodes()) relus += n->op_type == "Relu";
+    if (relus == 2) TESSERA_FAIL("cannot time the whole model");
+    return dilation_averse(m);
+  };
+  std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].rewrites, 0);
+  EXPECT_EQ(structural_hash(*g), structural_hash(*original));
+  std::filesystem::remove(o.pet_db);
+}
+
 }  // namespace
 }  // namespace tessera::pet
