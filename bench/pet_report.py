@@ -20,9 +20,8 @@ HEADER = re.compile(
     rf"verifying {NUM} s, correcting {NUM} s, measuring {NUM} s\)")
 SUMMED = re.compile(rf"^  summed cost of the subprograms: {NUM} ms -> {NUM} ms$")
 REGION = re.compile(rf"^  (\S.*): original {NUM} ms$")
-WHOLE = re.compile(rf"^  whole model: {NUM} ms -> {NUM} ms with the choices \((measured, {NUM} s|from the database)\): "
-                   r"(kept|reverted to the original)$")
-UNDONE = re.compile(r"(\d+) replacements undone$")
+WHOLE = re.compile(rf"^  whole model with (.+): {NUM} ms -> {NUM} ms \((measured, {NUM} s|from the database)\): "
+                   r"(kept|undone)$")
 CANDIDATE = re.compile(rf"^    (\*| ) (.+?) \((equivalent|partial, (\d+) boxes corrected)\) {NUM} ms$")
 GAIN = 1.03   # a measured gain: the median per-round speedup at least this, and its 10th percentile above 1
 SLOWER = 0.97  # slower: the median per-round speedup below this, or its 90th percentile below 1
@@ -48,8 +47,9 @@ def parse_dump(text):
             continue
         m = WHOLE.match(line)
         if m:
-            rep.update(model_before_ms=float(m.group(1)), model_after_ms=float(m.group(2)),
-                       model_check_s=float(m.group(4)) if m.group(4) else 0.0, model_reverted=m.group(5) != "kept")
+            rep.setdefault("model_checks", []).append(
+                {"choices": m.group(1), "before_ms": float(m.group(2)), "after_ms": float(m.group(3)),
+                 "check_s": float(m.group(5)) if m.group(5) else 0.0, "kept": m.group(6) == "kept"})
             continue
         m = REGION.match(line)
         if m:
@@ -63,9 +63,7 @@ def parse_dump(text):
             continue
         if line.startswith("  note: "):
             rep["notes"].append(line[len("  note: "):])
-            m = UNDONE.search(line)
-            if m:
-                rep["undone"] = int(m.group(1))
+
     return rep
 
 
@@ -159,9 +157,10 @@ def markdown(results):
         for a in rep.get("applied_list", []):
             fams[a["family"]] = fams.get(a["family"], 0) + 1
         applied = ", ".join(f"{f} x{n}" for f, n in sorted(fams.items())) or "none"
-        if rep.get("model_reverted"):
-            applied = (f"none: {rep.get('undone', '?')} undone by the whole-model check "
-                       f"({fmt(rep['model_before_ms'])} -> {fmt(rep['model_after_ms'])} ms)")
+        checks = rep.get("model_checks", [])
+        if checks and not any(c["kept"] for c in checks):
+            applied = "none: " + "; ".join(f"{c['choices']} undone by the whole-model check "
+                                           f"({fmt(c['before_ms'])} -> {fmt(c['after_ms'])} ms)" for c in checks)
         if s.get("status") == "failed":
             applied = f"search failed: {s.get('reason')}"
         o.append(f"| {results['titles'].get(model, model)} | {batch} | {fmt(off)} | {fmt(on)} | {fmt_speedup(sp)} "
@@ -213,10 +212,9 @@ def markdown(results):
                      + " |" * 15)
             continue
         cost = (f"{fmt(r['cost_before_ms'])} -> {fmt(r['cost_after_ms'])}" if "cost_before_ms" in r else "–")
-        whole = "–"
-        if "model_before_ms" in r:
-            whole = (f"{fmt(r['model_before_ms'])} -> {fmt(r['model_after_ms'])}, "
-                     f"{'reverted' if r['model_reverted'] else 'kept'} ({fmt(r['model_check_s'])} s)")
+        whole = "; ".join(f"{c['choices']}: {fmt(c['before_ms'])} -> {fmt(c['after_ms'])}, "
+                          f"{'kept' if c['kept'] else 'undone'} ({fmt(c['check_s'])} s)"
+                          for c in r.get("model_checks", [])) or "–"
         o.append(f"| {results['titles'].get(model, model)} | {batch} | {r['subprograms']} | {r['mutants']} "
                  f"| {r['equivalent']} | {r['partial']} | {r['different']} | {r['measured']} | {r['applied']} "
                  f"| {fmt(r['generate_s'])} | {fmt(r['verify_s'])} | {fmt(r['correct_s'])} | {fmt(r['measure_s'])} "

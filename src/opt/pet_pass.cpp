@@ -4,7 +4,8 @@
 // and cancelled, and every op on weights alone precomputed (the mutants'
 // weight derivations: padded, concatenated, reshaped kernels). Last, the
 // whole model with the choices is timed against the original and the
-// choices undone unless they pay (SearchOptions::min_model_gain).
+// choices undone unless they pay (SearchOptions::min_model_gain); then once
+// more with only the choices that saved much alone (fallback_gain).
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -26,41 +27,47 @@ std::string model_key(const std::string& target, const Graph& g) {
 }
 
 // Seconds of `g` on the target: from the database, else measured and kept.
-double model_seconds(const Graph& g, const PassContext& ctx, pet::PetDb& db, bool announce, bool& measured) {
+// `announce`: name it on stderr before measuring.
+double model_seconds(const Graph& g, const PassContext& ctx, pet::PetDb& db, const char* announce, bool& measured) {
   const std::string key = model_key(ctx.target_key, g);
   if (std::optional<double> s = db.cost(key)) return *s;
-  if (announce) std::fprintf(stderr, "PET: timing the whole model %s its replacements\n", measured ? "with" : "without");
+  if (announce) std::fprintf(stderr, "PET: timing the whole model %s\n", announce);
   measured = true;
   const double s = ctx.measure(g);
   db.record_cost(key, s);
   return s;
 }
 
-// Times the model with the search's choices (`g`) against `original`; puts
-// the original back when the choices do not make it min_gain faster.
-// `announce`: say so on stderr before each measurement (a long search does).
-void check_whole_model(Graph& g, Graph& original, const PassContext& ctx, pet::PetDb& db, double min_gain,
-                       bool announce, pet::SearchReport& report) {
+// PET's post-optimizations of a graph the search spliced candidates into.
+void post_optimize(Graph& g) {
+  simplify_rt(g);
+  fold_constants(g);
+}
+
+// Times `g` (choices spliced in) against `original`: kept when it is at
+// least min_gain faster. `announce`: say so on stderr before measuring.
+pet::ModelCheck check_model(const Graph& g, const Graph& original, const PassContext& ctx, pet::PetDb& db,
+                            double min_gain, bool announce) {
   const auto start = std::chrono::steady_clock::now();
-  report.model_checked = true;
-  std::string why;
+  pet::ModelCheck m;
   try {
-    report.model_before = model_seconds(original, ctx, db, announce, report.model_measured);
-    report.model_after = model_seconds(g, ctx, db, announce, report.model_measured);
-    if (report.model_after >= report.model_before * (1 - min_gain))
-      why = "the whole model with the choices was not " + std::to_string(static_cast<int>(min_gain * 100)) +
-            "% faster than the original";
+    m.before = model_seconds(original, ctx, db, announce ? "as it came" : nullptr, m.measured);
+    m.after = model_seconds(g, ctx, db, announce ? "with PET's choices" : nullptr, m.measured);
+    m.kept = m.after < m.before * (1 - min_gain);
+    if (!m.kept) m.why = "not " + std::to_string(static_cast<int>(min_gain * 100)) + "% faster than the original";
   } catch (const Error& e) {
     // Unverified choices are not kept (a model the timer cannot run, e.g.).
-    why = std::string("the whole model could not be timed (") + e.what() + ")";
+    m.why = std::string("could not be timed (") + e.what() + ")";
   }
-  report.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (why.empty()) return;
-  report.model_reverted = true;
-  g = std::move(original);
-  report.notes.push_back(why + ": " + std::to_string(report.applied) + " replacements undone");
-  report.applied = 0;
-  for (pet::CandidateRecord& c : report.candidates) c.applied = false;
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return m;
+}
+
+// Whether an applied candidate saved less than `gain` of its subprogram alone.
+bool applied_below(const pet::SearchReport& r, double gain) {
+  for (const pet::CandidateRecord& c : r.candidates)
+    if (c.applied && c.seconds > c.original_seconds * (1 - gain)) return true;
+  return false;
 }
 
 }  // namespace
@@ -79,12 +86,51 @@ int run_pet(Graph& g, const PassContext& ctx) {
   so.verbose = so.verbose || opts.verbose;
   std::unique_ptr<Graph> original = so.min_model_gain >= 0 ? g.clone() : nullptr;
   pet::SearchReport report = pet::optimize_program(g, so, cost, db, ctx.target_key);
-  if (report.applied > 0) {
-    simplify_rt(g);
-    fold_constants(g);
-    if (original)
-      check_whole_model(g, *original, ctx, db, so.min_model_gain,
-                        so.verbose || report.seconds > so.progress_after_seconds, report);
+  if (report.applied > 0) post_optimize(g);
+  if (report.applied > 0 && original) {
+    const bool announce = so.verbose || report.seconds > so.progress_after_seconds;
+    pet::ModelCheck all = check_model(g, *original, ctx, db, so.min_model_gain, announce);
+    all.choices = "all " + std::to_string(report.applied) + " choices";
+    all.applied = report.applied;
+    report.model_checks.push_back(all);
+    if (!all.kept) {
+      g = std::move(*original->clone());
+      report.notes.push_back("the whole model with " + all.choices + ": " + all.why + "; undone");
+      int applied = 0;
+      // Once more with only the choices that saved much alone (their costs and
+      // choices from the database: no new measurement but the model's).
+      if (so.fallback_gain > 0 && applied_below(report, so.fallback_gain)) {
+        pet::SearchOptions again = so;
+        again.min_candidate_gain = so.fallback_gain;
+        again.verbose = false;
+        again.progress_after_seconds = 1e300;
+        pet::SearchReport r = pet::optimize_program(g, again, cost, db, ctx.target_key);
+        if (r.applied > 0) {
+          post_optimize(g);
+          pet::ModelCheck some = check_model(g, *original, ctx, db, so.min_model_gain, announce);
+          some.choices = "the " + std::to_string(r.applied) + " choices each " +
+                         std::to_string(static_cast<int>(so.fallback_gain * 100)) + "% faster alone";
+          some.applied = r.applied;
+          report.model_checks.push_back(some);
+          if (some.kept) {
+            applied = r.applied;
+          } else {
+            g = std::move(*original);
+            report.notes.push_back("the whole model with " + some.choices + ": " + some.why + "; undone");
+          }
+        }
+        // The applied marks: those of the fallback's search when kept.
+        for (pet::CandidateRecord& c : report.candidates) {
+          bool in_fallback = false;
+          for (const pet::CandidateRecord& f : r.candidates)
+            in_fallback = in_fallback || (f.applied && f.subprogram == c.subprogram && f.family == c.family);
+          c.applied = c.applied && applied > 0 && in_fallback;
+        }
+      } else {
+        for (pet::CandidateRecord& c : report.candidates) c.applied = false;
+      }
+      report.applied = applied;
+    }
   }
   if (opts.dump_pet) std::fprintf(stderr, "%s", report.to_text().c_str());
   return report.applied;

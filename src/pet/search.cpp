@@ -593,6 +593,7 @@ class Search {
         for (const Node* n : e.sp->nodes) overlaps = overlaps || s.used.count(n);
         if (overlaps) continue;
         for (size_t c = 0; c < e.candidates.size(); ++c) {
+          if (e.candidates[c].seconds > e.original_seconds * (1 - o_.min_candidate_gain)) continue;
           State t = s;
           t.pick.push_back(static_cast<int>(c));
           t.used.insert(e.sp->nodes.begin(), e.sp->nodes.end());

@@ -92,6 +92,25 @@ struct SearchOptions {
   // gains within the measurement's noise are not worth a different graph.
   // Negative: no such check.
   double min_model_gain = 0.02;
+  // When the whole model does not pay, the pass tries once more with only the
+  // candidates that saved at least this share of their subprogram's time
+  // alone (the likeliest to survive their neighbours), their costs from the
+  // database; 0: no second try.
+  double fallback_gain = 0.15;
+  // Candidates saving less than this share of their subprogram's measured
+  // time are not chosen (the fallback's filter; 0 in a first search).
+  double min_candidate_gain = 0;
+};
+
+// One whole-model check of the pet pass (SearchOptions::min_model_gain).
+struct ModelCheck {
+  std::string choices;  // which were spliced in: "all 5 choices", "the 3 choices each 15% faster alone"
+  int applied = 0;
+  double before = 0, after = 0;  // seconds: the model as it came, with the choices
+  bool measured = false;         // now (else both times from the database)
+  double seconds = 0;            // the check's wall time
+  bool kept = false;
+  std::string why;               // why not kept ("" when kept)
 };
 
 // Seconds a candidate takes on the target: a standalone graph with the
@@ -134,12 +153,9 @@ struct SearchReport {
   bool budget_exhausted = false;
   std::string budget_note;  // where the budget ended the search ("" when it did not)
   double cost_before = 0, cost_after = 0;  // summed over the subprograms with a measured original
-  // The whole-model check (SearchOptions::min_model_gain; the pet pass):
-  // seconds of the model as it came and with the choices spliced in, whether
-  // they were measured now (else read from the database), the time it took,
-  // and whether the choices were undone because they did not pay.
-  bool model_checked = false, model_measured = false, model_reverted = false;
-  double model_before = 0, model_after = 0, check_seconds = 0;
+  // The pet pass's whole-model checks, in order: the search's choices, then
+  // (when they did not pay) the fallback's; the last kept one is the model's.
+  std::vector<ModelCheck> model_checks;
   std::vector<CandidateRecord> candidates;
   std::vector<std::string> notes;  // candidates dropped and why
   // The report `--dump-pet` prints: every subprogram with a candidate

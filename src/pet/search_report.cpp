@@ -22,13 +22,13 @@ std::string SearchReport::to_text() const {
   if (budget_exhausted) o << "  budget: " << budget_note << "\n";
   if (cost_before > 0)
     o << "  summed cost of the subprograms: " << cost_before * 1e3 << " ms -> " << cost_after * 1e3 << " ms\n";
-  if (model_checked) {
-    o << "  whole model: " << model_before * 1e3 << " ms -> " << model_after * 1e3 << " ms with the choices (";
-    if (model_measured)
-      o << "measured, " << check_seconds << " s";
+  for (const ModelCheck& m : model_checks) {
+    o << "  whole model with " << m.choices << ": " << m.before * 1e3 << " ms -> " << m.after * 1e3 << " ms (";
+    if (m.measured)
+      o << "measured, " << m.seconds << " s";
     else
       o << "from the database";
-    o << "): " << (model_reverted ? "reverted to the original" : "kept") << "\n";
+    o << "): " << (m.kept ? "kept" : "undone") << "\n";
   }
   std::string last;
   for (const CandidateRecord& c : candidates) {

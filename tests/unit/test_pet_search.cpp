@@ -237,6 +237,47 @@ TEST(PetPass, WholeModelCheckKeepsTheChoicesOnlyWhenTheyPay) {
   }
 }
 
+// When all the choices do not pay, the pass tries again with only those that
+// saved much alone (SearchOptions::fallback_gain) and keeps them if they pay.
+TEST(PetPass, WholeModelCheckFallsBackToTheChoicesThatSavedMuchAlone) {
+  ModelBuilder b;
+  Value* x = b.input("x", {1, 4, 8, 8});
+  Value* y = b.relu(b.conv(x, 4, 3, 3, {2, 2, 2, 2}, "c1", 1, 2), "r1");
+  b.g->add_output(b.relu(b.conv(y, 8, 3, 3, {2, 2, 2, 2}, "c2", 1, 2), "r2"));  // another structure
+  infer_graph(*b.g);
+  std::unique_ptr<Graph> original = b.g->clone();
+  std::unique_ptr<Graph> g = original->clone();
+  PassOptions o;
+  o.pet = quiet();
+  o.pet_db = ::testing::TempDir() + "/pet_model_fallback.tsv";
+  std::filesystem::remove(o.pet_db);
+  int whole = 0;
+  PassContext c;
+  c.target_key = "test";
+  c.measure = [&](const Graph& m) {
+    int relus = 0, dilated = 0;
+    for (const auto& n : m.nodes()) {
+      relus += n->op_type == "Relu";
+      const Attribute* d = n->op_type == "Conv" ? n->attr("dilations") : nullptr;
+      dilated += d && !d->ints.empty() && d->ints[0] > 1;
+    }
+    if (relus == 2) {  // the whole model: only c1 replaced pays
+      ++whole;
+      return dilated == 2 ? 3.0 : dilated == 1 ? 1.0 : 5.0;
+    }
+    if (dilated) return 100.0 + static_cast<double>(m.nodes().size());
+    const bool c2 = m.outputs()[0]->type.dims[1] == 8;
+    return c2 ? 95.0 : static_cast<double>(m.nodes().size());  // c2's candidates save 5% alone
+  };
+  std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].rewrites, 1);
+  EXPECT_EQ(whole, 3);  // the original, all choices, the fallback's
+  EXPECT_TRUE(has_dilated_conv(*g)) << print_graph(*g);  // c2 kept as it was
+  expect_same_outputs(*original, *g, random_inputs(*original, 4), 1e-5);
+  std::filesystem::remove(o.pet_db);
+}
+
 // A whole model the timer cannot run keeps no choice: they are unverified.
 TEST(PetPass, WholeModelThatCannotBeTimedKeepsTheOriginal) {
   std::unique_ptr<Graph> original = dilated_chain();
