@@ -49,6 +49,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -129,19 +130,42 @@ def ensure_export(model, batch, args):
     log(f"[{model} b{batch}] exporting to {perf_harness.rel(d)}")
     cmd = [sys.executable, os.path.join(HERE, "zoo_models.py"), "export", model, "--batch", str(batch), "--dir", d]
     os.makedirs(d, exist_ok=True)
+    limit = int(args.export_memory_gib * 2**30)
+
+    def cap_memory():  # a runaway exporter fails with MemoryError instead of waking the OOM killer on others
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     t0 = time.time()
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=args.export_timeout)
-    except subprocess.TimeoutExpired:
-        err = {"stage": "onnx export", "error": f"no result within {args.export_timeout:.0f} s (killed)"}
-        with open(os.path.join(d, "export_error.json"), "w") as f:
-            json.dump(err, f)
-        return d, err
-    with open(os.path.join(d, "export.log"), "w") as f:
-        f.write(r.stdout + r.stderr)
-    if r.returncode != 0 or not zoo_models.is_exported(d):
+    with open(os.path.join(d, "export.log"), "w") as logf:
+        p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, preexec_fn=cap_memory if limit else None)
+        while True:  # wait4, for the child's own peak RSS
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.time() - t0 > args.export_timeout:
+                p.kill()
+                pid, status, usage = os.wait4(p.pid, 0)
+                break
+            time.sleep(0.2)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    peak = f"peak RSS {usage.ru_maxrss / 2**20:.1f} GiB"
+    with open(os.path.join(d, "export.log")) as f:
+        output = f.read()
+    if time.time() - t0 > args.export_timeout and p.returncode < 0:
+        err = {"stage": "onnx export", "error": f"no result within {args.export_timeout:.0f} s (killed; {peak})"}
+    elif p.returncode < 0:
+        sig = signal.Signals(-p.returncode).name
+        err = {"stage": "export process", "error": f"killed by {sig} after {time.time() - t0:.0f} s, {peak}" +
+               (" (the kernel's OOM killer, most likely)" if sig == "SIGKILL" else "")}
+    elif p.returncode != 0 or not zoo_models.is_exported(d):
         err = zoo_models.export_error(d) or {"stage": "export process",
-                                             "error": tail_line(r.stderr) or f"exit code {r.returncode}"}
+                                             "error": tail_line(output) or f"exit code {p.returncode}"}
+    else:
+        err = None
+    if err:
+        with open(os.path.join(d, "export_error.json"), "w") as f:
+            json.dump(err, f, indent=1)
         log(f"[{model} b{batch}] export failed ({err['stage']}): {err['error'][:300]}")
         return d, err
     log(f"[{model} b{batch}] exported in {time.time() - t0:.0f} s")
@@ -180,7 +204,7 @@ def accuracy(d, out_dir):
 
 # ---------------------------------------------------------------- separate processes
 
-LATENCY_RE = re.compile(r"^latency\s+median ([\d.]+) (us|ms|s)\b", re.M)
+LATENCY_RE = re.compile(r"^latency\s+median ([\d.]+) (us|ms|s)\s+p10 ([\d.]+) (us|ms|s)\b", re.M)
 UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
@@ -199,7 +223,7 @@ def run_tessera_bench(d, threads, args, env, profile=0):
     m = LATENCY_RE.search(r.stdout)
     if r.returncode != 0 or not m:
         return dict(out, status="failed", reason=tail_line(r.stderr) or tail_line(r.stdout) or f"exit {r.returncode}")
-    out.update(status="ok", median_ms=float(m.group(1)) * UNIT[m.group(2)])
+    out.update(status="ok", median_ms=float(m.group(1)) * UNIT[m.group(2)], p10_ms=float(m.group(3)) * UNIT[m.group(4)])
     c = re.search(r"^compile\s+([\d.]+) ms", r.stdout, re.M)
     if c:
         out["compile_ms"] = float(c.group(1))
@@ -251,7 +275,8 @@ def run_ort_bench(d, threads, args, env, profile=False):
     if r.returncode != 0 or not lines:
         return dict(out, status="failed", reason=tail_line(r.stderr) or f"exit {r.returncode}")
     res = json.loads(lines[-1])
-    out.update(status="ok", median_ms=res["median_ms"], load_ms=res["load_ms"], first_run_ms=res["first_run_ms"])
+    out.update(status="ok", median_ms=res["median_ms"], p10_ms=p10(res["samples"]), load_ms=res["load_ms"],
+               first_run_ms=res["first_run_ms"], samples=res["samples"])
     if profile and res.get("profile_file"):
         out["profile"] = parse_ort_profile(res["profile_file"])
     return out
@@ -310,7 +335,13 @@ def run_cell(model, batch, threads, args, env):
     cell["separate"] = {"tessera": run_tessera_bench(d, threads, args, env)}
     if "ort" in args.runtimes:
         cell["separate"]["ort"] = run_ort_bench(d, threads, args, env)
+    for c in inter.values():
+        if c.get("samples"):
+            c["p10_ms"] = p10(c["samples"])
     cell["ratio"] = ratio(inter.get("tessera"), inter.get("ort"))
+    # the 10th percentiles' ratio: less sensitive to other work on the machine than the medians'
+    cell["p10_ratio"] = ratio(inter.get("tessera"), inter.get("ort"), "p10_ms")
+    cell["separate_p10_ratio"] = ratio(cell["separate"].get("tessera"), cell["separate"].get("ort"), "p10_ms")
     cell["separate_ratio"] = ratio(cell["separate"].get("tessera"), cell["separate"].get("ort"))
     t = inter.get("tessera", {})
     cell["status"] = "ok" if t.get("status") == "ok" else "failed"
@@ -326,10 +357,20 @@ def run_cell(model, batch, threads, args, env):
     return cell
 
 
-def ratio(a, b):
-    if a and b and a.get("status") == "ok" and b.get("status") == "ok" and a.get("median_ms") and b.get("median_ms"):
-        return a["median_ms"] / b["median_ms"]
+def ratio(a, b, key="median_ms"):
+    if a and b and a.get("status") == "ok" and b.get("status") == "ok" and a.get(key) and b.get(key):
+        return a[key] / b[key]
     return None
+
+
+def p10(samples):
+    """The 10th percentile as tessera bench computes it (linear between the sorted samples around rank 0.1 (n-1))."""
+    s = sorted(samples)
+    if not s:
+        return None
+    h = 0.1 * (len(s) - 1)
+    lo = int(h)
+    return s[-1] if lo + 1 >= len(s) else s[lo] + (h - lo) * (s[lo + 1] - s[lo])
 
 
 # ---------------------------------------------------------------- main
@@ -370,6 +411,9 @@ def parse_args(argv=None):
     ap.add_argument("--load-timeout", type=float, default=1800)
     ap.add_argument("--run-timeout", type=float, default=600)
     ap.add_argument("--export-timeout", type=float, default=1800)
+    ap.add_argument("--export-memory-gib", type=float, default=round(0.7 * os.sysconf("SC_PAGE_SIZE") *
+                    os.sysconf("SC_PHYS_PAGES") / 2**30, 1), help="address-space limit of an export process "
+                    "(default 70%% of RAM; 0: none): torch 1.13 exporting MViT-V2-S grew past 23 GiB")
     args = ap.parse_args(argv)
     args.models = parse_models(args.models)
     args.batches, args.threads = ints(args.batches, "batches"), ints(args.threads, "threads")
