@@ -444,6 +444,7 @@ def main(argv=None):
                    tolerance=TOLERANCE, omp_wait_policy=env["OMP_WAIT_POLICY"],
                    last_command=" ".join(shlex.quote(a) for a in [sys.executable, perf_harness.rel(
                        os.path.abspath(sys.argv[0]))] + (argv if argv is not None else sys.argv[1:])))
+    results.setdefault("commands", []).append(results["last_command"])  # every run that added cells
     cells = results.setdefault("cells", {})
 
     todo = []

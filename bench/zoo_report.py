@@ -81,12 +81,13 @@ def sort_key(key):
 
 def cell_rows(cells, keys):
     rows = ["| model | family | batch | threads | Tessera ms | ORT ms | torch ms | Tessera / ORT | separate: Tessera ms | "
-            "ORT ms | Tessera / ORT | accuracy (rel. to max) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "ORT ms | Tessera / ORT | p10 ratio: interleaved, separate | accuracy (rel. to max) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for k in keys:
         c = cells[k]
         if c.get("status") == "export failed":
             rows.append(f"| {c['model']} | {c['family']} | {c['batch']} | {c['threads']} | export failed (below) "
-                        "| | | | | | | |")
+                        "| | | | | | | | |")
             continue
         flag = " (quick)" if c.get("quick") else ""
         rows.append(" | ".join([
@@ -94,7 +95,8 @@ def cell_rows(cells, keys):
             fmt_ms(median_of(c, "tessera")) if c.get("status") == "ok" else "failed (below)",
             fmt_ms(median_of(c, "ort")), fmt_ms(median_of(c, "torch")), fmt_ratio(c.get("ratio")),
             fmt_ms(median_of(c, "tessera", "separate")), fmt_ms(median_of(c, "ort", "separate")),
-            fmt_ratio(c.get("separate_ratio")), accuracy_text(c)]) + " |")
+            fmt_ratio(c.get("separate_ratio")),
+            f"{fmt_ratio(p10_ratio(c), 99)}, {fmt_ratio(p10_ratio(c, 'separate'), 99)}", accuracy_text(c)]) + " |")
     return rows
 
 
@@ -221,7 +223,8 @@ def markdown(results, png_name=None, results_path=None):
             "Regenerate on a quiet machine with the command below.", ""]
     out += ["Regenerate (all models, batch 1 and 8, 1 and 2 threads; resumable, per-cell results in "
             "`bench/out/zoo/results.json`):", "", "```", "/usr/bin/python3 bench/zoo.py", "```", "",
-            f"Last command: `{results.get('last_command', '?')}`. Redraw this file and the chart from the results "
+            "The runs that made these results: " + "; ".join(f"`{c}`" for c in results.get(
+                "commands", [results.get("last_command", "?")])) + ". Redraw this file and the chart from the results "
             "alone: `/usr/bin/python3 bench/zoo_report.py`.", "",
             f"Machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores, {m.get('isa', '?')}, "
             f"{m.get('memory_gib', '?')} GiB. Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".", "",
@@ -246,9 +249,11 @@ def markdown(results, png_name=None, results_path=None):
         acc_fail = sum(1 for k in ks if "FAIL" in accuracy_text(cells[k]))
         not_run = sum(1 for k in ks if cells[k].get("status") != "ok")
         g, gs = geomean(rs), geomean(ss)
-        gp, gsp = geomean([p10_ratio(cells[k]) for k in ks]), geomean([p10_ratio(cells[k], "separate") for k in ks])
+        ps = [p10_ratio(cells[k], "separate") for k in ks]
+        gp, gsp = geomean([p10_ratio(cells[k]) for k in ks]), geomean(ps)
+        n_ps = sum(1 for x in ps if x)
         out.append(f"| {b} | {t} | {len(ks)} | {fmt_ratio(g, 99)} | {fmt_ratio(gs, 99)} | {fmt_ratio(gp, 99)} | "
-                   f"{fmt_ratio(gsp, 99)} | "
+                   f"{fmt_ratio(gsp, 99)}{f' ({n_ps} cells)' if n_ps < sum(1 for x in ss if x) else ''} | "
                    f"{sum(1 for r in rs if r and r > 1)} | {sum(1 for r in rs if r and r > 1.1)} | {acc_fail} | "
                    f"{not_run} |")
     out.append("")
