@@ -59,12 +59,18 @@ def first_line(e):
     return " ".join(" ".join([l for l in lines if l][:2]).split()).removesuffix(", where") or "OpenCV error"
 
 
-def load_torch(model_dir, name, threads, script):
-    """Returns a function running one inference and giving its outputs as numpy arrays."""
+def load_torch(model_dir, name, threads, script, builder="perf_models"):
+    """Returns a function running one inference and giving its outputs as numpy arrays.
+    builder: the module whose build(name) made the export (meta.json's "builder": bench/zoo_models.py
+    for bench/zoo.py's exports, else bench/perf_models.py)."""
     import numpy as np
     import torch
     torch.set_num_threads(threads)
-    model, _, _ = perf_models.build(name)
+    if builder == "zoo_models":
+        import zoo_models
+        model, _, _ = zoo_models.build(name)
+    else:
+        model, _, _ = perf_models.build(name)
     inputs = [torch.from_numpy(np.load(f)) for f in perf_models.input_files(model_dir)]
     if script:
         # traced under no_grad: freezing needs no autograd state, and BERT's layers
@@ -198,10 +204,11 @@ def main():
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
-    name = None
-    if args.runtime != "tessera-py":  # which torch model to rebuild
+    name, builder = None, None
+    if args.runtime != "tessera-py":  # which torch model to rebuild, by which module
         with open(os.path.join(args.model_dir, "meta.json")) as f:
-            name = json.load(f)["name"]
+            meta = json.load(f)
+        name, builder = meta["name"], meta.get("builder", "perf_models")
     # a model that loads but cannot run counts as not loadable: "error" before "ready"
     try:
         t0 = time.perf_counter()
@@ -210,7 +217,7 @@ def main():
         elif args.runtime == "tessera-py":
             run = load_tessera(args.model_dir, args.threads, args.tessera_python)
         else:
-            run = load_torch(args.model_dir, name, args.threads, script=args.runtime == "torchscript")
+            run = load_torch(args.model_dir, name, args.threads, script=args.runtime == "torchscript", builder=builder)
         t1 = time.perf_counter()
         run()
         t2 = time.perf_counter()
