@@ -26,6 +26,13 @@ std::unordered_map<const Value*, std::vector<const Node*>> captures_of(const Gra
   return c;
 }
 
+int index_of(const Graph& g, const Node* n) {
+  const auto& nodes = g.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].get() == n) return static_cast<int>(i);
+  return -1;
+}
+
 double value_bytes(const Value* v) {
   if (!v || !v->type.fully_known() || v->type.dtype == DType::String) return 0;
   return static_cast<double>(numel_of(v->type.dims)) * static_cast<double>(dtype_size(v->type.dtype));
@@ -108,7 +115,7 @@ class Partitioner {
       for (int c : next) {
         if (taken[static_cast<size_t>(c)] || !fusible_[static_cast<size_t>(c)]) continue;
         if (!successors && prologue_of_contraction(n, c)) continue;
-        if (!try_add(b, id, c, successors)) continue;
+        if (!try_add(b, id, n, c, successors)) continue;
         taken[static_cast<size_t>(c)] = true;
         frontier.push_back(c);
       }
@@ -139,9 +146,13 @@ class Partitioner {
     return false;
   }
 
-  bool try_add(Block& b, int id, int c, bool successor) {
+  // Adds `c`, reached from the block's node `n` (c a successor of n, or a
+  // predecessor), when the table or an op rule for the edge allows it.
+  bool try_add(Block& b, int id, int n, int c, bool successor) {
     MappingType t = type_[static_cast<size_t>(c)];
-    FusionRule rule = successor ? fusion_rule(b.type, t) : fusion_rule(t, b.type);
+    const Node& bn = *g_.nodes()[static_cast<size_t>(n)];
+    const Node& cn = *g_.nodes()[static_cast<size_t>(c)];
+    FusionRule rule = successor ? edge_rule(bn, b.type, cn, t) : edge_rule(cn, t, bn, b.type);
     if (rule.decision == Decision::Break) return false;
     group_[static_cast<size_t>(c)] = id;
     bool ok = acyclic() && live_values(b, c) <= (opts_.max_live > 0 ? opts_.max_live : opts_.machine.register_budget());
@@ -393,6 +404,12 @@ std::string print_fusion(const Graph& g, const Partition& p) {
     for (int n : b.nodes) {
       const Node& node = *g.nodes()[static_cast<size_t>(n)];
       o << "  " << node.describe() << "  " << mapping_type_name(partition_type(node));
+      for (const Value* v : node.inputs)  // joined to its producer by an op rule, not by the table
+        if (v && v->producer && std::count(b.nodes.begin(), b.nodes.end(), index_of(g, v->producer)))
+          if (const OpFusionRule* r = op_fusion_rule(*v->producer, node)) {
+            o << "  (op rule: " << r->why << ")";
+            break;
+          }
       if (b.nodes.size() == 1 && b.seed < 0) {
         std::string why = unfusable_reason(node, g.opset);
         if (!why.empty()) o << "  (not fusible: " << why << ")";

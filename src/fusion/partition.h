@@ -2,8 +2,8 @@
 // blocks, each to become one kernel ("plan" alone means the runtime's
 // compiled program, runtime/executor.h). Seeds are one-to-one ops, smallest output first
 // (then, for chains without one, the other ops in the same order);
-// a block grows to its successors, then to its predecessors, by the fusion
-// table (fusion_table.h): "fuse" joins, "break" stops, "profile" joins only
+// a block grows to its predecessors, then to its successors, by the fusion
+// table and its op rules (fusion_table.h): "fuse" joins, "break" stops, "profile" joins only
 // when the fused kernel measured no slower than its parts (measurements kept
 // in a ProfileDb). A node joins only when the blocks stay acyclic (every
 // block can run as one step) and the block's live values fit the register
@@ -79,8 +79,9 @@ std::vector<const Value*> block_outputs(const Graph& g, const Block& b);
 // other blocks' outputs), in first-use order.
 std::vector<const Value*> block_inputs(const Graph& g, const Block& b);
 
-// Text for --dump-fusion: every block with its ops and mapping types, the
-// profile decisions, and the totals.
+// Text for --dump-fusion: every block with its ops and mapping types (and
+// the op rule that joined a node, if one did), the profile decisions, and
+// the totals.
 std::string print_fusion(const Graph& g, const Partition& p);
 
 struct FusionStats {

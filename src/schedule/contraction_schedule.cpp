@@ -533,8 +533,8 @@ const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::
   std::set<const te::Stage*> chain{&st};  // st and every stage that reads it, directly or not
   const te::Stage* sink = nullptr;
   for (const te::StagePtr& s : stages) {  // producers come before consumers
-    bool reads = false;
-    for (const te::Tensor& in : s->inputs()) reads |= chain.count(&in.stage()) > 0;
+    bool reads = false;  // a stage reading only the sink is not part of the chain (below)
+    for (const te::Tensor& in : s->inputs()) reads |= chain.count(&in.stage()) > 0 && &in.stage() != sink;
     if (!reads) continue;
     if (s->kind != te::StageKind::Compute || te::has_reduce(s->body) || s->shapes[0] != st.shapes[0] ||
         s->axes.size() != st.shapes[0].size())
@@ -549,11 +549,13 @@ const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::
   }
   if (!sink) return nullptr;
   // Every stage of the chain but the sink must be read only inside the chain
-  // and not be an output (it is inlined into the sink).
+  // and not be an output (it is inlined into the sink). The sink, stored
+  // whole, may be read by later stages too (the output of a Winograd
+  // transform's block that its next input transform also reads).
   for (const te::StagePtr& s : stages) {
     if (chain.count(s.get())) continue;
     for (const te::Tensor& in : s->inputs())
-      if (chain.count(&in.stage())) return nullptr;
+      if (chain.count(&in.stage()) && &in.stage() != sink) return nullptr;
   }
   return sink;
 }

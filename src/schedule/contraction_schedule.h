@@ -16,7 +16,8 @@ namespace tessera::schedule {
 // stages reading `st`, and those reading them in turn, are of its shape,
 // without reductions, read each other only at their own output position
 // (bias, activation, residual add, x * sigmoid(x)), and all end in one
-// output stage, into which the others are inlined. Null when there is none.
+// output stage, into which the others are inlined; only that output may be
+// read by stages outside the chain. Null when there is none.
 const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
                              const te::Stage& st);
 

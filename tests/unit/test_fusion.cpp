@@ -15,6 +15,7 @@
 #include "runtime/executor.h"
 #include "runtime/fusion_profiler.h"
 #include "schedule/schedule.h"
+#include "fusion_test_util.h"
 #include "graph_test_util.h"
 #include "random_tensor.h"
 
@@ -22,6 +23,7 @@ namespace tessera {
 namespace {
 
 using fusion::Decision;
+using tessera::testing::expect_fused_matches_reference;
 using tessera::testing::save_and_load;
 using M = MappingType;
 
@@ -76,29 +78,6 @@ std::unique_ptr<Graph> pair_graph(const Pair& p) {
 
 std::string pair_name(const Pair& p) {
   return std::string(mapping_type_name(p.producer)) + " -> " + std::string(mapping_type_name(p.consumer));
-}
-
-// Runs the graph through the compiled runtime with the given blocks and
-// compares every output with the interpreter's.
-void expect_fused_matches_reference(const Graph& g, const fusion::Partition& plan, int want_fused_steps) {
-  std::vector<Tensor> ins;
-  uint32_t seed = 17;
-  for (const Value* v : g.inputs()) ins.push_back(rand_f32(v->type.dims, seed++));
-  std::vector<std::vector<int>> blocks;
-  for (const auto& b : plan.blocks) blocks.push_back(b.nodes);
-  runtime::ExecutorOptions opts;
-  auto p = runtime::compile_plan(g, ins, opts, nullptr, &blocks);
-  EXPECT_TRUE(p->fusion_fallbacks.empty()) << p->fusion_fallbacks.front();
-  EXPECT_EQ(p->fused_steps, want_fused_steps);
-  std::vector<Tensor> got = runtime::run_plan(g, *p, ins);
-  std::vector<Tensor> want = interpret(g, ins);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(got[i].dims(), want[i].dims());
-    for (int64_t k = 0; k < got[i].numel(); ++k)
-      ASSERT_NEAR(got[i].get_double(k), want[i].get_double(k), 1e-5 * (1 + std::fabs(want[i].get_double(k))))
-          << "output " << i << " element " << k;
-  }
 }
 
 // The table, cell by cell: the seed's block reaches the consumer, then the

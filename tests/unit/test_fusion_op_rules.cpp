@@ -1,0 +1,257 @@
+// The fusion planner's op rules (fusion_table.h): the Winograd pass's three
+// ops joined to the blocks around them — the input transform to its
+// producer's block, the output transform to its product — so a Winograd
+// convolution costs one kernel, as the direct one does; a MatMul's bias add
+// as its epilogue; a decomposed layer norm as one row block. Each rule on a small
+// graph whose block count is pinned (planned without the profiler: no
+// timing decides them), run compiled with those blocks against the reference
+// interpreter on the original (plain-layout, direct-convolution) graph.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "compile/block_kernel.h"
+#include "fusion/fusion_table.h"
+#include "fusion/partition.h"
+#include "interp/interpreter.h"
+#include "ops/blocked_conv.h"
+#include "opt/passes.h"
+#include "schedule/schedule.h"
+#include "fusion_test_util.h"
+#include "graph_test_util.h"
+#include "random_tensor.h"
+
+namespace tessera {
+namespace {
+
+using tessera::testing::count_ops;
+using tessera::testing::expect_fused_matches_reference;
+
+uint32_t seed_ = 1;
+
+Value* conv(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name) {
+  AttrMap a;
+  const int64_t p = k / 2;
+  a["pads"] = Attribute::of_ints({p, p, p, p});
+  std::vector<Value*> ins{x, g.add_constant(name + ".w", tessera::testing::random_f32({M, C, k, k}, seed_++, -0.3f, 0.3f)),
+                          g.add_constant(name + ".b", tessera::testing::random_f32({M}, seed_++, -0.5f, 0.5f))};
+  return g.add_node("Conv", ins, {name}, a, name)->outputs[0];
+}
+
+Value* relu(Graph& g, Value* x, const std::string& name) { return g.add_node("Relu", {x}, {name}, {}, name)->outputs[0]; }
+Value* add(Graph& g, Value* a, Value* b, const std::string& name) {
+  return g.add_node("Add", {a, b}, {name}, {}, name)->outputs[0];
+}
+
+// The block holding the node of op `op` (the first one), as a set of op types.
+std::multiset<std::string> block_ops(const Graph& g, const fusion::Partition& p, const std::string& op) {
+  for (const fusion::Block& b : p.blocks)
+    for (int n : b.nodes)
+      if (g.nodes()[static_cast<size_t>(n)]->op_type == op) {
+        std::multiset<std::string> ops;
+        for (int k : b.nodes) ops.insert(g.nodes()[static_cast<size_t>(k)]->op_type);
+        return ops;
+      }
+  return {};
+}
+
+// The plain graph, its blocked Winograd rewrite (tile 2: F(2x2, 3x3)) and
+// the rewrite's partition without profiling.
+struct Case {
+  std::unique_ptr<Graph> plain, rewritten;
+  fusion::Partition plan;
+};
+
+Case rewrite(std::unique_ptr<Graph> (*build)(), int winograd_convs) {
+  Case c{build(), build(), {}};
+  to_blocked_layout(*c.rewritten, 16);
+  EXPECT_EQ(to_winograd(*c.rewritten, 2), winograd_convs);
+  c.plan = fusion::partition_graph(*c.rewritten);
+  return c;
+}
+
+// A ResNet-50 bottleneck on 16 channels: 1x1 + ReLU, 3x3 + ReLU, 1x1 +
+// residual Add + ReLU. Rewritten: ReorderToBlocked, ConvBlocked, Relu,
+// WinogradInput, WinogradGemm, WinogradOutput, Relu, ConvBlocked, Add, Relu,
+// ReorderFromBlocked.
+std::unique_ptr<Graph> bottleneck() {
+  seed_ = 1;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 10, 9}, true});
+  Value* a = relu(*g, conv(*g, x, 16, 16, 1, "reduce"), "reduce_relu");
+  Value* b = relu(*g, conv(*g, a, 16, 16, 3, "middle"), "middle_relu");
+  g->add_output(relu(*g, add(*g, conv(*g, b, 16, 16, 1, "expand"), x, "res"), "out"));
+  infer_graph(*g);
+  return g;
+}
+
+// The input transform joins the 1x1 convolution's block (op rule), the
+// product and its output transform are one block (op rule): five kernels
+// where the table alone makes seven (the reorders in and out stay apart:
+// shuffle after or before many-to-many is a profile cell, not measured here).
+TEST(FusionOpRules, WinogradConvolutionIsOneKernelInABottleneck) {
+  Case c = rewrite(bottleneck, 1);
+  const Graph& g = *c.rewritten;
+  ASSERT_EQ(g.nodes().size(), 11u);
+  EXPECT_EQ(c.plan.blocks.size(), 5u) << fusion::print_fusion(g, c.plan);
+  EXPECT_EQ(block_ops(g, c.plan, "WinogradInput"), (std::multiset<std::string>{"ConvBlocked", "Relu", "WinogradInput"}));
+  EXPECT_EQ(block_ops(g, c.plan, "WinogradGemm"),
+            (std::multiset<std::string>{"WinogradGemm", "WinogradOutput", "Relu"}));
+  EXPECT_NE(fusion::print_fusion(g, c.plan).find("(op rule: input transform joins its producer)"), std::string::npos);
+  EXPECT_EQ(expect_fused_matches_reference(g, c.plan, 3, 2e-4), 5u);
+  // Against the original graph too (the rewrite's own reference kernels are
+  // what the check above used).
+  std::vector<Tensor> ins{tessera::testing::random_f32({1, 16, 10, 9}, 17, -1, 1)};
+  std::vector<std::vector<int>> blocks;
+  for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
+  auto p = runtime::compile_plan(g, ins, {}, nullptr, &blocks);
+  tessera::testing::expect_near_scaled(runtime::run_plan(g, *p, ins), interpret(*c.plain, ins), 2e-5);
+}
+
+// Two Winograd convolutions in a row with a residual Add around the second
+// (ResNet-18's basic block): the first one's output is a block output (the
+// Add reads it) and the second input transform reads it in the same block.
+// Blocks: [reorder in, input transform 1], [product 1, output transform 1,
+// ReLU, input transform 2], [product 2, output transform 2, Add, ReLU],
+// [reorder out]: four, where the table alone makes eight. The output
+// transform keeps its Winograd schedule (its epilogue's ReLU, stored whole,
+// is read by the next input transform as well).
+std::unique_ptr<Graph> basic_block() {
+  seed_ = 1;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 9, 11}, true});
+  Value* a = relu(*g, conv(*g, x, 16, 16, 3, "first"), "first_relu");
+  g->add_output(relu(*g, add(*g, conv(*g, a, 16, 16, 3, "second"), a, "res"), "out"));
+  infer_graph(*g);
+  return g;
+}
+
+TEST(FusionOpRules, ChainedWinogradConvolutionsShareBlocks) {
+  Case c = rewrite(basic_block, 2);
+  const Graph& g = *c.rewritten;
+  EXPECT_EQ(c.plan.blocks.size(), 4u) << fusion::print_fusion(g, c.plan);
+  EXPECT_EQ(block_ops(g, c.plan, "ReorderToBlocked"),
+            (std::multiset<std::string>{"ReorderToBlocked", "WinogradInput"}));
+  EXPECT_EQ(block_ops(g, c.plan, "Add"),
+            (std::multiset<std::string>{"WinogradGemm", "WinogradOutput", "Add", "Relu"}));
+  EXPECT_EQ(expect_fused_matches_reference(g, c.plan, 3, 2e-4), 4u);
+  std::vector<Tensor> ins{tessera::testing::random_f32({1, 16, 9, 11}, 17, -1, 1)};
+  std::vector<std::vector<int>> blocks;
+  for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
+  auto p = runtime::compile_plan(g, ins, {}, nullptr, &blocks);
+  tessera::testing::expect_near_scaled(runtime::run_plan(g, *p, ins), interpret(*c.plain, ins), 2e-5);
+  // The middle block's output transform is scheduled by the Winograd rule
+  // in its epilogue's loops (the ReLU's: rows and columns of 2x2 tiles
+  // unrolled), not left to the generic rule's rows.
+  bool found = false;
+  for (const runtime::Step& st : p->steps) {
+    std::set<std::string> ops;
+    for (const Node* n : st.nodes) ops.insert(n->op_type);
+    if (!ops.count("WinogradOutput") || !ops.count("WinogradInput")) continue;
+    found = true;
+    const std::string text = schedule::to_text(st.schedule);
+    EXPECT_NE(text.find("split first_relu i2 2\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("unroll first_relu i3.i\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(".winograd_in p"), std::string::npos) << text;
+  }
+  EXPECT_TRUE(found);
+}
+
+// A MatMul's bias add (the bias broadcast over rows: one-to-many, a profile
+// cell) joins the product without a measurement; an Add that broadcasts the
+// product itself (a [4, 1] product against [4, 48]) is not its epilogue and
+// stays with the table's (unmeasured: apart).
+TEST(FusionOpRules, BiasAddJoinsItsMatMul) {
+  for (bool bias : {true, false}) {
+    SCOPED_TRACE(bias ? "bias add" : "broadcast product");
+    seed_ = 3;
+    auto g = std::make_unique<Graph>();
+    const int64_t n = bias ? 48 : 1;
+    Value* x = g->add_input("x", {DType::F32, {4, 32}, true});
+    Value* w = g->add_constant("w", tessera::testing::random_f32({32, n}, seed_++, -0.3f, 0.3f));
+    Value* m = g->add_node("MatMul", {x, w}, {"m"}, {}, "matmul")->outputs[0];
+    Value* other = bias ? g->add_constant("b", tessera::testing::random_f32({48}, seed_++, -1, 1))
+                        : g->add_constant("c", tessera::testing::random_f32({4, 48}, seed_++, -1, 1));
+    g->add_output(add(*g, m, other, "add"));
+    infer_graph(*g);
+    EXPECT_EQ(node_mapping_type(*g->nodes()[1]), MappingType::OneToMany);
+    fusion::Partition plan = fusion::partition_graph(*g);
+    EXPECT_EQ(plan.blocks.size(), bias ? 1u : 2u) << fusion::print_fusion(*g, plan);
+    EXPECT_EQ(plan.unmeasured, bias ? 0 : 1);
+    EXPECT_EQ(expect_fused_matches_reference(*g, plan, bias ? 1 : 0), bias ? 1u : 2u);
+  }
+}
+
+// A layer norm exported in pieces after a residual add (BERT's): the table
+// breaks it at x - mean(x) (one-to-many before the variance's reduction);
+// the centring rules make the add, both reductions and the normalization
+// one row-wise block. The scale and shift (one-to-many, profile cells,
+// unmeasured here) stay apart: three blocks, where the table alone makes
+// six ([square, var, eps, sqrt], [residual, mean], [centre], [div],
+// [scale], [shift]).
+TEST(FusionOpRules, DecomposedLayerNormIsOneRowBlock) {
+  seed_ = 5;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {2, 6, 40}, true});
+  Value* r = g->add_input("r", {DType::F32, {2, 6, 40}, true});
+  AttrMap last;
+  last["axes"] = Attribute::of_ints({-1});
+  auto op = [&](const char* type, std::vector<Value*> ins, const char* name, AttrMap a = {}) {
+    return g->add_node(type, ins, {std::string(name) + "_out"}, a, name)->outputs[0];
+  };
+  auto scalar = [&](const char* name, float v) { return g->add_constant(name, Tensor::scalar<float>(v)); };
+  Value* s = op("Add", {x, r}, "residual");
+  Value* d = op("Sub", {s, op("ReduceMean", {s}, "mean", last)}, "centre");
+  Value* var = op("ReduceMean", {op("Mul", {d, d}, "square")}, "var", last);
+  Value* n = op("Div", {d, op("Sqrt", {op("Add", {var, scalar("eps", 1e-5f)}, "add_eps")}, "sqrt")}, "div");
+  Value* y = op("Add", {op("Mul", {n, g->add_constant("gamma", tessera::testing::random_f32({40}, 7, -1, 1))}, "scale"),
+                        g->add_constant("beta", tessera::testing::random_f32({40}, 8, -1, 1))},
+                "shift");
+  g->add_output(y);
+  infer_graph(*g);
+  fusion::Partition plan = fusion::partition_graph(*g);
+  ASSERT_EQ(plan.blocks.size(), 3u) << fusion::print_fusion(*g, plan);
+  EXPECT_EQ(block_ops(*g, plan, "Sub"), (std::multiset<std::string>{"Add", "ReduceMean", "Sub", "Mul", "ReduceMean",
+                                                                    "Add", "Sqrt", "Div"}));
+  EXPECT_EQ(expect_fused_matches_reference(*g, plan, 1), 3u);
+  // Not a centring: a mean over the middle axis keeps the table's break.
+  auto other = std::make_unique<Graph>();
+  Value* a = other->add_input("a", {DType::F32, {2, 6, 40}, true});
+  AttrMap middle;
+  middle["axes"] = Attribute::of_ints({1});
+  Node* mean = other->add_node("ReduceMean", {a}, {"m"}, middle, "mean");
+  Node* sub = other->add_node("Sub", {a, mean->outputs[0]}, {"d"}, {}, "sub");
+  other->add_output(sub->outputs[0]);
+  infer_graph(*other);
+  EXPECT_EQ(fusion::op_fusion_rule(*mean, *sub), nullptr);
+}
+
+// The rules themselves: edges between the Winograd ops decide as listed, and
+// every other edge keeps the table's cell.
+TEST(FusionOpRules, RulesOverrideOnlyTheirEdges) {
+  Case c = rewrite(basic_block, 2);
+  const Graph& g = *c.rewritten;
+  const Node *in = nullptr, *gemm = nullptr, *out = nullptr;
+  for (const auto& n : g.nodes()) {
+    if (!in && n->op_type == "WinogradInput") in = n.get();
+    if (!gemm && n->op_type == "WinogradGemm") gemm = n.get();
+    if (!out && n->op_type == "WinogradOutput") out = n.get();
+  }
+  ASSERT_TRUE(in && gemm && out);
+  using M = MappingType;
+  EXPECT_EQ(fusion::edge_rule(*gemm, M::ManyToMany, *out, M::ManyToMany).decision, fusion::Decision::Fuse);
+  EXPECT_EQ(fusion::edge_rule(*in->inputs[0]->producer, M::Shuffle, *in, M::ManyToMany).decision,
+            fusion::Decision::Fuse);
+  EXPECT_EQ(fusion::edge_rule(*in->inputs[0]->producer, M::Shuffle, *in, M::ManyToMany).result, M::ManyToMany);
+  // The product does not join its input transform (it is the next block's
+  // contraction), nor the output transform the next product.
+  EXPECT_EQ(fusion::edge_rule(*in, M::ManyToMany, *gemm, M::ManyToMany).decision, fusion::Decision::Break);
+  EXPECT_EQ(fusion::op_fusion_rule(*out, *gemm), nullptr);
+  for (const fusion::OpFusionRule& r : fusion::op_fusion_rules()) EXPECT_FALSE(r.why.empty());
+}
+
+}  // namespace
+}  // namespace tessera
