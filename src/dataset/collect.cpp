@@ -154,9 +154,17 @@ CollectReport collect(const CollectOptions& o, Communicator& comm) {
   r.targets = static_cast<int>(index.targets.size());
   r.total = index.measurements();
   const int cpus = detect_cores();
-  for (const DatasetTarget& t : index.targets)
+  for (const DatasetTarget& t : index.targets) {
     TESSERA_CHECK(t.threads <= cpus, "rank ", rank, " may run on ", cpus, " CPU(s), fewer than the ", t.threads,
                   " threads of target ", t.name, " (mpirun binds each rank to a core: add --bind-to none)");
+    // Records carry rank 0's target text and hardware description: ranks on
+    // machines of another kind would mislabel theirs.
+    Target here = Target::for_isa(t.isa);
+    here.cores = t.threads;
+    TESSERA_CHECK(here == t.target, "rank ", rank, " runs on other hardware than ", index_path, " describes for ",
+                  t.name, " (", here.to_string(), " here, ", t.target.to_string(),
+                  " there): collect each kind of machine into a directory of its own");
+  }
 
   // What is measured already, by any rank of any earlier run.
   std::set<std::tuple<std::string, std::string, std::string>> earlier;

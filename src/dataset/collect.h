@@ -50,8 +50,9 @@ struct CollectReport {
 std::string rank_records_path(const std::string& dir, int rank);
 
 // Collects this rank's share; rank 0 also writes DIR/tasks.json. Throws on
-// bad options, a network that does not open, a worker that cannot start, or
-// a 2-thread target on a rank bound to one CPU.
+// bad options, a network that does not open, a worker that cannot start, a
+// 2-thread target on a rank bound to one CPU, or a rank on another kind of
+// machine than rank 0 (its records would carry rank 0's target and hardware).
 CollectReport collect(const CollectOptions& options, Communicator& comm);
 
 }  // namespace tessera::dataset
