@@ -114,8 +114,30 @@ def csrnet(back_end_only=False):
     return model
 
 
-def build(name, batch=1):
-    """Returns (model in eval mode, list of example inputs, input names); inputs of batch `batch`."""
+def torchvision_model(name, batch=1, size=224):
+    """A torchvision image classifier by its torchvision name (any, not only MODELS'), built as build() builds
+    MODELS' (weights=None under torch.manual_seed(0), random norms), with a seeded batch x 3 x size x size input.
+    Returns (model in eval mode, [input], ["input"])."""
+    import numpy as np
+    import torch
+    import torchvision
+    import fusion_torch_models as ftm
+
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    gen = torch.Generator().manual_seed(1)
+    kwargs = {"weights": None}
+    if name == "inception_v3":
+        kwargs.update(aux_logits=False, init_weights=True)
+    model = getattr(torchvision.models, name)(**kwargs)
+    ftm.randomize_norms(model, gen)
+    x = torch.from_numpy(rng.uniform(-1, 1, (batch, 3, size, size)).astype(np.float32))
+    return model.eval(), [x], ["input"]
+
+
+def build(name, batch=1, size=None):
+    """Returns (model in eval mode, list of example inputs, input names); inputs of batch `batch`.
+    `size` changes the image size (r3d_18: the frames' height and width) from the model's own; BERT ignores it."""
     import numpy as np
     import torch
     import torchvision
@@ -148,20 +170,12 @@ def build(name, batch=1):
         else:
             model = csrnet(back_end_only=name == "csrnet_backend")
         shape = (batch,) + tuple(PET_MODELS[name][1][1:])
+        if size and name == "r3d_18":
+            shape = shape[:3] + (size, size)
         x = torch.from_numpy(rng.uniform(-1, 1, shape).astype(np.float32))
         return model.eval(), [x], ["input"]
     # the seeding of fusion_models.build: models in both sets get the same weights and inputs
-    torch.manual_seed(0)
-    rng = np.random.default_rng(0)
-    gen = torch.Generator().manual_seed(1)
-    kwargs = {"weights": None}
-    if name == "inception_v3":
-        kwargs.update(aux_logits=False, init_weights=True)
-    model = getattr(torchvision.models, name)(**kwargs)
-    ftm.randomize_norms(model, gen)
-    size = MODELS[name][1]
-    x = torch.from_numpy(rng.uniform(-1, 1, (batch, 3, size, size)).astype(np.float32))
-    return model.eval(), [x], ["input"]
+    return torchvision_model(name, batch, size or MODELS[name][1])
 
 
 def is_exported(d):

@@ -16,6 +16,9 @@ PACKAGES=(
   pybind11-dev python3-dev                   # the Python module `tessera` (Debian's, matched to /usr/bin/python3)
   python3-numpy python3-pytest               # its arrays and its test suite (Debian's packages, no PyPI)
   python3-pil                                # examples/classify_image.py reads images (run by the tests)
+  libopenmpi-dev openmpi-bin                 # tessera dataset collect over mpirun ranks (and its test)
+  libxgboost-dev libtorch-dev                # learned cost models (issue 21): XGBoost's C API, libtorch (not yet
+                                             # found by CMake: configuring does not look for them)
 )
 
 missing=()

@@ -271,7 +271,7 @@ HardwareDesc HardwareDesc::from_json(std::string_view json) {
   return h;
 }
 
-HardwareDesc probe_hardware(Isa isa) {
+HardwareDesc probe_hardware(Isa isa, int cores) {
   Target t = Target::for_isa(isa);
   TESSERA_CHECK(t.isa == Isa::AVX2 || t.isa == Isa::AVX512, "hardware probe: needs AVX2 or AVX-512, got ",
                 isa_name(t.isa));
@@ -286,7 +286,7 @@ HardwareDesc probe_hardware(Isa isa) {
   h.l2 = t.caches.l2;
   h.l3 = t.caches.l3;
   h.line_bytes = 64;
-  h.cores = t.cores;
+  h.cores = cores > 0 ? cores : t.cores;
   double ghz = measure_ghz();
   h.ghz = ghz > 0.1 ? ghz : 2.5;  // a clock too slow to believe: the timer misbehaved
   h.fma_units = measure_fma_units(t.isa, h.ghz);

@@ -44,9 +44,10 @@ struct HardwareDesc {
 // Target::host() (or `isa` when given, e.g. AVX2 on an AVX-512 host); the
 // clock from a timed chain of dependent adds, FMA units from a timed run of
 // independent vector FMAs, memory bandwidth from a timed streaming read of a
-// buffer several times the last-level cache. Takes a few hundred milliseconds
-// at most. Named "host-<isa>".
-HardwareDesc probe_hardware(Isa isa = Isa::Host);
+// buffer several times the last-level cache (by `cores` threads: 0, every
+// core this process may run on). Takes a few hundred milliseconds at most.
+// Named "host-<isa>"; its cores are `cores` when given.
+HardwareDesc probe_hardware(Isa isa = Isa::Host, int cores = 0);
 
 // Hand-written descriptions of common server CPUs (vendor figures, rounded;
 // see hardware.cpp for each row's source and caveats).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <limits>
 
 #include "driver/driver.h"
@@ -122,6 +123,21 @@ Measurement TaskBench::measure(const std::optional<schedule::Schedule>& schedule
     m.baseline.clear();
   }
   return m;
+}
+
+Record measured_record(const Measurement& m, std::string task_key, std::string task, std::string target,
+                       std::string schedule, double seconds_spent) {
+  Record r;
+  r.task_key = std::move(task_key);
+  r.task = std::move(task);
+  r.target = std::move(target);
+  r.schedule = std::move(schedule);
+  r.costs = m.costs;
+  r.baseline = m.baseline;
+  r.error = m.error;
+  r.seconds_spent = seconds_spent;
+  r.timestamp = static_cast<int64_t>(std::time(nullptr));
+  return r;
 }
 
 double relative_difference(const Tensor& a, const Tensor& b) {

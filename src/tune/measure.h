@@ -38,6 +38,11 @@ struct Measurement {
   std::string message;           // what went wrong
 };
 
+// The record of one measurement: its costs, baseline and error, with the
+// task, machine and schedule it measured, `seconds_spent` and the time now.
+Record measured_record(const Measurement& m, std::string task_key, std::string task, std::string target,
+                       std::string schedule, double seconds_spent);
+
 // The value of a task input that is not a float (indices, masks, shapes):
 // as the model computes it, so a candidate reads what it will read in the
 // model. Null: random.

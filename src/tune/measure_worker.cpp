@@ -224,6 +224,11 @@ MeasureWorker::Read MeasureWorker::read_line(std::string& line, double deadline_
   }
 }
 
+bool MeasureWorker::has_task(const std::string& task_key) {
+  if (pid_ < 0) start();
+  return tasks_.count(task_key) != 0;
+}
+
 Measurement MeasureWorker::measure(const std::string& task_key, const std::string& point) {
   if (pid_ < 0) start();
   TESSERA_CHECK(tasks_.count(task_key), "the measurement worker has no task ", task_key,

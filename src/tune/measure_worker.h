@@ -54,6 +54,10 @@ class MeasureWorker {
   // task with key `task_key`. Never throws for the candidate's faults; throws
   // when the worker cannot start (the model does not open, no such task).
   Measurement measure(const std::string& task_key, const std::string& point);
+  // True when the worker's model has the task (starting the worker if it is
+  // not running; throws when it cannot start): a model opened elsewhere may
+  // be fused differently (the fusion profile) and lack a task.
+  bool has_task(const std::string& task_key);
   int restarts() const { return restarts_; }
 
  private:

@@ -49,6 +49,7 @@ std::string to_json(const Record& r) {
                       {"error", static_cast<int>(r.error)},
                       {"seconds_spent", r.seconds_spent},
                       {"timestamp", r.timestamp}};
+  if (!r.hardware.empty()) j["hardware"] = r.hardware;
   return j.dump();
 }
 
@@ -100,6 +101,7 @@ Record parse_record(std::string_view line) {
   TESSERA_CHECK(r.error != MeasureError::None || !r.costs.empty(), "record: no error and no costs");
   r.seconds_spent = number("seconds_spent");
   r.timestamp = static_cast<int64_t>(number("timestamp"));
+  if (j.contains("hardware")) r.hardware = text("hardware");  // absent in the tuner's records
   return r;
 }
 

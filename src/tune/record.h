@@ -39,6 +39,10 @@ struct Record {
   MeasureError error = MeasureError::None;
   double seconds_spent = 0;   // wall time building and measuring
   int64_t timestamp = 0;      // Unix seconds
+  // The measuring machine as a cost model sees it: cost::HardwareDesc's
+  // text (hardware.h), for a model that learns across machines. Optional:
+  // the tuner leaves it empty; dataset collection (src/dataset) fills it.
+  std::string hardware;
 
   bool ok() const { return error == MeasureError::None && !costs.empty(); }
   // The median of the costs (robust to the odd run a busy or virtual

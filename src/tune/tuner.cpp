@@ -1,13 +1,10 @@
 // The auto-tuner's loop (see tuner.h).
 #include "tune/tuner.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 
@@ -18,6 +15,7 @@
 #include "support/error.h"
 #include "support/file_util.h"
 #include "tune/measure_worker.h"
+#include "tune/progress.h"
 #include "tune/record.h"
 #include "tune/record_schedules.h"
 #include "tune/search.h"
@@ -31,13 +29,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string duration_text(double s) {
-  char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  return buf;
-}
-
 std::string ms_text(double s) {
   if (!std::isfinite(s)) return "-";
   char buf[32];
@@ -50,26 +41,6 @@ double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
-
-// The progress line: on a terminal one line rewritten, else a line every few seconds.
-class Progress {
- public:
-  explicit Progress(bool on) : on_(on), tty_(on && ::isatty(2)) {}
-  void show(const std::string& text, bool force = false) {
-    if (!on_) return;
-    if (!tty_ && !force && since(last_) < 10) return;
-    last_ = Clock::now();
-    if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
-    else std::fprintf(stderr, "%s\n", text.c_str());
-  }
-  void done() {
-    if (tty_) std::fputc('\n', stderr);
-  }
-
- private:
-  bool on_, tty_;
-  Clock::time_point last_ = Clock::now() - std::chrono::hours(1);
-};
 
 // The model's end-to-end time with the default schedules and with the
 // records, run interleaved; and how far apart their outputs are.
@@ -181,17 +152,7 @@ class Tuner {
     } else {
       auto t0 = Clock::now();
       Measurement meas = worker_.measure(tr.key, text);
-      Record rec;
-      rec.task_key = tr.key;
-      rec.task = tr.description;
-      rec.target = target_;
-      rec.schedule = text;
-      rec.costs = meas.costs;
-      rec.baseline = meas.baseline;
-      rec.error = meas.error;
-      rec.seconds_spent = since(t0);
-      rec.timestamp = static_cast<int64_t>(std::time(nullptr));
-      records_.append(rec);
+      records_.append(measured_record(meas, tr.key, tr.description, target_, text, since(t0)));
       cost = records_.pooled_cost(tr.key, target_, text);
       ++tr.measured;
       ++r_.measured;

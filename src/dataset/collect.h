@@ -1,0 +1,58 @@
+// `tessera dataset collect`: a TenSet-style dataset of Tessera's own. The
+// tasks of a list of networks (task_index.h), each measured at a number of
+// schedules sampled from the tuner's search space on every target this
+// machine offers (targets.h), by the tuner's measurement workers
+// (tune/measure_worker.h: compiled and run apart, under a time limit, the
+// output checked against the default schedule's; a failing candidate is a
+// record with an error code, never the end of the run), written as the
+// tuner's records (tune/record.h) with each target's hardware description.
+//
+// Over MPI ranks (communicator.h): rank 0 builds the index and writes
+// DIR/tasks.json; task i goes to rank i mod K; each rank appends to its own
+// DIR/records.rank<K>.jsonl. A restarted collection (any rank count)
+// measures nothing any rank file in DIR already has. merge.h joins the files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dataset/communicator.h"
+#include "tune/model_timer.h"
+
+namespace tessera::dataset {
+
+struct CollectOptions {
+  std::string networks;              // a list or list file (networks.h)
+  std::string out_dir;               // DIR
+  int per_task = 32;                 // schedules per task, the default among them
+  std::vector<std::string> targets;  // target names (targets.h); empty: every one offered
+  uint64_t seed = 1;                 // of the sampled schedules
+  double candidate_seconds = 30;     // time limit of one measurement (compile, check, time)
+  tune::TimerOptions timing;         // how each candidate is timed (tune/model_timer.h)
+  std::string exe;                   // the tessera executable (runs the workers)
+  bool progress = true;              // progress lines on stderr
+};
+
+struct CollectReport {
+  int tasks = 0, networks = 0, targets = 0;
+  int64_t total = 0;    // measurements of the whole dataset
+  // This rank's share:
+  int tasks_mine = 0;
+  int64_t measured = 0;  // measured by this run
+  int64_t errors = 0;    // of those, with an error code
+  int64_t earlier = 0;   // in a records file of DIR already (skipped)
+  int64_t missing = 0;   // not measurable: the worker's model lacks the task (see MeasureWorker::has_task)
+  double seconds = 0;
+};
+
+// The records file of `rank` in `dir`.
+std::string rank_records_path(const std::string& dir, int rank);
+
+// Collects this rank's share; rank 0 also writes DIR/tasks.json. Throws on
+// bad options, a network that does not open, a worker that cannot start, a
+// 2-thread target on a rank bound to one CPU, or a rank on another kind of
+// machine than rank 0 (its records would carry rank 0's target and hardware).
+CollectReport collect(const CollectOptions& options, Communicator& comm);
+
+}  // namespace tessera::dataset
