@@ -31,13 +31,18 @@ class WinogradRule final : public ScheduleRule {
     return {te::OpClass::WinogradInput, te::OpClass::WinogradOutput};
   }
   bool takes_inlined() const override { return true; }
+  // A transform that is neither an output nor finished by an epilogue (in a
+  // fused block, an output transform whose ReLU only the next layer's input
+  // transform reads) is computed at root: inlined into the next transform's
+  // padded copy, its point formulas would not fold.
   bool applies(const te::Stage& st, const RuleContext& ctx) const override {
     const te::Stage* sink = epilogue(st, ctx);
-    return (sink || is_output(ctx.outputs, &st)) && is_transform(st, sink ? *sink : st, lanes_of(ctx.target, DType::F32));
+    return is_transform(st, sink ? *sink : st, lanes_of(ctx.target, DType::F32));
   }
   std::vector<Knob> knobs(const te::Stage&, const RuleContext&) const override { return {}; }
   bool apply(Schedule& s, const te::Stage& st, const RuleContext& ctx, const KnobValues&) const override {
     const te::Stage* sink = epilogue(st, ctx);
+    if (!sink && !is_output(ctx.outputs, &st)) s.compute_root(st.name);
     return schedule_winograd_transform(s, st, sink ? *sink : st, lanes_of(ctx.target, DType::F32),
                                        ctx.target.parallel_grain);
   }

@@ -19,7 +19,8 @@ namespace tessera::schedule {
 bool schedule_winograd_transform(Schedule& s, const te::Stage& st, const te::Stage& tiled, int64_t lanes,
                                  int64_t parallel_grain);
 
-// The rule: the transforms as above, finished by their epilogue; no knobs.
+// The rule: the transforms as above, finished by their epilogue (a transform
+// with none that is not an output is computed at root); no knobs.
 std::unique_ptr<ScheduleRule> make_winograd_rule();
 
 }  // namespace tessera::schedule

@@ -183,7 +183,9 @@ TEST_F(ArtifactCode, DamagedObjectsNeverCrashTheLoader) {
     size_t at = i % 2 ? rng() % bad.size() : rng() % std::min<size_t>(bad.size(), 128);
     bad[at] = static_cast<char>(bad[at] ^ (1 + rng() % 255));
     std::string err = load_edited([&](Artifact& a) { a.sections[objects[0]] = bad; });
-    if (!err.empty()) EXPECT_NE(err.find(path_), std::string::npos) << err;
+    if (!err.empty()) {
+      EXPECT_NE(err.find(path_), std::string::npos) << err;
+    }
   }
 }
 

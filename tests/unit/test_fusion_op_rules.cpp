@@ -159,6 +159,46 @@ TEST(FusionOpRules, ChainedWinogradConvolutionsShareBlocks) {
   EXPECT_TRUE(found);
 }
 
+// Two Winograd convolutions in a plain chain (U-Net's double convolution):
+// the first ReLU is read only by the second input transform, inside the
+// same block, so the first output transform has no epilogue to write; it is
+// computed whole with its Winograd schedule (rows and columns of tiles
+// unrolled, so its point formulas fold) instead of being inlined into the
+// next transform's padded copy.
+std::unique_ptr<Graph> double_conv() {
+  seed_ = 1;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 10, 10}, true});
+  Value* a = relu(*g, conv(*g, x, 16, 16, 3, "first"), "first_relu");
+  g->add_output(relu(*g, conv(*g, a, 16, 16, 3, "second"), "second_relu"));
+  infer_graph(*g);
+  return g;
+}
+
+TEST(FusionOpRules, InternalOutputTransformKeepsItsSchedule) {
+  Case c = rewrite(double_conv, 2);
+  const Graph& g = *c.rewritten;
+  EXPECT_EQ(c.plan.blocks.size(), 4u) << fusion::print_fusion(g, c.plan);
+  EXPECT_EQ(expect_fused_matches_reference(g, c.plan, 3, 2e-4), 4u);
+  std::vector<Tensor> ins{tessera::testing::random_f32({1, 16, 10, 10}, 17, -1, 1)};
+  std::vector<std::vector<int>> blocks;
+  for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
+  auto p = runtime::compile_plan(g, ins, {}, nullptr, &blocks);
+  tessera::testing::expect_near_scaled(runtime::run_plan(g, *p, ins), interpret(*c.plain, ins), 2e-5);
+  bool found = false;
+  for (const runtime::Step& st : p->steps) {
+    std::set<std::string> ops;
+    for (const Node* n : st.nodes) ops.insert(n->op_type);
+    if (!ops.count("WinogradOutput") || !ops.count("WinogradInput")) continue;
+    found = true;
+    const std::string text = schedule::to_text(st.schedule);
+    EXPECT_NE(text.find("compute_root first.winograd_out\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("unroll first.winograd_out h.i\n"), std::string::npos) << text;
+  }
+  EXPECT_TRUE(found);
+}
+
 // A MatMul's bias add (the bias broadcast over rows: one-to-many, a profile
 // cell) joins the product without a measurement; an Add that broadcasts the
 // product itself (a [4, 1] product against [4, 48]) is not its epilogue and

@@ -116,7 +116,9 @@ TEST(PetMutants, DilatedToRegularConv) {
   // The result is a regular conv.
   for (const auto& m : of_family(even, "D2H+D2W"))
     for (const auto& n : m.graph->nodes())
-      if (n->op_type == "Conv") EXPECT_EQ(n->attr("dilations")->ints, (std::vector<int64_t>{1, 1}));
+      if (n->op_type == "Conv") {
+        EXPECT_EQ(n->attr("dilations")->ints, (std::vector<int64_t>{1, 1}));
+      }
 }
 
 TEST(PetMutants, AvgPoolToDepthwise) {
