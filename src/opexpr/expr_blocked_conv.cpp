@@ -12,27 +12,37 @@ namespace tessera::ops {
 
 namespace nn_expr {
 
-te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, int64_t ph, int64_t pw, int64_t rows, int64_t cols) {
-  const int64_t in[2] = {x.dim(2), x.dim(3)}, pad[2] = {ph, pw};
-  if (ph == 0 && pw == 0 && rows <= in[0] && cols <= in[1]) return x;
+te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, const std::vector<int64_t>& pads,
+                       const std::vector<int64_t>& extents) {
+  const size_t S = pads.size();
+  bool same = true;
+  for (size_t d = 0; d < S; ++d) same = same && pads[d] == 0 && extents[d] <= x.dim(static_cast<int>(d) + 2);
+  if (same) return x;
   Dims shape = x.shape();
-  shape[2] = rows;
-  shape[3] = cols;
-  std::vector<std::string> names{"n", "c", "h", "w"};
-  if (x.rank() == 5) names.push_back("lane");
+  for (size_t d = 0; d < S; ++d) shape[d + 2] = extents[d];
+  std::vector<std::string> names{"n", "c"};
+  if (S == 3) names.push_back("d");
+  names.push_back("h");
+  names.push_back("w");
+  if (x.rank() == static_cast<int>(S) + 3) names.push_back("lane");
   return te::compute(shape, [&](const Indices& i) {
     std::vector<Expr> idx = as_exprs(i), conds;
-    for (size_t d = 2; d < 4; ++d) {
+    for (size_t d = 2; d < S + 2; ++d) {
+      const int64_t pad = pads[d - 2], in = x.dim(static_cast<int>(d));
       Expr p = idx[d];
-      if (pad[d - 2] > 0) {
-        conds.push_back(p >= pad[d - 2]);
-        p = p - pad[d - 2];
+      if (pad > 0) {
+        conds.push_back(p >= pad);
+        p = p - pad;
       }
-      if (shape[d] - pad[d - 2] > in[d - 2]) conds.push_back(p < in[d - 2]);
+      if (shape[d] - pad > in) conds.push_back(p < in);
       idx[d] = p;
     }
     return guard(all_of(conds), x(idx), loop::make_zero({DType::F32, 1}));
   }, c.stage_name("pad"), "pad", names);
+}
+
+te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, int64_t ph, int64_t pw, int64_t rows, int64_t cols) {
+  return zero_padded(c, x, {ph, pw}, {rows, cols});
 }
 
 Expr group_block(const BlockGroups& g, const Expr& kb, const Expr& rb) {
@@ -57,14 +67,20 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
   const te::Tensor& x = c.in(0);
   const te::Tensor& w = c.in(1);
   const BlockedConvGeom g = blocked_conv_geom(op_attrs(c), x.shape(), w.shape());
+  const bool video = g.spatial == 3;
   const te::Tensor* bias = c.has_input(2) ? &c.in(2) : nullptr;
-  te::Tensor pad = zero_padded(c, x, g.ph, g.pw, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1,
-                               (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+  std::vector<int64_t> pads{g.ph, g.pw},
+      extents{(g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1};
+  if (video) pads.insert(pads.begin(), g.pd), extents.insert(extents.begin(), (g.od - 1) * g.sd + (g.kd - 1) * g.dd + 1);
+  te::Tensor pad = zero_padded(c, x, pads, extents);
   te::OpClass tag = g.depthwise ? te::OpClass::DepthwiseConvBlocked : te::OpClass::ConvBlocked;
+  std::vector<std::string> names{"n", "kb", "h", "w", "kc"};
+  if (video) names.insert(names.begin() + 2, "d");
   return {te::compute(g.out_dims(), [&](const Indices& i) {
     std::vector<loop::ReduceAxis> axes;
-    Expr n = i[0], kb = i[1], oh = i[2], ow = i[3], kc = i[4];
-    // Reduction order: input block, lane (= input channel), kernel row, column.
+    const size_t s = video ? 1 : 0;  // output axes shift by the depth
+    Expr n = i[0], kb = i[1], oh = i[2 + s], ow = i[3 + s], kc = i[4 + s];
+    // Reduction order: input block, lane (= input channel), kernel depth, row, column.
     Expr rb, ri;
     if (g.depthwise) {
     } else if (!g.plain_input && g.rin < g.R * g.b) {
@@ -76,21 +92,29 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
       rb = reduce_var(axes, g.R, g.plain_input ? "rc" : "rb");
       if (!g.plain_input) ri = reduce_var(axes, g.b, "ri");
     }
+    Expr rz = video ? reduce_var(axes, g.kd, "rz") : Expr();
     Expr ry = reduce_var(axes, g.kh, "ry");
     Expr rx = reduce_var(axes, g.kw, "rx");
     if (axes.empty()) axes.push_back(te::reduce_axis(1, "rx"));  // 1x1 depthwise: one tap
     Expr h = oh * g.sh + ry * g.dh, wi = ow * g.sw + rx * g.dw;
+    // Index lists with the depth (input position, kernel tap) when a video's.
+    auto at = [&](std::vector<Expr> lead, const Expr& z, std::vector<Expr> tail) {
+      if (video) lead.push_back(z);
+      lead.insert(lead.end(), tail.begin(), tail.end());
+      return lead;
+    };
+    Expr z = video ? Expr(i[2]) * g.sd + rz * g.dd : Expr();
     Expr src;
     if (g.depthwise) {
-      src = w(kb, ry, rx, kc) * pad(n, kb, h, wi, kc);
+      src = w(at({kb}, rz, {ry, rx, kc})) * pad(at({n, kb}, z, {h, wi, kc}));
     } else if (g.plain_input) {
       src = w(kb, rb, ry, rx, kc) * pad(n, rb, h, wi);
     } else {
-      src = w(kb, rb, ry, rx, ri, kc) * pad(n, group_block(g.groups, kb, rb), h, wi, ri);
+      src = w(at({kb, rb}, rz, {ry, rx, ri, kc})) * pad(at({n, group_block(g.groups, kb, rb)}, z, {h, wi, ri}));
     }
     Expr start = bias ? (*bias)(kb, kc) : loop::make_zero({DType::F32, 1});
     return loop::reduce(loop::ReduceOp::Sum, src, axes, {}, start);
-  }, c.stage_name("conv"), tag, {"n", "kb", "h", "w", "kc"})};
+  }, c.stage_name("conv"), tag, names)};
 }
 
 std::vector<te::Tensor> to_blocked_expr(ExprContext& c) {

@@ -52,6 +52,10 @@ Expr guard(const Expr& cond, const Expr& t, const Expr& f);
 // x `cols` pixels from (-ph, -pw), zero outside the image; x itself when that
 // is inside it.
 te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, int64_t ph, int64_t pw, int64_t rows, int64_t cols);
+// The same over the spatial dims pads.size() (2 or 3) of x ([N, C, sp...] or
+// blocked [N, Cb, sp..., b]): `extents` positions from -pads per dim.
+te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, const std::vector<int64_t>& pads,
+                       const std::vector<int64_t>& extents);
 // Input block rb (of the R an output block reads) of output block kb: g.first_block(kb) + rb.
 Expr group_block(const BlockGroups& g, const Expr& kb, const Expr& rb);
 // Reduce axes, one per spatial dim, named ry/rx style (rz, ry, rx; rk0 ... beyond 3-D).

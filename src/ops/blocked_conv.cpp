@@ -29,22 +29,31 @@ BlockedConvGeom blocked_conv_geom(const OpAttrs& attrs, const Dims& x, const Dim
   BlockedConvGeom g;
   g.depthwise = n.op_type == "DepthwiseConvBlocked";
   g.plain_input = !g.depthwise && x.size() == 4;
-  TESSERA_CHECK(x.size() == 5 || g.plain_input, n.describe(), ": X must be [N, Cb, H, W, b]",
-                g.depthwise ? "" : " or [N, C, H, W]", ", got rank ", x.size());
-  const size_t wrank = g.depthwise ? 4 : g.plain_input ? 5 : 6;
+  TESSERA_CHECK(x.size() == 5 || x.size() == 6 || g.plain_input, n.describe(),
+                ": X must be [N, Cb, H, W, b] or [N, Cb, D, H, W, b]", g.depthwise ? "" : " or [N, C, H, W]",
+                ", got rank ", x.size());
+  g.spatial = x.size() == 6 ? 3 : 2;
+  const size_t s = static_cast<size_t>(g.spatial);
+  const size_t wrank = g.depthwise ? s + 2 : g.plain_input ? 5 : s + 4;
   TESSERA_CHECK(w.size() == wrank, n.describe(), ": W must have rank ", wrank, " for this X, got ", w.size());
   g.b = w.back();
-  g.N = x[0], g.in_c = x[1], g.ih = x[2], g.iw = x[3];
-  TESSERA_CHECK(g.plain_input || x[4] == g.b, n.describe(), ": X's block (", x.back(), ") differs from W's (", g.b, ")");
+  g.N = x[0], g.in_c = x[1];
+  if (g.spatial == 3) g.id = x[2];
+  g.ih = x[s], g.iw = x[s + 1];
+  TESSERA_CHECK(g.plain_input || x.back() == g.b, n.describe(), ": X's block (", x.back(), ") differs from W's (", g.b,
+                ")");
+  // The kernel's spatial extents: W's dims after its leading block dims.
+  const size_t k0 = g.depthwise ? 1 : 2;
+  if (g.spatial == 3) g.kd = w[k0];
+  g.kh = w[k0 + s - 2], g.kw = w[k0 + s - 1];
   if (g.depthwise) {
-    g.Mb = w[0], g.R = 1, g.rin = 1, g.kh = w[1], g.kw = w[2];
+    g.Mb = w[0], g.R = 1, g.rin = 1;
     TESSERA_CHECK(g.Mb == g.in_c, n.describe(), ": W has ", g.Mb, " channel blocks but X ", g.in_c);
   } else {
     g.Mb = w[0], g.R = w[1];
-    g.kh = w[2], g.kw = w[3];
     g.groups = BlockGroups::read(attrs);
-    TESSERA_CHECK(g.plain_input || w[4] == g.b, n.describe(), ": W's input block (", w[4], ") differs from X's (",
-                  g.b, ")");
+    TESSERA_CHECK(g.plain_input || w[wrank - 2] == g.b, n.describe(), ": W's input block (", w[wrank - 2],
+                  ") differs from X's (", g.b, ")");
     TESSERA_CHECK(!g.plain_input || g.groups.mul == 0, n.describe(), ": an NCHW input cannot be grouped");
     TESSERA_CHECK(g.first_block(g.Mb - 1) + g.R <= g.in_c, n.describe(), ": output block ", g.Mb - 1,
                   " reads input blocks up to ", g.first_block(g.Mb - 1) + g.R, " but X has ", g.in_c);
@@ -57,12 +66,18 @@ BlockedConvGeom blocked_conv_geom(const OpAttrs& attrs, const Dims& x, const Dim
       g.rin = ic;
     }
   }
-  // Strides, dilations and pads (begin h, w, end h, w) as a Conv's.
-  WindowAttrs a = read_window_attrs(attrs, 2, {g.kh, g.kw}, false);
-  Dims out = window_output_dims(n, a, {g.ih, g.iw});
-  g.oh = out[0], g.ow = out[1];
-  g.sh = a.strides[0], g.sw = a.strides[1], g.dh = a.dilations[0], g.dw = a.dilations[1];
-  g.ph = a.pads[0], g.pw = a.pads[1], g.ph_end = a.pads[2], g.pw_end = a.pads[3];
+  // Strides, dilations and pads (begins, then ends) as a Conv's.
+  Dims in{g.ih, g.iw}, kernel{g.kh, g.kw};
+  if (g.spatial == 3) in.insert(in.begin(), g.id), kernel.insert(kernel.begin(), g.kd);
+  WindowAttrs a = read_window_attrs(attrs, g.spatial, kernel, false);
+  Dims out = window_output_dims(n, a, in);
+  const size_t o = s - 2;  // the height's index among the spatial dims
+  if (g.spatial == 3) {
+    g.od = out[0], g.sd = a.strides[0], g.dd = a.dilations[0], g.pd = a.pads[0], g.pd_end = a.pads[s];
+  }
+  g.oh = out[o], g.ow = out[o + 1];
+  g.sh = a.strides[o], g.sw = a.strides[o + 1], g.dh = a.dilations[o], g.dw = a.dilations[o + 1];
+  g.ph = a.pads[o], g.pw = a.pads[o + 1], g.ph_end = a.pads[s + o], g.pw_end = a.pads[s + o + 1];
   return g;
 }
 
@@ -97,47 +112,54 @@ std::vector<Tensor> run_blocked_conv(const KernelContext& c) {
   // Input element (n, channel row `cr`, h, w, lane): blocked rows are blocks
   // with `b` lanes, plain rows are channels with one.
   const int64_t lanes = g.plain_input ? 1 : b;
-  auto xat = [&](int64_t n, int64_t cr, int64_t h, int64_t wi, int64_t lane) {
-    return px[(((n * g.in_c + cr) * g.ih + h) * g.iw + wi) * lanes + lane];
+  auto xat = [&](int64_t n, int64_t cr, int64_t z, int64_t h, int64_t wi, int64_t lane) {
+    return px[((((n * g.in_c + cr) * g.id + z) * g.ih + h) * g.iw + wi) * lanes + lane];
   };
   const int64_t rin = g.rin;  // reduction channels per output block
+  const int64_t taps = g.kd * g.kh * g.kw;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t kb = 0; kb < g.Mb; ++kb)
-      for (int64_t oh = 0; oh < g.oh; ++oh)
-        for (int64_t ow = 0; ow < g.ow; ++ow)
-          for (int64_t kc = 0; kc < b; ++kc) {
-            float acc = pb ? pb[kb * b + kc] : 0.0f;
-            for (int64_t r = 0; r < rin; ++r)
-              for (int64_t ry = 0; ry < g.kh; ++ry) {
-                int64_t h = oh * g.sh - g.ph + ry * g.dh;
-                if (h < 0 || h >= g.ih) continue;
-                for (int64_t rx = 0; rx < g.kw; ++rx) {
-                  int64_t wi = ow * g.sw - g.pw + rx * g.dw;
-                  if (wi < 0 || wi >= g.iw) continue;
-                  float xv, wv;
-                  if (g.depthwise) {
-                    xv = xat(n, kb, h, wi, kc);
-                    wv = pw[((kb * g.kh + ry) * g.kw + rx) * b + kc];
-                  } else if (g.plain_input) {
-                    xv = xat(n, r, h, wi, 0);
-                    wv = pw[(((kb * g.R + r) * g.kh + ry) * g.kw + rx) * b + kc];
-                  } else {
-                    xv = xat(n, g.first_block(kb) + r / b, h, wi, r % b);
-                    wv = pw[((((kb * g.R + r / b) * g.kh + ry) * g.kw + rx) * b + r % b) * b + kc];
+      for (int64_t od = 0; od < g.od; ++od)
+        for (int64_t oh = 0; oh < g.oh; ++oh)
+          for (int64_t ow = 0; ow < g.ow; ++ow)
+            for (int64_t kc = 0; kc < b; ++kc) {
+              float acc = pb ? pb[kb * b + kc] : 0.0f;
+              for (int64_t r = 0; r < rin; ++r)
+                for (int64_t rz = 0; rz < g.kd; ++rz) {
+                  const int64_t z = od * g.sd - g.pd + rz * g.dd;
+                  if (z < 0 || z >= g.id) continue;
+                  for (int64_t ry = 0; ry < g.kh; ++ry) {
+                    const int64_t h = oh * g.sh - g.ph + ry * g.dh;
+                    if (h < 0 || h >= g.ih) continue;
+                    for (int64_t rx = 0; rx < g.kw; ++rx) {
+                      const int64_t wi = ow * g.sw - g.pw + rx * g.dw;
+                      if (wi < 0 || wi >= g.iw) continue;
+                      const int64_t t = (rz * g.kh + ry) * g.kw + rx;  // the tap, row-major over the kernel
+                      float xv, wv;
+                      if (g.depthwise) {
+                        xv = xat(n, kb, z, h, wi, kc);
+                        wv = pw[(kb * taps + t) * b + kc];
+                      } else if (g.plain_input) {
+                        xv = xat(n, r, z, h, wi, 0);
+                        wv = pw[((kb * g.R + r) * taps + t) * b + kc];
+                      } else {
+                        xv = xat(n, g.first_block(kb) + r / b, z, h, wi, r % b);
+                        wv = pw[(((kb * g.R + r / b) * taps + t) * b + r % b) * b + kc];
+                      }
+                      acc += wv * xv;
+                    }
                   }
-                  acc += wv * xv;
                 }
-              }
-            py[(((n * g.Mb + kb) * g.oh + oh) * g.ow + ow) * b + kc] = acc;
-          }
+              py[((((n * g.Mb + kb) * g.od + od) * g.oh + oh) * g.ow + ow) * b + kc] = acc;
+            }
   return {y};
 }
 
 double blocked_conv_flops(const Node& n, const std::vector<const TensorType*>& ins, const std::vector<TensorType>&) {
   if (ins.size() < 2 || !ins[0] || !ins[1] || !ins[0]->fully_known() || !ins[1]->fully_known()) return 0;
   BlockedConvGeom g = blocked_conv_geom(OpAttrs(n, kAnyOpset), ins[0]->dims, ins[1]->dims);
-  double taps = static_cast<double>(g.kh * g.kw * g.rin);
-  return 2.0 * taps * static_cast<double>(g.N * g.Mb * g.oh * g.ow * g.b);
+  double taps = static_cast<double>(g.kd * g.kh * g.kw * g.rin);
+  return 2.0 * taps * static_cast<double>(g.N * g.Mb * g.od * g.oh * g.ow * g.b);
 }
 
 // ---------------------------------------------------------------- reorders

@@ -2,7 +2,8 @@
 // created by the blocked-layout pass, src/opt/blocked_layout.cpp): an
 // activation [N, C, H, W] is stored as [N, ceil(C/b), H, W, b], channel c at
 // block c / b, lane c % b; channels past C (the last block's padding) hold
-// zeros or values derived from zeros, never read as real channels.
+// zeros or values derived from zeros, never read as real channels. A video
+// activation [N, C, D, H, W] is blocked alike as [N, Cb, D, H, W, b].
 //
 //   ReorderToBlocked    X [N, C, sp...]        -> [N, Cb, sp..., b]   (block = b; padding lanes 0)
 //   ReorderFromBlocked  X [N, Cb, sp..., b]    -> [N, C, sp...]       (channels = C)
@@ -20,6 +21,14 @@
 //       plain_input = 1: X is NCHW [N, C, H, W] (an image with few channels)
 //       and W is [Mb, C, kh, kw, b]; the sum runs over c, ry, rx.
 //   DepthwiseConvBlocked X [N, Cb, H, W, b], W [Cb, kh, kw, b], B [Cb, b] -> [N, Cb, OH, OW, b]
+//
+// Both have a 3-D form over blocked video activations: X [N, Cb, D, H, W, b],
+// W [Mb, R, kd, kh, kw, b, b] (depthwise [Cb, kd, kh, kw, b]) -> Y [N, Mb, OD,
+// OH, OW, b], the kernel depth one more reduction (after the input channel,
+// before the rows) and strides, dilations and pads with three entries each
+// (pads: begin d, h, w, end d, h, w). There is no plain input in 3-D (X of
+// rank 5 is always the 2-D blocked form): an image with few channels is
+// reordered into one block and in_channels names its real channels.
 //
 // The sums are defined in the order of the reference Conv's (input channel,
 // then kernel row, kernel column, starting from the bias), padding taps
@@ -63,10 +72,12 @@ struct BlockedConvGeom {
   int64_t R = 0;      // reduction extent over input blocks (plain: channels); 1 for depthwise
   int64_t rin = 0;    // input channels summed per output block: 1 depthwise, R plain, else R * b or in_channels
   BlockGroups groups;
+  int64_t spatial = 2;  // 2 (images) or 3 (videos: the depth fields below are 1 and 0 otherwise)
+  int64_t id = 1, od = 1, kd = 1, sd = 1, dd = 1, pd = 0, pd_end = 0;
   int64_t ih = 0, iw = 0, oh = 0, ow = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t ph = 0, pw = 0, ph_end = 0, pw_end = 0;
-  Dims out_dims() const { return {N, Mb, oh, ow, b}; }
+  Dims out_dims() const { return spatial == 3 ? Dims{N, Mb, od, oh, ow, b} : Dims{N, Mb, oh, ow, b}; }
   int64_t first_block(int64_t kb) const { return groups.first_block(kb); }
 };
 BlockedConvGeom blocked_conv_geom(const OpAttrs& attrs, const Dims& x, const Dims& w);

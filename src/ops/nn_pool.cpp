@@ -1,5 +1,7 @@
 // Windowed pooling: MaxPool (with Indices, storage_order, dilations,
-// ceil_mode), AveragePool (count_include_pad) and LpPool, in 1-D, 2-D and 3-D.
+// ceil_mode), AveragePool (count_include_pad) and LpPool, in 1-D, 2-D and 3-D,
+// and 4-D whose last window dim is trivial (a blocked video's lanes,
+// [N, Cb, D, H, W, b]: a 3-D pool per lane).
 #include <cmath>
 #include <limits>
 
@@ -52,7 +54,15 @@ struct PoolSetup {
   Dims out_dims;
   Geom3 geom;
   int64_t planes = 0;
+  int64_t lanes = 1;  // innermost positions pooled alike (the 4-D form), 1 otherwise
 };
+
+// True when spatial dim `d` of the window is trivial: one tap, stride 1, no
+// padding (so the output keeps the input's extent).
+bool trivial_window_dim(const WindowAttrs& a, size_t d) {
+  const size_t ns = static_cast<size_t>(a.nsp);
+  return a.kernel[d] == 1 && a.strides[d] == 1 && a.pads[d] == 0 && a.pads[d + ns] == 0;
+}
 
 PoolSetup pool_setup(const OpAttrs& attrs, const Dims& x, bool need_geom) {
   const Node& n = attrs.node();
@@ -64,8 +74,16 @@ PoolSetup pool_setup(const OpAttrs& attrs, const Dims& x, bool need_geom) {
   p.out_dims = {x[0], x[1]};
   p.out_dims.insert(p.out_dims.end(), out.begin(), out.end());
   if (need_geom) {
-    p.geom = make_geom3(n, p.attrs, spatial_dims(x), out, pads);
     p.planes = x[0] * x[1];
+    Dims in = spatial_dims(x);
+    WindowAttrs a = p.attrs;
+    if (a.nsp == 4 && trivial_window_dim(a, 3)) {
+      p.lanes = in.back();
+      in.pop_back(), out.pop_back(), a.kernel.pop_back(), a.strides.pop_back(), a.dilations.pop_back();
+      pads.erase(pads.begin() + 7), pads.erase(pads.begin() + 3);
+      a.nsp = 3;
+    }
+    p.geom = make_geom3(n, a, in, out, pads);
   }
   return p;
 }
@@ -86,16 +104,18 @@ std::vector<Tensor> run_max_pool(const KernelContext& c) {
   PoolSetup p = pool_setup(op_attrs(c), x.dims(), true);
   const int64_t order = op_attrs(c).i("storage_order");
   TESSERA_CHECK(order == 0 || order == 1, c.node.describe(), ": storage_order must be 0 or 1");
+  TESSERA_CHECK(order == 0 || p.lanes == 1, c.node.describe(), ": storage_order 1 needs a window of 1 to 3 dims");
   Tensor y(x.dtype(), p.out_dims);
   Tensor ind(DType::I64, p.out_dims);
-  const int64_t in_plane = p.geom.in_plane(), out_plane = p.geom.out_plane();
+  const int64_t in_plane = p.geom.in_plane(), out_plane = p.geom.out_plane(), L = p.lanes;
   dispatch_dtype(x.dtype(), [&]<class T>() {
     using A = compute_t<T>;
-    const T* xp = x.data<T>();
-    T* yp = y.data<T>();
-    int64_t* ip = ind.data<int64_t>();
-    for (int64_t pl = 0; pl < p.planes; ++pl) {
-      const T* xpl = xp + pl * in_plane;
+    for (int64_t pl = 0; pl < p.planes * L; ++pl) {
+      // Plane pl / L, lane pl % L: positions i of the plane at i * L + lane.
+      const int64_t lane = pl % L, base = pl / L * in_plane * L + lane;
+      const T* xpl = x.data<T>() + base;
+      T* yp = y.data<T>() + pl / L * out_plane * L + lane;
+      int64_t* ip = ind.data<int64_t>() + pl / L * out_plane * L + lane;
       A best{};
       int64_t bi = -1;
       for_each_window(
@@ -106,15 +126,15 @@ std::vector<Tensor> run_max_pool(const KernelContext& c) {
             bi = -1;
           },
           [&](int64_t, int64_t off, int64_t colmajor) {
-            const A v = static_cast<A>(xpl[off]);
+            const A v = static_cast<A>(xpl[off * L]);
             if (bi < 0 || v > best || (std::isnan(static_cast<double>(v)) && !std::isnan(static_cast<double>(best)))) {
               best = v;
-              bi = order == 1 ? colmajor : off;
+              bi = order == 1 ? colmajor : off * L;
             }
           },
           [&](int64_t o) {
-            yp[pl * out_plane + o] = to_storage<T>(best);
-            ip[pl * out_plane + o] = bi < 0 ? -1 : pl * in_plane + bi;
+            yp[o * L] = to_storage<T>(best);
+            ip[o * L] = bi < 0 ? -1 : base + bi;
           });
     }
   });
@@ -134,12 +154,12 @@ Tensor float_pool(const KernelContext& c, Acc acc_fn, Fin fin) {
   TESSERA_CHECK(is_float(x.dtype()), c.node.describe(), ": needs a float input, got ", dtype_name(x.dtype()));
   PoolSetup p = pool_setup(op_attrs(c), x.dims(), true);
   Tensor y(x.dtype(), p.out_dims);
-  const int64_t in_plane = p.geom.in_plane(), out_plane = p.geom.out_plane();
+  const int64_t in_plane = p.geom.in_plane(), out_plane = p.geom.out_plane(), L = p.lanes;
   dispatch_float(x.dtype(), [&]<class T>() {
-    const T* xp = x.data<T>();
-    T* yp = y.data<T>();
-    for (int64_t pl = 0; pl < p.planes; ++pl) {
-      const T* xpl = xp + pl * in_plane;
+    for (int64_t pl = 0; pl < p.planes * L; ++pl) {
+      // Plane pl / L, lane pl % L: positions i of the plane at i * L + lane.
+      const T* xpl = x.data<T>() + pl / L * in_plane * L + pl % L;
+      T* yp = y.data<T>() + pl / L * out_plane * L + pl % L;
       double acc = 0;
       int64_t taps = 0, padded = 0;
       for_each_window(
@@ -150,10 +170,10 @@ Tensor float_pool(const KernelContext& c, Acc acc_fn, Fin fin) {
             padded = pc;
           },
           [&](int64_t, int64_t off, int64_t) {
-            acc += acc_fn(static_cast<double>(static_cast<compute_t<T>>(xpl[off])));
+            acc += acc_fn(static_cast<double>(static_cast<compute_t<T>>(xpl[off * L])));
             ++taps;
           },
-          [&](int64_t o) { yp[pl * out_plane + o] = to_storage<T>(static_cast<compute_t<T>>(fin(acc, taps, padded))); });
+          [&](int64_t o) { yp[o * L] = to_storage<T>(static_cast<compute_t<T>>(fin(acc, taps, padded))); });
     }
   });
   return y;

@@ -1,5 +1,6 @@
-// The blocked-layout pass: float convolutions move to the channel-blocked
-// layout NCHWc (src/ops/blocked_conv.h), their weights packed once here, and
+// The blocked-layout pass: float convolutions (2-D, and 3-D over videos)
+// move to the channel-blocked layout NCHWc (src/ops/blocked_conv.h), their
+// weights packed once here, and
 // the layout is carried through what lies between convolutions — elementwise
 // ops, pools, channel concatenations and splits, slices, spatial zero padding — so values change layout only where
 // they leave that region (a Reshape, a MatMul, a graph output).
@@ -34,6 +35,9 @@ bool static_f32(const Value* v, size_t rank) {
   return v && v->type.dtype == DType::F32 && v->type.rank_known && v->type.dims.size() == rank &&
          v->type.fully_known();
 }
+
+// An image [N, C, H, W] or a video [N, C, D, H, W] with static float dims.
+bool static_activation(const Value* v) { return static_f32(v, 4) || static_f32(v, 5); }
 
 bool f32_constant(const Value* v) { return v && v->constant && v->constant->dtype() == DType::F32; }
 
@@ -96,27 +100,32 @@ struct Rewriter {
   void pad(Node* n);
 };
 
-// Conv -> ConvBlocked / DepthwiseConvBlocked with packed weights [Mb, R, kh,
-// kw, b, b] (a grouped convolution: each output block's input blocks, zeros
-// outside its groups), [Mb, C, kh, kw, b] for an NCHW image input, [Cb, kh,
-// kw, b] depthwise; bias [Mb, b]. Convolutions whose groups do not align with
+// Conv -> ConvBlocked / DepthwiseConvBlocked with packed weights [Mb, R, k...,
+// b, b] (k...: kh, kw, or kd, kh, kw for a 3-D convolution; a grouped
+// convolution: each output block's input blocks, zeros outside its groups),
+// [Mb, C, kh, kw, b] for an NCHW image input (2-D only), [Cb, k..., b]
+// depthwise; bias [Mb, b]. Convolutions whose groups do not align with
 // blocks stay as they are.
 void Rewriter::conv(Node* n) {
   Value* x = n->inputs[0];
   const Value* wv = n->num_inputs() > 1 ? n->inputs[1] : nullptr;
-  if (!static_f32(x, 4) || !f32_constant(wv) || wv->constant->rank() != 4) return;
+  if (!static_activation(x) || !f32_constant(wv) || static_cast<size_t>(wv->constant->rank()) != x->type.dims.size()) return;
   if (n->has_input(2) && !f32_constant(n->inputs[2])) return;
-  if (!static_f32(n->outputs[0], 4)) return;
+  if (!static_f32(n->outputs[0], x->type.dims.size())) return;
   const Tensor& w = *wv->constant;
   ConvShape cs = conv_shape(OpAttrs(*n, g.opset), x->type.dims, w.dims());
   const int64_t C = cs.C, M = cs.M, G = cs.group, Cg = C / G, Mg = M / G;
-  const int64_t kh = w.dim(2), kw = w.dim(3), Mb = channel_blocks(M, b), Cb = channel_blocks(C, b);
+  const bool video = x->type.dims.size() == 5;
+  Dims kernel(w.dims().begin() + 2, w.dims().end());
+  const int64_t taps = numel_of(kernel), Mb = channel_blocks(M, b), Cb = channel_blocks(C, b);
   bool depthwise = G > 1 && G == C && G == M;
   int64_t div = 1, mul = 0, R = 0;
   bool plain = false;
   if (depthwise) {
   } else if (G == 1) {
-    plain = !twin.count(x) && C < b / 2;
+    // A 3-D convolution has no plain form: its image is reordered into
+    // blocks and in_channels names the real ones.
+    plain = !video && !twin.count(x) && C < b / 2;
     R = plain ? C : Cb;
   } else if (C % b == 0 && M % b == 0 && Mg <= b && b % Mg == 0 && Cg % Mg == 0) {
     mul = Cg / Mg, R = mul;  // an output block holds b / Mg whole groups
@@ -127,24 +136,29 @@ void Rewriter::conv(Node* n) {
   }
   const float* pw = w.data<float>();
   Tensor packed;
+  auto dims = [&](Dims lead, Dims tail) {
+    lead.insert(lead.end(), kernel.begin(), kernel.end());
+    lead.insert(lead.end(), tail.begin(), tail.end());
+    return lead;
+  };
   if (depthwise) {
-    packed = Tensor(DType::F32, {Mb, kh, kw, b});
+    packed = Tensor(DType::F32, dims({Mb}, {b}));
     float* p = packed.data<float>();
     for (int64_t m = 0; m < M; ++m)
-      for (int64_t t = 0; t < kh * kw; ++t) p[((m / b) * kh * kw + t) * b + m % b] = pw[m * kh * kw + t];
+      for (int64_t t = 0; t < taps; ++t) p[((m / b) * taps + t) * b + m % b] = pw[m * taps + t];
   } else {
     const int64_t rin = plain ? R : R * b;  // input channels an output block reads
-    packed = Tensor(DType::F32, plain ? Dims{Mb, R, kh, kw, b} : Dims{Mb, R, kh, kw, b, b});
+    packed = Tensor(DType::F32, plain ? dims({Mb, R}, {b}) : dims({Mb, R}, {b, b}));
     float* p = packed.data<float>();
     for (int64_t m = 0; m < M; ++m) {
       const int64_t kb = m / b, first = (mul == 0 ? 0 : kb / div * mul) * b;
       for (int64_t r = 0; r < rin; ++r) {
         const int64_t c = first + r;
         if (c >= C || c / Cg != m / Mg) continue;
-        for (int64_t t = 0; t < kh * kw; ++t) {
+        for (int64_t t = 0; t < taps; ++t) {
           // [kb, r, t, kc] (an image's channels r) or [kb, r / b, t, r % b, kc]
-          int64_t at = plain ? ((kb * R + r) * kh * kw + t) * b : (((kb * R + r / b) * kh * kw + t) * b + r % b) * b;
-          p[at + m % b] = pw[(m * Cg + c % Cg) * kh * kw + t];
+          int64_t at = plain ? ((kb * R + r) * taps + t) * b : (((kb * R + r / b) * taps + t) * b + r % b) * b;
+          p[at + m % b] = pw[(m * Cg + c % Cg) * taps + t];
         }
       }
     }
@@ -173,23 +187,27 @@ void Rewriter::conv(Node* n) {
 
 // An elementwise op whose tensor inputs all have blocked versions with the
 // output's channels, or are scalars or per-channel constants ([C, 1, 1],
-// [1, C, 1, 1]: re-laid out as [1, Cb, 1, 1, b]).
+// [1, C, 1, 1]: re-laid out as [1, Cb, 1, 1, b]; over videos [C, 1, 1, 1],
+// [1, C, 1, 1, 1] as [1, Cb, 1, 1, 1, b]).
 void Rewriter::elementwise(Node* n) {
-  if (n->outputs.size() != 1 || !static_f32(n->outputs[0], 4)) return;
+  if (n->outputs.size() != 1 || !static_activation(n->outputs[0])) return;
+  const size_t rank = n->outputs[0]->type.dims.size();
   const int64_t C = n->outputs[0]->type.dims[1];
+  Dims per_channel(rank - 1, 1), per_channel_n(rank, 1), blocked_channel(rank + 1, 1);
+  per_channel[0] = C, per_channel_n[1] = C, blocked_channel[1] = channel_blocks(C, b), blocked_channel[rank] = b;
   std::vector<Value*> ins;
   bool any = false;
   for (Value* v : n->inputs) {
     if (!v) {
       ins.push_back(nullptr);
-    } else if (twin.count(v) && static_f32(v, 4) && v->type.dims[1] == C) {
+    } else if (twin.count(v) && static_f32(v, rank) && v->type.dims[1] == C) {
       ins.push_back(twin[v]);
       any = true;
     } else if (v->constant && v->constant->numel() == 1) {
       ins.push_back(v);
     } else if (f32_constant(v) && v->constant->numel() == C &&
-               (v->constant->dims() == Dims{C, 1, 1} || v->constant->dims() == Dims{1, C, 1, 1})) {
-      Tensor t(DType::F32, {1, channel_blocks(C, b), 1, 1, b});
+               (v->constant->dims() == per_channel || v->constant->dims() == per_channel_n)) {
+      Tensor t(DType::F32, blocked_channel);
       for (int64_t c = 0; c < C; ++c) t.data<float>()[c] = v->constant->data<float>()[c];
       ins.push_back(constant(v->name + ".nchwc", std::move(t)));
     } else {
@@ -200,34 +218,38 @@ void Rewriter::elementwise(Node* n) {
   replace(n, insert(n, n->op_type, ins, n->outputs[0]->name + ".nchwc", n->attrs, ""));
 }
 
-// MaxPool / AveragePool over [N, Cb, H, W, b] are 3-D pools with a window of
-// 1 along the lanes; GlobalAveragePool / GlobalMaxPool become such pools with
-// the whole plane as the window.
+// MaxPool / AveragePool over [N, Cb, H, W, b] (or [N, Cb, D, H, W, b]) are
+// pools with one more spatial dim, a window of 1 along the lanes;
+// GlobalAveragePool / GlobalMaxPool become such pools with the whole plane
+// (or volume) as the window.
 void Rewriter::pool(Node* n) {
   Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
-  if (!twin.count(x) || !static_f32(x, 4) || !static_f32(n->outputs[0], 4)) return;
+  if (!twin.count(x) || !static_activation(x) || !static_f32(n->outputs[0], x->type.dims.size())) return;
   for (size_t i = 1; i < n->outputs.size(); ++i)
     if (n->outputs[i]) return;  // MaxPool's Indices
+  const size_t sp = x->type.dims.size() - 2;  // spatial dims
+  auto with_lanes = [](std::vector<int64_t> v, int64_t lanes) {
+    v.push_back(lanes);
+    return ints(std::move(v));
+  };
   AttrMap attrs = n->attrs;
   std::string op = n->op_type;
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     op = op == "GlobalAveragePool" ? "AveragePool" : "MaxPool";
-    attrs = {{"kernel_shape", ints({x->type.dims[2], x->type.dims[3], 1})}};
+    attrs = {{"kernel_shape", with_lanes({x->type.dims.begin() + 2, x->type.dims.end()}, 1)}};
   } else {
     const OpAttrs na(*n, g.opset);
     std::vector<int64_t> k = na.ints("kernel_shape");
-    if (k.size() != 2 || (na.declares("storage_order") && na.i("storage_order") != 0)) return;
-    attrs["kernel_shape"] = ints({k[0], k[1], 1});
-    std::vector<int64_t> s = na.has("strides") ? na.ints("strides") : std::vector<int64_t>{1, 1};  // 1 per axis
-    attrs["strides"] = ints({s[0], s[1], 1});
-    if (na.has("dilations")) {
-      std::vector<int64_t> d = na.ints("dilations");
-      attrs["dilations"] = ints({d[0], d[1], 1});
-    }
+    if (k.size() != sp || (na.declares("storage_order") && na.i("storage_order") != 0)) return;
+    attrs["kernel_shape"] = with_lanes(k, 1);
+    attrs["strides"] = with_lanes(na.has("strides") ? na.ints("strides") : std::vector<int64_t>(sp, 1), 1);
+    if (na.has("dilations")) attrs["dilations"] = with_lanes(na.ints("dilations"), 1);
     if (na.has("pads")) {
       std::vector<int64_t> p = na.ints("pads");
-      if (p.size() != 4) return;
-      attrs["pads"] = ints({p[0], p[1], 0, p[2], p[3], 0});
+      if (p.size() != 2 * sp) return;
+      p.insert(p.begin() + static_cast<std::ptrdiff_t>(sp), 0);  // no padding of the lanes, begin and end
+      p.push_back(0);
+      attrs["pads"] = ints(p);
     }
   }
   replace(n, insert(n, op, {twin[x]}, n->outputs[0]->name + ".nchwc", attrs, ""));
@@ -236,13 +258,14 @@ void Rewriter::pool(Node* n) {
 // Concat along channels of blocked values: every input but the last must
 // fill whole blocks, so the channels stay where the NCHW concat puts them.
 void Rewriter::concat(Node* n) {
-  if (!static_f32(n->outputs[0], 4)) return;
+  if (!static_activation(n->outputs[0])) return;
+  const int64_t rank = static_cast<int64_t>(n->outputs[0]->type.rank());
   int64_t axis = OpAttrs(*n, g.opset).i("axis");
-  if (axis != 1 && axis != -3) return;
+  if (axis != 1 && axis != 1 - rank) return;
   std::vector<Value*> ins;
   for (size_t i = 0; i < n->inputs.size(); ++i) {
     Value* v = n->inputs[i];
-    if (!twin.count(v) || !static_f32(v, 4)) return;
+    if (!twin.count(v) || !static_f32(v, static_cast<size_t>(rank))) return;
     if (i + 1 < n->inputs.size() && v->type.dims[1] % b != 0) return;
     ins.push_back(twin[v]);
   }
@@ -256,14 +279,15 @@ void Rewriter::concat(Node* n) {
 // stays on the NCHW value.
 void Rewriter::split(Node* n) {
   Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
-  if (!twin.count(x) || !static_f32(x, 4)) return;
+  if (!twin.count(x) || !static_activation(x)) return;
+  const size_t rank = x->type.dims.size();
   const int64_t axis = OpAttrs(*n, g.opset).i("axis");
-  if (axis != 1 && axis != -3) return;
+  if (axis != 1 && axis != 1 - static_cast<int64_t>(rank)) return;
   std::vector<int64_t> blocks;
   std::vector<std::string> names;
   for (size_t i = 0; i < n->outputs.size(); ++i) {
     const Value* v = n->outputs[i];
-    if (!v || !static_f32(v, 4) || v->type.dims[1] == 0) return;
+    if (!v || !static_f32(v, rank) || v->type.dims[1] == 0) return;
     if (i + 1 < n->outputs.size() && v->type.dims[1] % b != 0) return;
     blocks.push_back(channel_blocks(v->type.dims[1], b));
     names.push_back(g.unique_name(v->name + ".nchwc"));

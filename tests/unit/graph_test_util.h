@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ops/registry.h"
 #include "runtime/executor.h"
+#include "support/error.h"
 #include "tessera/tensor.h"
 
 namespace tessera::testing {
@@ -25,6 +27,18 @@ inline int count_ops(const Graph& g, const std::string& op) {
   int n = 0;
   for (const auto& node : g.nodes()) n += node->op_type == op;
   return n;
+}
+
+// Inferring `n` (given `domain`) fails with an error that names it and says `what`.
+inline void expect_error_naming(Node& n, const std::string& domain, const std::string& what) {
+  n.domain = domain;
+  try {
+    infer_node(n, 13);
+    FAIL() << n.name << ": no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(n.name), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
 }
 
 // Elements within tol of the output's scale (1 + its largest magnitude):
