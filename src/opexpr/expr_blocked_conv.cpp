@@ -108,7 +108,7 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
     if (g.depthwise) {
       src = w(at({kb}, rz, {ry, rx, kc})) * pad(at({n, kb}, z, {h, wi, kc}));
     } else if (g.plain_input) {
-      src = w(kb, rb, ry, rx, kc) * pad(n, rb, h, wi);
+      src = w(at({kb, rb}, rz, {ry, rx, kc})) * pad(at({n, rb}, z, {h, wi}));
     } else {
       src = w(at({kb, rb}, rz, {ry, rx, ri, kc})) * pad(at({n, group_block(g.groups, kb, rb)}, z, {h, wi, ri}));
     }

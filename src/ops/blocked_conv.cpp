@@ -28,18 +28,21 @@ BlockedConvGeom blocked_conv_geom(const OpAttrs& attrs, const Dims& x, const Dim
   const Node& n = attrs.node();
   BlockedConvGeom g;
   g.depthwise = n.op_type == "DepthwiseConvBlocked";
-  g.plain_input = !g.depthwise && x.size() == 4;
+  const bool plain_video = !g.depthwise && attrs.i("plain_input") != 0;
+  TESSERA_CHECK(!plain_video || x.size() == 5, n.describe(), ": plain_input needs X [N, C, D, H, W], got rank ",
+                x.size());
+  g.plain_input = !g.depthwise && (x.size() == 4 || plain_video);
   TESSERA_CHECK(x.size() == 5 || x.size() == 6 || g.plain_input, n.describe(),
                 ": X must be [N, Cb, H, W, b] or [N, Cb, D, H, W, b]", g.depthwise ? "" : " or [N, C, H, W]",
                 ", got rank ", x.size());
-  g.spatial = x.size() == 6 ? 3 : 2;
+  g.spatial = x.size() == 6 || plain_video ? 3 : 2;
   const size_t s = static_cast<size_t>(g.spatial);
-  const size_t wrank = g.depthwise ? s + 2 : g.plain_input ? 5 : s + 4;
+  const size_t wrank = g.depthwise ? s + 2 : g.plain_input ? s + 3 : s + 4;
   TESSERA_CHECK(w.size() == wrank, n.describe(), ": W must have rank ", wrank, " for this X, got ", w.size());
   g.b = w.back();
   g.N = x[0], g.in_c = x[1];
   if (g.spatial == 3) g.id = x[2];
-  g.ih = x[s], g.iw = x[s + 1];
+  g.ih = x[s], g.iw = x[s + 1];  // after N, C (and the depth)
   TESSERA_CHECK(g.plain_input || x.back() == g.b, n.describe(), ": X's block (", x.back(), ") differs from W's (", g.b,
                 ")");
   // The kernel's spatial extents: W's dims after its leading block dims.
@@ -249,6 +252,7 @@ void register_blocked_conv_ops(OpRegistry& r) {
   grouped.push_back(int_attr("group_div", 1));
   grouped.push_back(int_attr("group_mul", 0));
   grouped.push_back(int_attr("in_channels", 0));
+  grouped.push_back(int_attr("plain_input", 0));
   r.add({.name = "ConvBlocked", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany, .linear_inputs = {0, 1},
          .infer = infer_blocked_conv, .reference = run_blocked_conv, .flops = blocked_conv_flops,
          .attributes = grouped, .signatures = {{1, "11?", "1"}}});

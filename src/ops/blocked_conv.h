@@ -18,17 +18,19 @@
 //       the last block's padding lanes not read (the blocked-layout pass
 //       sets it when C is not a multiple of b: 24 channels in 2 blocks of 16
 //       would multiply 8 padding lanes by zero weights at every tap).
-//       plain_input = 1: X is NCHW [N, C, H, W] (an image with few channels)
-//       and W is [Mb, C, kh, kw, b]; the sum runs over c, ry, rx.
+//       Plain input: X is NCHW [N, C, H, W] (an image with few channels)
+//       and W is [Mb, C, kh, kw, b]; the sum runs over c, ry, rx. X of rank
+//       4 is always plain; a video's X [N, C, D, H, W] with W [Mb, C, kd,
+//       kh, kw, b] needs the attribute plain_input = 1 (rank 5 is otherwise
+//       the 2-D blocked form).
 //   DepthwiseConvBlocked X [N, Cb, H, W, b], W [Cb, kh, kw, b], B [Cb, b] -> [N, Cb, OH, OW, b]
 //
 // Both have a 3-D form over blocked video activations: X [N, Cb, D, H, W, b],
 // W [Mb, R, kd, kh, kw, b, b] (depthwise [Cb, kd, kh, kw, b]) -> Y [N, Mb, OD,
 // OH, OW, b], the kernel depth one more reduction (after the input channel,
 // before the rows) and strides, dilations and pads with three entries each
-// (pads: begin d, h, w, end d, h, w). There is no plain input in 3-D (X of
-// rank 5 is always the 2-D blocked form): an image with few channels is
-// reordered into one block and in_channels names its real channels.
+// (pads: begin d, h, w, end d, h, w); plain_input = 1 for a clip with few
+// channels read as it is.
 //
 // The sums are defined in the order of the reference Conv's (input channel,
 // then kernel row, kernel column, starting from the bias), padding taps

@@ -103,7 +103,7 @@ struct Rewriter {
 // Conv -> ConvBlocked / DepthwiseConvBlocked with packed weights [Mb, R, k...,
 // b, b] (k...: kh, kw, or kd, kh, kw for a 3-D convolution; a grouped
 // convolution: each output block's input blocks, zeros outside its groups),
-// [Mb, C, kh, kw, b] for an NCHW image input (2-D only), [Cb, k..., b]
+// [Mb, C, k..., b] for an NCHW image input, [Cb, k..., b]
 // depthwise; bias [Mb, b]. Convolutions whose groups do not align with
 // blocks stay as they are.
 void Rewriter::conv(Node* n) {
@@ -123,9 +123,7 @@ void Rewriter::conv(Node* n) {
   bool plain = false;
   if (depthwise) {
   } else if (G == 1) {
-    // A 3-D convolution has no plain form: its image is reordered into
-    // blocks and in_channels names the real ones.
-    plain = !video && !twin.count(x) && C < b / 2;
+    plain = !twin.count(x) && C < b / 2;
     R = plain ? C : Cb;
   } else if (C % b == 0 && M % b == 0 && Mg <= b && b % Mg == 0 && Cg % Mg == 0) {
     mul = Cg / Mg, R = mul;  // an output block holds b / Mg whole groups
@@ -174,6 +172,7 @@ void Rewriter::conv(Node* n) {
                 {"pads", ints(cs.pads)}};
   BlockGroups{div, mul}.write(attrs);
   if (G == 1 && !plain && C % b != 0) attrs["in_channels"] = Attribute::of_int(C);
+  if (plain && video) attrs["plain_input"] = Attribute::of_int(1);  // rank 5 is otherwise a blocked image
   Node* nb = insert(n, depthwise ? "DepthwiseConvBlocked" : "ConvBlocked", std::move(ins),
                     n->outputs[0]->name + ".nchwc", std::move(attrs), kBlockedDomain);
   Value* old_bias = n->has_input(2) ? n->inputs[2] : nullptr;

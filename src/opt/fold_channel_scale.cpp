@@ -41,7 +41,7 @@ int fold_channel_scales(Graph& g) {
     const Value* in = n->inputs[0];
     const Value* w = n->inputs[1];
     if (!in || !in->producer || in->uses.size() != 1 || g.is_output(in) || !w || !w->type.fully_known()) continue;
-    if (w->type.dims.size() != 6 || n->has_attr("group_mul")) continue;  // dense, blocked input
+    if (w->type.dims.size() != 6 || n->has_attr("group_mul") || n->has_attr("plain_input")) continue;  // dense, blocked 2-D input
     auto [x, s] = map_and_scale(*in->producer);
     if (!x || w->type.dims[1] != x->type.dims[1]) continue;
     if (numel_of(x->type.dims) < 2 * numel_of(w->type.dims)) continue;

@@ -110,7 +110,8 @@ bool winograd_shape(const Node& n, BlockedConvGeom& g) {
   if (!x || !w || !w->constant || !x->type.fully_known() || x->type.dims.size() != 5) return false;
   if (n.has_input(2) && !n.inputs[2]->constant) return false;
   g = blocked_conv_geom(OpAttrs(n, kAnyOpset), x->type.dims, w->constant->dims());
-  return g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
+  return g.spatial == 2 && !g.plain_input && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+         g.dw == 1;
 }
 
 // True when `n`'s output reaches, through nodes whose output has one use, a

@@ -51,7 +51,7 @@ Value* pool3d(Graph& g, const std::string& op, Value* x, std::vector<int64_t> k,
 }
 
 // A small video network in the shape of R3D / R(2+1)D / S3D: a 3x7x7
-// stride (1, 2, 2) stem on a 3-channel clip (one block, in_channels 3), a
+// stride (1, 2, 2) stem reading the 3-channel clip as it is (plain_input), a
 // (1, 3, 3) max pool, a (2+1)-D block (1x3x3 spatial to 24 channels: a
 // half-empty second block; 3x1x1 temporal) with a residual 1x1x1 projection,
 // a 3x3x3 stride-2 convolution, grouped (16 channels per group) and
@@ -87,9 +87,9 @@ std::unique_ptr<Graph> video_network(int64_t batch) {
 }
 
 // The pass takes every 3-D convolution, pool and elementwise op into the
-// layout: one reorder in (the clip) and reorders out only at the Flatten and
-// the middle output; the interpreter's blocked kernels give the original
-// graph's outputs.
+// layout: no reorder in (the stem reads the clip) and reorders out only at
+// the Flatten and the middle output; the interpreter's blocked kernels give
+// the original graph's outputs.
 TEST(BlockedConv3d, PassKeepsVideosBlocked) {
   for (int64_t b : {8, 16}) {
     SCOPED_TRACE(b);
@@ -100,7 +100,7 @@ TEST(BlockedConv3d, PassKeepsVideosBlocked) {
     EXPECT_EQ(count_ops(*g, "Conv"), 0);
     EXPECT_EQ(count_ops(*g, "ConvBlocked"), 6);
     EXPECT_EQ(count_ops(*g, "DepthwiseConvBlocked"), 1);
-    EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 1);
+    EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 0);
     EXPECT_EQ(count_ops(*g, "ReorderFromBlocked"), 2);
     EXPECT_EQ(count_ops(*g, "MaxPool"), 1);
     EXPECT_EQ(count_ops(*g, "AveragePool"), 2);  // and the global pool, over the blocked volume
@@ -125,6 +125,33 @@ TEST(BlockedConv3d, BlockedReferenceKernelsGiveTheConvBits) {
   Tensor got = interpret(*g, ins)[0];
   ASSERT_EQ(got.dims(), want.dims());
   for (int64_t k = 0; k < got.numel(); ++k) ASSERT_EQ(got.data<float>()[k], want.data<float>()[k]) << k;
+}
+
+// A clip with few channels read as it is (plain_input): the stem gives the
+// Conv's bits too, and so does one whose input has too many channels for
+// that (reordered into blocks, in_channels 9 of 16).
+TEST(BlockedConv3d, PlainClipInputGivesTheConvBits) {
+  seed_ = 70;
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {2, 3, 5, 11, 12}, true});
+  Value* y = g->add_input("y", {DType::F32, {1, 9, 4, 6, 5}, true});
+  g->add_output(conv3d(*g, x, 20, 3, {3, 5, 5}, {1, 2, 2, 1, 1, 2}, {2, 2, 1}, "stem"));
+  g->add_output(conv3d(*g, y, 8, 9, {1, 3, 3}, {0, 1, 1, 0, 1, 1}, {1, 1, 1}, "nine"));
+  infer_graph(*g);
+  std::vector<Tensor> ins{random_f32({2, 3, 5, 11, 12}, 10), random_f32({1, 9, 4, 6, 5}, 11)};
+  std::vector<Tensor> want = interpret(*g, ins);
+  ASSERT_EQ(to_blocked_layout(*g, 16), 2);
+  int plain = 0;
+  for (const auto& n : g->nodes()) plain += n->op_type == "ConvBlocked" && n->has_attr("plain_input");
+  EXPECT_EQ(plain, 1);
+  EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 1);  // y's
+  std::vector<Tensor> got = interpret(*g, ins);
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].dims(), want[i].dims());
+    for (int64_t k = 0; k < got[i].numel(); ++k) ASSERT_EQ(got[i].data<float>()[k], want[i].data<float>()[k]) << k;
+  }
+  runtime::Executor m(std::move(g), runtime::ExecutorOptions{});
+  expect_near_scaled(m.run(ins), want, 1e-5);
 }
 
 // Compiled for AVX-512 (16 lanes a block) and AVX2 (8), fused and not, at
@@ -173,6 +200,9 @@ TEST(BlockedConv3d, BadVideoNodesNameTheNode) {
   expect_error_naming(*g.add_node("DepthwiseConvBlocked", {x, wd}, {"z"}, {}, "flat_depthwise"), "W must have rank 5");
   Value* x7 = g.add_input("x7", {DType::F32, {1, 2, 2, 4, 5, 5, 16}, true});
   expect_error_naming(*g.add_node("ConvBlocked", {x7, w}, {"u"}, {}, "rank7"), "got rank 7");
+  Value* wp = g.add_constant("wp", Tensor(DType::F32, {1, 2, 3, 3, 3, 16, 16}));
+  expect_error_naming(*g.add_node("ConvBlocked", {x, wp}, {"p"}, {{"plain_input", Attribute::of_int(1)}}, "plain6"),
+                      "plain_input needs X [N, C, D, H, W]");
 }
 
 }  // namespace
