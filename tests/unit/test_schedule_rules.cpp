@@ -136,9 +136,28 @@ TEST_P(ScheduleRules, BlockedConvTiles) {
       .attr("pads", ints({1, 1, 1, 1})).samples(2).sweep(isa(), "contraction");
 }
 
+TEST_P(ScheduleRules, VideoBlockedConvTiles) {
+  const int64_t b = isa() == Isa::AVX512 ? 16 : 8;
+  // 3x3x3 with a stride in time, 3x1x1 temporal, a plain clip, depthwise 3x3x3.
+  RuleTester("ConvBlocked", "tessera").input({1, 2, 5, 6, 7, b}).input({2, 2, 3, 3, 3, b, b}, true)
+      .attr("pads", ints({1, 1, 1, 1, 1, 1})).attr("strides", ints({2, 1, 1})).sweep(isa(), "contraction");
+  RuleTester("ConvBlocked", "tessera").input({1, 1, 6, 3, 9, b}).input({2, 1, 3, 1, 1, b, b}, true)
+      .attr("pads", ints({1, 0, 0, 1, 0, 0})).samples(2).sweep(isa(), "contraction");
+  RuleTester("ConvBlocked", "tessera").input({1, 3, 4, 9, 9}).input({1, 3, 1, 3, 3, b}, true)
+      .attr("plain_input", Attribute::of_int(1)).attr("strides", ints({1, 2, 2})).samples(2)
+      .sweep(isa(), "contraction");
+  RuleTester("DepthwiseConvBlocked", "tessera").input({1, 2, 4, 5, 6, b}).input({2, 3, 3, 3, b}, true)
+      .attr("pads", ints({1, 1, 1, 1, 1, 1})).samples(2).sweep(isa(), "contraction");
+}
+
 TEST_P(ScheduleRules, PoolTiles) {
   RuleTester("MaxPool").input({1, 4, 9, 13}).attr("kernel_shape", ints({3, 3})).attr("pads", ints({1, 1, 1, 1}))
       .samples(2).sweep(isa(), "contraction");
+  // A blocked video's pool: a window of 1 along the lanes.
+  const int64_t b = isa() == Isa::AVX512 ? 16 : 8;
+  RuleTester("AveragePool").input({1, 2, 4, 7, 6, b}).attr("kernel_shape", ints({3, 3, 3, 1}))
+      .attr("strides", ints({1, 2, 2, 1})).attr("pads", ints({1, 1, 1, 0, 1, 1, 1, 0})).samples(2)
+      .sweep(isa(), "contraction");
 }
 
 TEST_P(ScheduleRules, Reductions) {
