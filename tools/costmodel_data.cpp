@@ -140,7 +140,7 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
   }
   tune::Progress line(progress, "costmodel: ");
   const auto start = std::chrono::steady_clock::now();
-  size_t done = 0;
+  size_t done = 0, fresh = 0;
   for (const auto& [where, w] : work) {
     const auto& [isa, network] = where;
     std::string path;
@@ -180,6 +180,7 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
         for (const Key& k : keys) {
           const cost::HardwareDesc& hw = measured.at(k).hw;
           rows[k] = cost::program_features(p->candidate(), hw, hw.cores);
+          ++fresh;
         }
       }
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -188,7 +189,7 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
     }
   }
   line.done();
-  if (!cache.empty() && to_compute > 0) write_cache(cache, rows);
+  if (!cache.empty() && fresh > 0) write_cache(cache, rows);
   for (const auto& [key, m] : measured) {
     auto r = rows.find(key);
     if (r == rows.end()) continue;

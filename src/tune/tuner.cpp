@@ -288,7 +288,7 @@ class Tuner {
         std::vector<size_t> ranked;
         std::vector<std::vector<float>> known;
         for (size_t i : order)
-          if (!rows[i].empty()) {
+          if (!rows[i].empty() && !points[i].stages.empty()) {
             ranked.push_back(i);
             known.push_back(rows[i]);
           }
@@ -298,7 +298,7 @@ class Tuner {
         std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
         std::vector<size_t> next;
         for (size_t i : order)
-          if (rows[i].empty()) next.push_back(i);  // the default without a row: first
+          if (points[i].stages.empty()) next.push_back(i);  // the default first: every task's is measured
         for (size_t k : by) next.push_back(ranked[k]);
         order = std::move(next);
         r_.tasks[report_of_[t]].ranked += static_cast<int>(ranked.size());
