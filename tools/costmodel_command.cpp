@@ -106,8 +106,15 @@ int cmd_costmodel_train(const CostModelArgs& a) {
   std::fprintf(stderr, "costmodel: training xgb (rank:pairwise, %d rounds) on %d candidates of %zu task-target groups\n",
                a.rounds, candidates, groups.size());
   const auto start = std::chrono::steady_clock::now();
-  cost::XgbModel model(cost::HardwareDesc{}, 0, xgb_options(a));
+  cost::XgbOptions xo = xgb_options(a);
+  tune::Progress line(!a.quiet, "costmodel: ");
+  xo.on_round = [&](int round, int rounds) {
+    line.show("boosting round " + std::to_string(round) + "/" + std::to_string(rounds) + ", " +
+              tune::duration_text(since(start)), round == rounds);
+  };
+  cost::XgbModel model(cost::HardwareDesc{}, 0, xo);
   model.train(groups);
+  line.done();
   model.save(a.model_file);
   cost::CostGroups measured, predicted;
   for (const cost::RankGroup& g : groups) {
@@ -128,7 +135,13 @@ int cmd_costmodel_eval(const CostModelArgs& a) {
   model.load(a.model_file);
   SplitData s = load_split(a);
   const bool network = a.split == "by-network";
-  std::map<std::string, Scores> by_target;
+  // The baseline: ranking by the static model's analytic estimate (its
+  // default coefficients weigh only that), a column of the same rows.
+  size_t est = 0;
+  const auto& columns = cost::program_feature_columns();
+  while (est < columns.size() && columns[est].name != "static_est_seconds") ++est;
+  TESSERA_CHECK(est < columns.size(), "no static_est_seconds column");
+  std::map<std::string, Scores> by_target, baseline;
   Scores all;
   for (const auto& [key, members] : groups_of(s, true)) {
     std::vector<std::vector<float>> rows;
@@ -143,6 +156,10 @@ int cmd_costmodel_eval(const CostModelArgs& a) {
     if (network)
       if (auto w = s.data.weights.find(key.first); w != s.data.weights.end() && w->second.count(a.held_out))
         weight = w->second.at(a.held_out);
+    Scores& b = baseline[key.second];
+    b.measured.push_back(seconds);
+    b.predicted.emplace_back();
+    for (const std::vector<float>& row : rows) b.predicted.back().push_back(row[est]);
     for (Scores* sc : {&by_target[key.second], &all}) {
       sc->tasks += 1;
       sc->candidates += static_cast<int>(members.size());
@@ -158,6 +175,10 @@ int cmd_costmodel_eval(const CostModelArgs& a) {
               "recall@5", "peak@1", "peak@5", network ? "  net@1    net@5" : "");
   for (const auto& [target, sc] : by_target) print_row(target, sc, network);
   if (by_target.size() > 1) print_row("all", all, network);
+  std::printf("baseline, the static model's analytic estimate: pairwise");
+  for (const auto& [target, sc] : baseline)
+    std::printf(" %s %.4f", target.c_str(), cost::pairwise_accuracy(sc.measured, sc.predicted));
+  std::printf("\n");
   return 0;
 }
 

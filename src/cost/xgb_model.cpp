@@ -100,7 +100,10 @@ void XgbModel::fit(const std::vector<RankGroup>& groups, int rounds, bool from_b
         {"verbosity", "0"},
     };
     for (const auto& [k, v] : params) check(XGBoosterSetParam(b, k, v.c_str()), "setting a parameter");
-    for (int i = 0; i < rounds; ++i) check(XGBoosterUpdateOneIter(b, i, m.h), "boosting");
+    for (int i = 0; i < rounds; ++i) {
+      check(XGBoosterUpdateOneIter(b, i, m.h), "boosting");
+      if (options_.on_round) options_.on_round(i + 1, rounds);
+    }
   } catch (...) {
     free_b();
     throw;

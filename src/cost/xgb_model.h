@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@ struct XgbOptions {
   double subsample = 1;
   int threads = 1;           // XGBoost's threads
   uint64_t seed = 1;
+  std::function<void(int round, int rounds)> on_round;  // called after each boosting round (progress)
 };
 
 class XgbModel : public CostModel {
