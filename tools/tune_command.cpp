@@ -123,7 +123,8 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   tune_->add_option("--cost-model-file", tune_opts_.cost_model_file,
                     "xgb: a pre-trained model ('tessera costmodel train --out'), fine-tuned online (default: none, "
                     "learned from nothing)");
-  tune_->add_option("--hardware", tune_opts_.hardware, "static: a known machine description (default: probe this one)");
+  tune_->add_option("--hardware", tune_opts_.hardware,
+                    "static, xgb: a known machine description (default: probe this one)");
   tune_->add_option("--coefficients", tune_opts_.coefficients,
                     "static: fitted coefficients file (default: the cache directory's, if any)");
   tune_->add_option("--per-round", tune_opts_.per_round, "candidates measured per round of a task (default 8)");

@@ -54,19 +54,24 @@ namespace tessera::cost {
   X(IsReadWrite, "read_write", "1: both (an accumulation)")                                                     \
   X(Bytes, "bytes", "bytes accessed over the run (every access, every trip)")                                  \
   X(UniqueBytes, "unique_bytes", "distinct bytes accessed over the run")                                        \
-  X(Lines, "lines", "cache lines fetched: per access ceil(span/line) when the innermost loop's stride is a line or more, max(span, stride)/line below; an access the innermost loop does not move fetches once per run of that loop") \
+  X(Lines, "lines",                                                                                            \
+    "cache lines fetched: per access ceil(span/line) when the innermost loop's stride is a line or more, "       \
+    "max(span, stride)/line below; an access the innermost loop does not move fetches once per run of that loop") \
   X(UniqueLines, "unique_lines", "distinct cache lines accessed over the run")                                  \
   X(ReuseLoop, "reuse_loop", "1: a loop the indices do not use repeats the accesses (loop reuse)")              \
   X(ReuseSerial, "reuse_serial", "1: no such loop, but other stores of the kernel access the buffer")           \
   X(ReuseNone, "reuse_none", "1: neither")                                                                      \
-  X(ReuseDistIter, "reuse_dist_iter", "loop reuse: iterations between reuses (product of the loops inside the reuse loop)") \
+  X(ReuseDistIter, "reuse_dist_iter",                                                                          \
+    "loop reuse: iterations between reuses (product of the loops inside the reuse loop)")                       \
   X(ReuseDistBytes, "reuse_dist_bytes", "loop reuse: distinct bytes the value accesses in between (all its buffers)") \
   X(ReuseCount, "reuse_count", "loop reuse: the reuse loop's extent; serial: stores accessing the buffer; else 0") \
   X(BytesPerReuse, "bytes_per_reuse", "bytes / max(reuse_count, 1)")                                            \
   X(UniqueBytesPerReuse, "unique_bytes_per_reuse", "unique_bytes / max(reuse_count, 1)")                        \
   X(LinesPerReuse, "lines_per_reuse", "lines / max(reuse_count, 1)")                                            \
   X(UniqueLinesPerReuse, "unique_lines_per_reuse", "unique_lines / max(reuse_count, 1)")                        \
-  X(Stride, "stride", "elements between lanes of a vector access, else the index's coefficient of the innermost loop that moves it (0: none)")
+  X(Stride, "stride",                                                                                          \
+    "elements between lanes of a vector access, else the index's coefficient of the innermost loop that moves it " \
+    "(0: none)")
 
 // The columns after the buffer blocks (the curve's samples are named "ai_curve_<i>").
 #define TESSERA_VALUE_TAIL_FEATURES(X)                                                                          \
@@ -92,7 +97,8 @@ inline constexpr int kIntensitySamples = 10;     // samples of the arithmetic-in
 inline constexpr int kHeadCount = static_cast<int>(ValueHead::kCount);
 inline constexpr int kBufferFeatureCount = static_cast<int>(BufferFeature::kCount);
 inline constexpr int kTailCount = static_cast<int>(ValueTail::kCount);
-inline constexpr int kValueFeatureCount = kHeadCount + kValueBuffers * kBufferFeatureCount + kIntensitySamples + kTailCount;
+inline constexpr int kValueFeatureCount =
+    kHeadCount + kValueBuffers * kBufferFeatureCount + kIntensitySamples + kTailCount;
 
 // Column indices.
 inline constexpr int column(ValueHead f) { return static_cast<int>(f); }

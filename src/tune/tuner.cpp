@@ -259,7 +259,7 @@ class Tuner {
   // model is trained again on every measurement so far — from nothing, or
   // on top of a pre-trained model file. Points it passes over are dropped.
   void search_learned() {
-    cost::HardwareDesc hw = o_.hardware.empty() ? cost::probe_hardware(o_.model.isa) : cost::find_hardware(o_.hardware);
+    const cost::HardwareDesc hw = hardware();
     cost::XgbOptions xo;
     xo.rounds = 100;
     xo.seed = o_.seed;
@@ -320,10 +320,16 @@ class Tuner {
     }
   }
 
-  std::unique_ptr<cost::StaticModel> static_model() {
+  // The machine a cost model predicts for: --hardware's known description, else this one probed.
+  cost::HardwareDesc hardware() const {
     cost::HardwareDesc hw = o_.hardware.empty() ? cost::probe_hardware(o_.model.isa) : cost::find_hardware(o_.hardware);
     TESSERA_CHECK(hw.isa == o_.model.isa, "hardware '", hw.name, "' is ", isa_name(hw.isa), " but tuning is for ",
                   isa_name(o_.model.isa));
+    return hw;
+  }
+
+  std::unique_ptr<cost::StaticModel> static_model() {
+    const cost::HardwareDesc hw = hardware();
     auto model = std::make_unique<cost::StaticModel>(hw, o_.model.threads > 0 ? o_.model.threads : 0);
     std::string path = o_.coefficients.empty() ? default_coefficients_path() : o_.coefficients;
     bool fitted = false;

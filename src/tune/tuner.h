@@ -32,7 +32,7 @@ struct TuneOptions {
   // again on every measurement so far (online, as TenSet's xgb model).
   std::string cost_model = "none";
   std::string cost_model_file;      // xgb: a pre-trained model (tessera costmodel train) fine-tuned online; empty: from nothing
-  std::string hardware;             // static: a known_hardware() name; empty: probe this machine
+  std::string hardware;             // static, xgb: a known_hardware() name; empty: probe this machine
   std::string coefficients;         // static: coefficients file (empty: default_coefficients_path(), if it exists)
   bool machine_code = true;         // static: features of the JIT's code too (else loop IR only)
   int validate_top = 3;             // static: candidates of each task measured after the search
