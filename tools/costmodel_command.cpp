@@ -1,10 +1,12 @@
 // `tessera costmodel` (see costmodel_command.h).
 #include "costmodel_command.h"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
-#include <set>
 
 #include "cost/dataset_split.h"
 #include "cost/program_features.h"
@@ -182,6 +184,33 @@ int cmd_costmodel_eval(const CostModelArgs& a) {
   return 0;
 }
 
+int cmd_costmodel_dump(const CostModelArgs& a) {
+  TESSERA_CHECK(!a.model_file.empty(), "costmodel dump needs --out FILE");
+  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet, true);
+  std::ofstream f(a.model_file);
+  TESSERA_CHECK(f, "cannot write ", a.model_file);
+  auto names = [](const std::vector<cost::ColumnDoc>& cols) {
+    nlohmann::json n = nlohmann::json::array();
+    for (const cost::ColumnDoc& c : cols) n.push_back(c.name);
+    return n;
+  };
+  f << nlohmann::json{{"value_columns", names(cost::value_feature_columns())},
+                      {"hardware_columns", names(cost::hardware_feature_columns())},
+                      {"program_columns", names(cost::program_feature_columns())}}
+           .dump()
+    << "\n";
+  for (const CostSample& c : d.samples)
+    f << nlohmann::json{{"task", c.task},         {"target", c.target},     {"schedule", c.schedule},
+                        {"seconds", c.seconds},   {"values", c.values},     {"hardware", c.hardware},
+                        {"program", c.row}}
+             .dump()
+      << "\n";
+  TESSERA_CHECK(f.flush(), "cannot write ", a.model_file);
+  std::printf("%zu samples (%d could not be rebuilt) written to %s\n", d.samples.size(), d.skipped,
+              a.model_file.c_str());
+  return 0;
+}
+
 int cmd_costmodel_columns() {
   std::printf("per-store (value) features, %d columns:\n", cost::kValueFeatureCount);
   const auto& v = cost::value_feature_columns();
@@ -199,15 +228,23 @@ void CostModelCommands::add(CLI::App& app) {
   train_ = costmodel_->add_subcommand("train", "train a ranking model on the train part of a split; write it to a file");
   eval_ = costmodel_->add_subcommand("eval", "judge a model file on the test part of a split: pairwise accuracy, "
                                              "top-k recall, peak score@k (and network top-k score by network)");
+  dump_ = costmodel_->add_subcommand("dump", "write every measured schedule's features (JSON lines: a header of "
+                                             "column names, then the per-store matrix, hardware vector and program "
+                                             "row of each, with its cost)");
   columns_ = costmodel_->add_subcommand("columns", "list the feature columns and what each one is");
-  for (CLI::App* c : {train_, eval_}) {
-    CostModelArgs& o = args_;
+  dump_->add_option("--out", args_.model_file, "the JSON-lines file to write")->required();
+  CostModelArgs& o = args_;
+  for (CLI::App* c : {train_, eval_, dump_}) {
     c->add_option("--records", o.records, "records files (JSON lines; 'tessera dataset merge' writes one)")
         ->delimiter(',')
         ->required();
     c->add_option("--dataset", o.datasets, "collection directories (their tasks.json names each task's network)")
         ->delimiter(',')
         ->required();
+    c->add_option("--cache", o.cache, "feature cache file: rows found there are not computed again");
+    c->add_flag("-q,--quiet", o.quiet, "no progress lines");
+  }
+  for (CLI::App* c : {train_, eval_}) {
     c->add_option("--split", o.split,
                   "none (all: default), within-task, by-task, by-target, by-network; train fits the train part, "
                   "eval judges the test part (give both the same split options)");
@@ -217,8 +254,6 @@ void CostModelCommands::add(CLI::App& app) {
     c->add_option("--held-out", o.held_out, "by-target: the target held out (avx2-t1, ...); by-network: the network");
     c->add_option("--seed", o.seed, "seed of the split and the model (default 1)");
     c->add_option("--threads", o.threads, "XGBoost's threads (default 1)")->check(CLI::Range(1, 256));
-    c->add_option("--cache", o.cache, "feature cache file: rows found there are not computed again");
-    c->add_flag("-q,--quiet", o.quiet, "no progress lines");
   }
   train_->add_option("--model", args_.model, "the model: xgb (default)");
   train_->add_option("--out", args_.model_file, "the model file to write")->required();
@@ -230,6 +265,7 @@ int CostModelCommands::run() {
   if (!costmodel_ || !*costmodel_) return -1;
   if (*train_) return cmd_costmodel_train(args_);
   if (*eval_) return cmd_costmodel_eval(args_);
+  if (*dump_) return cmd_costmodel_dump(args_);
   return cmd_costmodel_columns();
 }
 

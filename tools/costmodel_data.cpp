@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "cost/program_features.h"
+#include "cost/value_features.h"
 #include "dataset/task_index.h"
 #include "support/error.h"
 #include "tune/candidate_program.h"
@@ -73,7 +74,7 @@ struct Measured {
 }  // namespace
 
 CostDataset load_cost_dataset(const std::vector<std::string>& record_files, const std::vector<std::string>& dataset_dirs,
-                              const std::string& cache, bool progress) {
+                              const std::string& cache, bool progress, bool keep_values) {
   TESSERA_CHECK(!record_files.empty(), "no records file given (--records)");
   TESSERA_CHECK(!dataset_dirs.empty(), "no dataset directory given (--dataset DIR: where tasks.json is)");
   // Tasks and targets of every dataset.
@@ -126,7 +127,7 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
   std::map<std::pair<Isa, std::string>, Work> work;  // (ISA, network) -> work
   size_t to_compute = 0;
   for (const auto& [key, m] : measured) {
-    if (rows.count(key)) continue;
+    if (rows.count(key) && !keep_values) continue;
     const Isa isa = isa_of.at(std::get<1>(key));
     const dataset::IsaTask* it = nullptr;
     const auto& [task, index] = task_of.at(std::get<0>(key));
@@ -138,6 +139,7 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
     work[{isa, it->network}].by_task[std::get<0>(key)][std::get<2>(key)].push_back(key);
     ++to_compute;
   }
+  std::map<Key, std::pair<std::vector<std::vector<double>>, std::vector<double>>> values;  // keep_values
   tune::Progress line(progress, "costmodel: ");
   const auto start = std::chrono::steady_clock::now();
   size_t done = 0, fresh = 0;
@@ -179,8 +181,11 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
         }
         for (const Key& k : keys) {
           const cost::HardwareDesc& hw = measured.at(k).hw;
-          rows[k] = cost::program_features(p->candidate(), hw, hw.cores);
-          ++fresh;
+          if (!rows.count(k)) {
+            rows[k] = cost::program_features(p->candidate(), hw, hw.cores);
+            ++fresh;
+          }
+          if (keep_values) values[k] = {cost::value_features(p->kernel, hw).rows, cost::hardware_features(hw)};
         }
       }
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -193,7 +198,11 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
   for (const auto& [key, m] : measured) {
     auto r = rows.find(key);
     if (r == rows.end()) continue;
-    out.samples.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), m.seconds, r->second});
+    out.samples.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), m.seconds, r->second, {}, {}});
+    if (auto v = values.find(key); v != values.end()) {
+      out.samples.back().values = std::move(v->second.first);
+      out.samples.back().hardware = std::move(v->second.second);
+    }
   }
   return out;
 }

@@ -21,6 +21,10 @@ struct CostSample {
   std::string schedule;  // positional schedule text
   double seconds = 0;    // pooled measured cost
   std::vector<float> row;
+  // With keep_values only: the per-store matrix (cost/value_features.h) and
+  // the hardware vector, for dumps and models that read them.
+  std::vector<std::vector<double>> values;
+  std::vector<double> hardware;
 };
 
 struct CostDataset {
@@ -34,8 +38,10 @@ struct CostDataset {
 // directories with a tasks.json) describe. `cache`, when given, is a file of
 // rows computed before (JSON lines; made for this feature layout, else
 // ignored and rewritten): rows found there are not computed again, and the
-// file is rewritten with every row at the end. Progress lines on stderr.
+// file is rewritten with every row at the end. `keep_values` also keeps each
+// sample's per-store matrix and hardware vector (every program is lowered
+// then, cached or not). Progress lines on stderr.
 CostDataset load_cost_dataset(const std::vector<std::string>& record_files, const std::vector<std::string>& dataset_dirs,
-                              const std::string& cache, bool progress);
+                              const std::string& cache, bool progress, bool keep_values = false);
 
 }  // namespace tessera::tools

@@ -1,13 +1,16 @@
 // `tessera costmodel` on a small collection (one tiny network, AVX2 at one
 // thread, 8 schedules a task): train on a split's train part and eval on
 // its test part, the feature cache giving the same result as computing the
-// rows, the columns listing, and clear errors for a bad model file, an
-// unknown held-out target and a missing dataset directory.
+// rows, the dump of every sample's matrices, the columns listing, and clear
+// errors for a bad model file, an unknown held-out target and a missing
+// dataset directory.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "cost/program_features.h"
@@ -123,4 +126,35 @@ TEST(CostModelCli, ColumnsAndErrors) {
   r = cli("costmodel train --out " + temp_path("m3.json") + " --records " + bad + " --dataset " + temp_path("nowhere"));
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("tasks.json"), std::string::npos) << r.out;
+}
+
+// The dump: a header naming the columns, then per sample its per-store
+// matrix (rows of the value columns' width), hardware vector and program
+// row, agreeing with the column tables.
+TEST(CostModelCli, DumpWritesTheMatricesWithTheirColumns) {
+  const std::string out = temp_path("dump.jsonl");
+  auto r = cli("costmodel dump --out " + out + data_args());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(out);
+  std::string line;
+  ASSERT_TRUE(std::getline(f, line));
+  const nlohmann::json head = nlohmann::json::parse(line);
+  ASSERT_EQ(head.at("value_columns").size(), cost::value_feature_columns().size());
+  EXPECT_EQ(head.at("value_columns")[0], cost::value_feature_columns()[0].name);
+  EXPECT_EQ(head.at("program_columns").size(), cost::program_feature_columns().size());
+  int samples = 0;
+  while (std::getline(f, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    ++samples;
+    EXPECT_GT(j.at("seconds").get<double>(), 0);
+    EXPECT_EQ(j.at("target"), "avx2-t1");
+    ASSERT_FALSE(j.at("values").empty()) << "every kernel stores something";
+    for (const auto& row : j.at("values")) EXPECT_EQ(row.size(), cost::value_feature_columns().size());
+    EXPECT_EQ(j.at("hardware").size(), cost::hardware_feature_columns().size());
+    ASSERT_EQ(j.at("program").size(), cost::program_feature_columns().size());
+    // The program row's last column counts the matrix's rows.
+    EXPECT_EQ(j.at("program").back().get<double>(), static_cast<double>(j.at("values").size()));
+  }
+  EXPECT_GT(samples, 1);
+  EXPECT_NE(r.out.find(std::to_string(samples) + " samples"), std::string::npos) << r.out;
 }

@@ -1,8 +1,8 @@
 // The XGBoost ranking model (xgb_model.h): it learns a ranking it could not
 // know otherwise (synthetic tasks whose cost is a known function of one
 // column among random ones, judged on held-out tasks), a saved and loaded
-// model predicts exactly the same, files of other layouts are refused, and
-// online updates.
+// model predicts exactly the same, files of other layouts are refused,
+// online updates, and predictions of candidates through the tuner's interface.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "cost/program_features.h"
 #include "cost/ranking_metrics.h"
 #include "cost/xgb_model.h"
 #include "support/error.h"
@@ -134,6 +135,38 @@ TEST(XgbModel, UpdatesOnline) {
   EXPECT_GT(accuracy(c, shifted_test), before + 0.2);
   EXPECT_GT(accuracy(c, shifted_test), 0.8);
   std::filesystem::remove(path);
+}
+
+// Behind the tuner's interface: predict() on candidates is minus the score
+// of their program rows, and a model trained on hand-written kernels with
+// made-up costs ranks them as taught.
+TEST(XgbModel, PredictsCandidatesFromTheirProgramRows) {
+  using namespace loop;
+  // Y[i] = X[i] * s over 4096 elements, `lanes` at a time.
+  auto scale = [](int lanes) {
+    Buffer X("X", DType::F32, {4096}), Y("Y", DType::F32, {4096});
+    Var i("i");
+    Expr idx = lanes > 1 ? ramp(i * lanes, int_imm(1), lanes) : Expr(i);
+    Expr two = lanes > 1 ? broadcast(float_imm(2.0), lanes) : float_imm(2.0);
+    return Kernel{"scale", {X}, {Y},
+                  for_loop(i, int_imm(0), int_imm(4096 / lanes), ForKind::Serial, store(Y, load(X, idx) * two, idx))};
+  };
+  std::vector<Kernel> kernels{scale(1), scale(4), scale(8), scale(16)};
+  HardwareDesc hw;
+  RankGroup g;
+  std::vector<Candidate> candidates;
+  for (const Kernel& k : kernels) {
+    candidates.push_back({&k, nullptr});
+    g.rows.push_back(program_features(candidates.back(), hw, 1));
+  }
+  g.seconds = {8, 4, 2, 1};  // wider is faster (as taught)
+  XgbModel m(hw, 1, small());
+  EXPECT_EQ(m.predict(candidates), std::vector<double>(4, 0.0)) << "untrained: no preference";
+  m.train({g});
+  const std::vector<double> p = m.predict(candidates), s = m.predict_rows(g.rows);
+  ASSERT_EQ(p.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(p[i], -s[i]);
+  EXPECT_DOUBLE_EQ(pairwise_accuracy({g.seconds}, {p}), 1);
 }
 
 }  // namespace
