@@ -131,6 +131,25 @@ TEST(SkipPaddingTaps, AllPaddingOffCentreIsAOneByOneConv) {
   expect_near_scaled(interpret(*g, ins), want, 1e-5);
 }
 
+// Undilated too: a 3x3 convolution of a 1x1 map (pads 1) reads only its
+// centre tap, and a 1x3 map keeps its three column taps.
+TEST(SkipPaddingTaps, OnePixelMapsKeepTheTapsTheyRead) {
+  for (int64_t w : {1, 3}) {
+    SCOPED_TRACE("width " + std::to_string(w));
+    const Case c{8, 4, 1, 1, w, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}};
+    std::vector<Tensor> ins{random_f32({1, c.C, c.H, c.W}, 25)};
+    std::vector<Tensor> want = interpret(*conv_graph(c), ins);
+    auto g = conv_graph(c);
+    ASSERT_EQ(skip_padding_taps(*g, 0), 1);
+    ASSERT_EQ(count_ops(*g, "Conv"), 1);
+    for (const auto& n : g->nodes())
+      if (n->op_type == "Conv") {
+        EXPECT_EQ(n->inputs[1]->type.dims, (Dims{4, 8, 1, w}));
+      }
+    expect_near_scaled(interpret(*g, ins), want, 1e-5);
+  }
+}
+
 // An undilated axis is not banded: its taps are the union over the axis
 // (here every one), while the dilated axis is.
 TEST(SkipPaddingTaps, UndilatedAxisKeepsOneBand) {
