@@ -31,6 +31,11 @@ PET_MODELS are the models of bench/PET.md (issue 19) not in RESULTS.md:
   csrnet_backend  that PET artifact's graph: the six dilated convs + ReLU, no
            bias, input 1x512x14x14 (7x7 maps after D2H).
   r3d_18   torchvision.models.video.r3d_18, input 1x3x16x112x112.
+  fcn_resnet50, deeplabv3_resnet50  torchvision's segmentation models, built
+           and exported exactly as bench/zoo_models.py does (320x320 input,
+           output "out"): ResNet-50 backbones with dilated layer3 and layer4
+           (dilation 2 and 4, output stride 8: the class of model PET's D2H
+           family targets besides CSRNet), DeepLabV3 with its atrous pyramid.
 
 Export: bench/out/perf/<model>/{model.onnx (opset 13, constant folding),
 input_0.npy, torch_output.npy, meta.json}; at batch B > 1 the folder is
@@ -65,7 +70,10 @@ PET_MODELS = {
     "csrnet": ("CSRNet (VGG-16 front end, dilated back end, 512x512)", (1, 3, 512, 512)),
     "csrnet_backend": ("CSRNet back end as PET times it (6 dilated convs, 512x14x14)", (1, 512, 14, 14)),
     "r3d_18": ("ResNet3D-18 (16x112x112 clip)", (1, 3, 16, 112, 112)),
+    "fcn_resnet50": ("FCN-ResNet50 (dilated backbone, 320x320)", (1, 3, 320, 320)),
+    "deeplabv3_resnet50": ("DeepLabV3-ResNet50 (dilated backbone, atrous pyramid, 320x320)", (1, 3, 320, 320)),
 }
+SEGMENTATION = ("fcn_resnet50", "deeplabv3_resnet50")  # built by bench/zoo_models.py
 
 
 def check_name(name):
@@ -153,6 +161,9 @@ def build(name, batch=1, size=None):
             rng = np.random.default_rng(0)
             inputs = [torch.from_numpy(rng.standard_normal((batch, 128, 768)).astype(np.float32))]
         return model, inputs, names
+    if name in SEGMENTATION:
+        import zoo_models
+        return zoo_models.build(name, batch)
     if name in PET_MODELS:
         torch.manual_seed(0)
         rng = np.random.default_rng(0)

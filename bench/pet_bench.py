@@ -4,8 +4,10 @@ end to end, with PET off and on in the same interleaved run, ONNX Runtime beside
 
 Models (bench/perf_models.py, seeded random weights): CSRNet (VGG-16 front end,
 dilated back end, 512x512), Inception v3, ResNet-18, ResNeXt-50, BERT-base and
-ResNet3D-18, each at batch 1 and batch 8 (--batches), exported once to
-bench/out/perf/<model>[_b8]/.
+ResNet3D-18 (issue 19's six), and FCN-ResNet50 and DeepLabV3-ResNet50 at
+320x320 (dilated ResNet-50 backbones: the class of model PET's D2H family
+targets besides CSRNet), each at batch 1 and batch 8 (--batches), exported
+once to bench/out/perf/<model>[_b8]/.
 
 For every model and batch:
  1. Search. `tessera compile MODEL --pet --pet-mutants MODE --dump-pet -o M.tsr`
@@ -51,7 +53,9 @@ import perf_harness  # noqa: E402
 import perf_models  # noqa: E402
 import pet_report  # noqa: E402
 
-MODELS = ["csrnet", "inception_v3", "resnet18", "resnext50_32x4d", "bert_base", "r3d_18"]
+# the six of issue 19, then two of the class PET's D2H family targets besides CSRNet (dilated backbones)
+MODELS = ["csrnet", "inception_v3", "resnet18", "resnext50_32x4d", "bert_base", "r3d_18", "fcn_resnet50",
+          "deeplabv3_resnet50"]
 MODES = ["all", "equivalent", "partial"]  # --pet-mutants values; "all" is PET as shipped
 WORK = os.path.join(HERE, "out", "pet")
 log = perf_harness.log
@@ -137,7 +141,7 @@ def mutation_test(args):
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: the six of issue 19)")
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: the six of issue 19 and two segmentation models)")
     ap.add_argument("--batches", default="1,8", help="comma-separated batch sizes")
     ap.add_argument("--threads", default="2", help="comma-separated thread counts for the timing")
     ap.add_argument("--runs", type=int, default=None, help=f"timed rounds (default and minimum "

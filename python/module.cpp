@@ -55,7 +55,7 @@ struct NodeArg {
 };
 
 NodeArg node_arg(const ValueInfo& v) {
-  NodeArg a{v.name, py::none(), v.type_name()};
+  NodeArg a{v.name, py::none(), capi::ort_value_type(v)};
   if (v.rank_known) {
     py::list shape;
     for (size_t d = 0; d < v.dims.size(); ++d) {
@@ -196,7 +196,7 @@ class InferenceSession {
                     std::string(py::str(py::type::of(value).attr("__name__"))));
       py::array a = py::reinterpret_borrow<py::array>(value);
       py::dtype want = numpy_dtype(info.dtype, "input '" + name + "'");
-      TESSERA_CHECK(a.dtype().equal(want), "input '", name, "' expects ", info.type_name(), " (numpy ",
+      TESSERA_CHECK(a.dtype().equal(want), "input '", name, "' expects ", capi::ort_value_type(info), " (numpy ",
                     std::string(py::str(want)), "), got an array of ", std::string(py::str(a.dtype())));
       constexpr int kContiguousAligned = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | 0x100;  // NPY_ARRAY_ALIGNED
       if ((a.flags() & kContiguousAligned) != kContiguousAligned)

@@ -1,5 +1,5 @@
 // The tessera command-line tool: run (compiled or reference), compile, bench, tune,
-// dataset, serve, viz, info, print and export-zoo.
+// dataset, costmodel, serve, viz, info, print and export-zoo.
 #include <CLI/CLI.hpp>
 #include <sys/wait.h>
 
@@ -27,6 +27,7 @@
 #include "support/thread_pool.h"
 #include "serve.h"
 #include "tune_command.h"
+#include "costmodel_command.h"
 #include "dataset_command.h"
 #include "support/error.h"
 #include "support/file_util.h"
@@ -596,6 +597,10 @@ int main(int argc, char** argv) {
   tools::DatasetCommands dataset_cmds;
   dataset_cmds.add(app);
 
+  // learned cost models: costmodel train, eval, columns (tools/costmodel_command.cpp).
+  tools::CostModelCommands costmodel_cmds;
+  costmodel_cmds.add(app);
+
   CLI::App* passes = app.add_subcommand("passes", "list the graph passes: name, stage, the flag that skips it, what it does");
 
   int64_t pet_count = 10000;
@@ -636,6 +641,7 @@ int main(int argc, char** argv) {
     }
     if (int rc = tune_cmds.run_other(isa_from_name(exec.isa), exec.threads); rc >= 0) return rc;
     if (int rc = dataset_cmds.run(); rc >= 0) return rc;
+    if (int rc = costmodel_cmds.run(); rc >= 0) return rc;
     if (*serve) return cmd_serve(common, exec, inputs, seed);
     if (*viz) return cmd_viz(common, exec, viz_out, viz_fusion);
     if (*print) {

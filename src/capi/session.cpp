@@ -46,12 +46,6 @@ class TempFile {
   std::string path_;
 };
 
-std::vector<ValueInfo> infos_of(const std::vector<TensorInfo>& values) {
-  std::vector<ValueInfo> r;
-  for (const TensorInfo& t : values) r.push_back({t.name, t.dtype, t.dims, t.dim_names, t.rank_known});
-  return r;
-}
-
 std::string names_of(const std::vector<ValueInfo>& values) {
   std::string s;
   for (const ValueInfo& v : values) s += (s.empty() ? "'" : ", '") + v.name + "'";
@@ -102,11 +96,11 @@ std::string ort_type_name(DType t) {
   return "undefined";
 }
 
-std::string ValueInfo::type_name() const { return "tensor(" + ort_type_name(dtype) + ")"; }
+std::string ort_value_type(const ValueInfo& v) { return "tensor(" + ort_type_name(v.dtype) + ")"; }
 
 Session::Session(CompiledModel model) : model_(std::move(model)) {
-  inputs_ = infos_of(model_.inputs());
-  outputs_ = infos_of(model_.outputs());
+  inputs_ = model_.inputs();
+  outputs_ = model_.outputs();
 }
 
 std::unique_ptr<Session> Session::open(const std::string& path, const SessionOptions& options) {

@@ -28,17 +28,12 @@ struct SessionOptions {
 };
 
 // A model input or output as the public APIs show it.
-struct ValueInfo {
-  std::string name;
-  DType dtype = DType::Undefined;
-  Dims dims;                           // -1 for a dynamic dimension
-  std::vector<std::string> dim_names;  // one per dim: the dynamic dim's ONNX name, "" if none
-  bool rank_known = true;
-  std::string type_name() const;       // ONNX Runtime's form: "tensor(float)"
-};
+using ValueInfo = TensorInfo;
 
 // ONNX Runtime's element-type name: "float", "int64", "float16", "bool" ...
 std::string ort_type_name(DType t);
+// ONNX Runtime's type of a value: "tensor(float)".
+std::string ort_value_type(const ValueInfo& v);
 
 class Session {
  public:

@@ -195,6 +195,17 @@ AffineIndex affine_index(const Expr& e, const LetForms& lets) {
   }
 }
 
+int64_t enter_loop(const ForNode* op, VarBounds& vb) {
+  int64_t ext = 1;
+  if (const int64_t* n = as_const_int(op->extent)) ext = *n;
+  else if (Interval r = bounds_of(op->extent, vb); r.has_max()) ext = r.max;
+  ext = std::max<int64_t>(ext, 0);
+  Interval lo = bounds_of(op->min, vb);
+  vb[op->var.node()] = lo.has_min() && lo.has_max() ? Interval{lo.min, lo.max + std::max<int64_t>(ext - 1, 0)}
+                                                    : Interval::everything();
+  return ext;
+}
+
 double footprint_bytes(const std::vector<const Access*>& accesses, const VarExtents& extents, int line) {
   // Group by buffer, keeping the distinct affine forms.
   struct Group {

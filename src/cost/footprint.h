@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "loop/expr.h"
+#include "loop/bounds.h"
+#include "loop/stmt.h"
 
 namespace tessera::cost {
 
@@ -53,6 +54,11 @@ struct Access {
   loop::Expr raw_index;      // for the interval fallback
   bool is_store = false;
 };
+
+// A loop's trip count (its constant extent, else the upper bound interval
+// analysis gives it under `vb`; never negative); then binds its variable in
+// `vb` to the range it runs over (walks of the loop IR call it on entering a loop).
+int64_t enter_loop(const loop::ForNode* op, loop::VarBounds& vb);
 
 // Loop variables that vary, with their trip counts; every other variable is fixed.
 using VarExtents = std::unordered_map<const loop::VarNode*, int64_t>;

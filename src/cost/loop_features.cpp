@@ -61,13 +61,7 @@ class TreeBuilder : public IRVisitor {
 
  protected:
   void visit(const ForNode* op) override {
-    int64_t ext = 1;
-    if (const int64_t* n = as_const_int(op->extent)) ext = *n;
-    else if (Interval r = bounds_of(op->extent, vb_); r.has_max()) ext = r.max;
-    ext = std::max<int64_t>(ext, 0);
-    Interval lo = bounds_of(op->min, vb_);
-    vb_[op->var.node()] = lo.has_min() && lo.has_max() ? Interval{lo.min, lo.max + std::max<int64_t>(ext - 1, 0)}
-                                                       : Interval::everything();
+    const int64_t ext = enter_loop(op, vb_);
     auto node = std::make_unique<LoopNode>();
     node->loop = op;
     node->var = op->var.node();

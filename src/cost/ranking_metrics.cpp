@@ -2,6 +2,7 @@
 #include "cost/ranking_metrics.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 
 #include "support/error.h"
@@ -16,6 +17,14 @@ void check_shapes(const CostGroups& measured, const CostGroups& predicted) {
   for (size_t g = 0; g < measured.size(); ++g)
     TESSERA_CHECK(measured[g].size() == predicted[g].size(), "ranking metrics: group ", g, " has ",
                   measured[g].size(), " measured costs, ", predicted[g].size(), " predicted");
+}
+
+// The group's indices ordered by cost (lowest first; ties by position).
+std::vector<size_t> order_by(const std::vector<double>& cost) {
+  std::vector<size_t> order(cost.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] < cost[b]; });
+  return order;
 }
 
 }  // namespace
@@ -61,6 +70,46 @@ double peak_score(const CostGroups& measured, const CostGroups& predicted, int k
     weight += static_cast<double>(y.size());
   }
   return weight > 0 ? total / weight : 0;
+}
+
+double top_k_recall(const CostGroups& measured, const CostGroups& predicted, int k) {
+  check_shapes(measured, predicted);
+  TESSERA_CHECK(k >= 1, "top-k recall: k must be at least 1, got ", k);
+  double total = 0, weight = 0;
+  for (size_t g = 0; g < measured.size(); ++g) {
+    const size_t n = std::min(measured[g].size(), static_cast<size_t>(k));
+    if (n == 0) continue;
+    std::vector<size_t> truth = order_by(measured[g]), guess = order_by(predicted[g]);
+    truth.resize(n);
+    guess.resize(n);
+    std::sort(truth.begin(), truth.end());
+    std::sort(guess.begin(), guess.end());
+    std::vector<size_t> both;
+    std::set_intersection(truth.begin(), truth.end(), guess.begin(), guess.end(), std::back_inserter(both));
+    const double size = static_cast<double>(measured[g].size());
+    total += static_cast<double>(both.size()) / static_cast<double>(n) * size;
+    weight += size;
+  }
+  return weight > 0 ? total / weight : 0;
+}
+
+double network_top_k_score(const CostGroups& measured, const CostGroups& predicted, const std::vector<double>& weights,
+                           int k) {
+  check_shapes(measured, predicted);
+  TESSERA_CHECK(k >= 1, "network top-k score: k must be at least 1, got ", k);
+  TESSERA_CHECK(weights.size() == measured.size(), "network top-k score: ", weights.size(), " weights for ",
+                measured.size(), " groups");
+  double best = 0, chosen = 0;
+  for (size_t g = 0; g < measured.size(); ++g) {
+    const std::vector<double>& y = measured[g];
+    if (y.empty()) continue;
+    const std::vector<size_t> guess = order_by(predicted[g]);
+    double first_k = y[guess[0]];
+    for (size_t i = 1; i < guess.size() && i < static_cast<size_t>(k); ++i) first_k = std::min(first_k, y[guess[i]]);
+    best += weights[g] * *std::min_element(y.begin(), y.end());
+    chosen += weights[g] * first_k;
+  }
+  return chosen > 0 ? best / chosen : 0;
 }
 
 }  // namespace tessera::cost

@@ -20,4 +20,19 @@ double pairwise_accuracy(const CostGroups& measured, const CostGroups& predicted
 // size); groups are weighted by their size.
 double peak_score(const CostGroups& measured, const CostGroups& predicted, int k);
 
+// Top-k recall: per group, |predicted top k ∩ measured top k| / k, the top
+// k being the k lowest costs (k cut to the group's size; ties in the
+// measured costs broken by position); groups weighted by their size.
+double top_k_recall(const CostGroups& measured, const CostGroups& predicted, int k);
+
+// Network top-k score (TenSet's end-to-end metric): with w_t the times task
+// t runs in the network, L*_t its best measured cost and π_t its
+// candidates ordered by predicted cost,
+//   sum_t w_t L*_t / sum_t w_t min_{i<=k} L_t(π_t(i)),
+// the network's latency with every task at its best over the latency with
+// each at the best of the k the model ranks first (1: the model's first k
+// hold every best). Empty groups are skipped.
+double network_top_k_score(const CostGroups& measured, const CostGroups& predicted, const std::vector<double>& weights,
+                           int k);
+
 }  // namespace tessera::cost

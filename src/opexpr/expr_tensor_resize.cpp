@@ -3,13 +3,17 @@
 // tap window and identity-axis test (src/ops/resize.h): per resized axis the
 // source coordinate is computed in f64 from the output index with the same
 // operations, then nearest picks one clamped index, linear / cubic (with
-// antialias, exclude_outside) weigh their taps, normalised by their sum; the
-// taps of all axes are combined in the reference's nesting and order, in f64,
-// and the result is stored like the reference (through f32 for f16/bf16,
+// antialias, exclude_outside) weigh their taps, normalised by their sum —
+// once per output index of the axis, into tables (stages of their own); the
+// taps of all axes are combined in the reference's nesting and order, in f64
+// (a float linear / cubic resize of several axes: one pass per axis instead,
+// see separable_resize), and the result is stored like the reference (through f32 for f16/bf16,
 // truncating and saturating for integers). tf_crop_and_resize positions
 // outside the input give extrapolation_value.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 
 #include "opexpr/expr_tensor.h"
 #include "ops/resize.h"
@@ -121,6 +125,70 @@ AxisTaps axis_taps(Builder& b, const ResizeAttrs& a, const Expr& o, int64_t in, 
   return t;
 }
 
+// One resized axis as tables over its output index, each a stage of its
+// own: the taps' clamped input indices, their normalised weights (linear,
+// cubic) and the extrapolation flag (crop mode). Computed once per output
+// index instead of once per element: the resize reads them as it runs along
+// the last axis (index and weight vectors) or broadcasts them (outer axes).
+struct AxisTables {
+  std::vector<te::Tensor> index, weight;
+  std::optional<te::Tensor> extrap;
+};
+
+AxisTables axis_tables(ExprContext& c, const ResizeAttrs& a, int64_t in, int64_t out, double scale, double rs,
+                       double re, size_t d) {
+  const std::string tag = std::to_string(d);
+  // Stage k of kind `what`: table entry `pick(taps)` of every output index.
+  auto table = [&](const std::string& what, size_t k, const std::function<Expr(const AxisTaps&)>& pick) {
+    return te::compute({out}, [&](const Indices& i) {
+      Builder b;
+      AxisTaps t = axis_taps(b, a, i[0], in, out, scale, rs, re, tag);
+      return b.wrap(pick(t));
+    }, c.stage_name(what + tag + "_" + std::to_string(k)), "resize_taps", {"o"});
+  };
+  AxisTables r;
+  Builder probe;
+  const AxisTaps shape = axis_taps(probe, a, loop::int_imm(0), in, out, scale, rs, re, tag);
+  for (size_t k = 0; k < shape.index.size(); ++k) {
+    r.index.push_back(table("index", k, [k](const AxisTaps& t) { return t.index[k]; }));
+    if (k < shape.weight.size()) r.weight.push_back(table("weight", k, [k](const AxisTaps& t) { return t.weight[k]; }));
+  }
+  if (shape.extrap.defined()) r.extrap = table("outside", 0, [](const AxisTaps& t) { return t.extrap; });
+  return r;
+}
+
+// A float linear / cubic resize of several axes as one pass per axis, the
+// last axis first: each pass a stage summing its axis's taps in f64 (taps of
+// weight 0 adding nothing, as in the reference), the last one rounding to
+// f32. The weights are separable, so this is the reference's sum of
+// weight-product terms regrouped (equal up to f64 rounding); an upsampling
+// then gathers only along the small first pass, and the passes over the
+// other axes read whole rows of the pass before.
+te::Tensor separable_resize(ExprContext& c, const te::Tensor& x, const Dims& od, const std::vector<size_t>& active,
+                            const std::vector<AxisTables>& tables) {
+  te::Tensor cur = x;
+  Dims shape = x.shape();
+  for (size_t k = active.size(); k-- > 0;) {
+    const size_t d = active[k];
+    shape[d] = od[d];
+    const te::Tensor prev = cur;
+    cur = te::compute(shape, [&](const Indices& iv) {
+      Idx o = as_exprs(iv), in = o;
+      Expr sum;
+      for (size_t t = 0; t < tables[k].index.size(); ++t) {
+        in[d] = tables[k].index[t](o[d]);
+        const Expr w = tables[k].weight[t](o[d]);
+        Expr v = prev(in);
+        if (prev.dtype() != DType::F64) v = cast_to(v, DType::F64);
+        Expr term = loop::select(loop::eq(w, f64(0.0)), f64(0.0), w * v);
+        sum = sum.defined() ? sum + term : term;
+      }
+      return k == 0 ? f64_to(sum, DType::F32) : sum;
+    }, c.stage_name(k == 0 ? "" : "axis" + std::to_string(d)), "resize");
+  }
+  return cur;
+}
+
 Out resize(ExprContext& c) {
   const Node& n = c.node;
   const te::Tensor& x = c.in(0);
@@ -139,35 +207,43 @@ Out resize(ExprContext& c) {
     if (numel_of(od) > 0 && !resize_axis_taps(a, xd[d], od[d], p.scale[d], p.roi_start[d], p.roi_end[d]).identity)
       active.push_back(d);
   }
+  std::vector<AxisTables> tables;
+  bool extrapolates = false;
+  for (size_t d : active) {
+    tables.push_back(axis_tables(c, a, xd[d], od[d], p.scale[d], p.roi_start[d], p.roi_end[d], d));
+    extrapolates |= tables.back().extrap.has_value();
+  }
   DType dt = x.dtype();
+  if (dt == DType::F32 && a.mode != ResizeMode::Nearest && active.size() > 1 && !extrapolates)
+    return {separable_resize(c, x, od, active, tables)};
   return {te::compute(od, [&](const Indices& iv) {
     Idx o = as_exprs(iv);
     if (numel_of(od) == 0) return te::constant(dt, 0);
-    Builder b;
-    std::vector<AxisTaps> taps;
     Expr extrap;
-    for (size_t d : active) {
-      taps.push_back(axis_taps(b, a, o[d], xd[d], od[d], p.scale[d], p.roi_start[d], p.roi_end[d], std::to_string(d)));
-      if (taps.back().extrap.defined()) extrap = extrap.defined() ? (extrap || taps.back().extrap) : taps.back().extrap;
-    }
+    for (size_t k = 0; k < active.size(); ++k)
+      if (tables[k].extrap) {
+        Expr e = (*tables[k].extrap)(o[active[k]]);
+        extrap = extrap.defined() ? (extrap || e) : e;
+      }
     Idx in = o;
     Expr v;
     if (a.mode == ResizeMode::Nearest) {
-      for (size_t k = 0; k < active.size(); ++k) in[active[k]] = taps[k].index[0];
+      for (size_t k = 0; k < active.size(); ++k) in[active[k]] = tables[k].index[0](o[active[k]]);
       v = x(in);  // one tap of weight 1: the element itself (64-bit integers pass through f64 like the reference)
       if (dt == DType::I64 || dt == DType::U64) v = f64_to(cast_to(v, DType::F64), dt);
       if (extrap.defined()) v = loop::select(extrap, f64_to(f64(a.extrapolation), dt), v);
-      return b.wrap(v);
+      return v;
     }
     // The reference's nesting: per active axis in order, a sum over its taps
     // (weights multiplied outside in), the element times the weight product
     // innermost; taps of weight 0 contribute nothing.
     std::function<Expr(size_t, const Expr&)> acc = [&](size_t k, const Expr& wprod) -> Expr {
       if (k == active.size()) return wprod * cast_to(x(in), DType::F64);
+      const Expr& ok = o[active[k]];
       Expr sum;
-      for (size_t t = 0; t < taps[k].index.size(); ++t) {
-        in[active[k]] = taps[k].index[t];
-        const Expr& w = taps[k].weight[t];
+      for (size_t t = 0; t < tables[k].index.size(); ++t) {
+        in[active[k]] = tables[k].index[t](ok);
+        const Expr w = tables[k].weight[t](ok);
         Expr term = acc(k + 1, wprod.defined() ? wprod * w : w);
         term = loop::select(loop::eq(w, f64(0.0)), f64(0.0), term);
         sum = sum.defined() ? sum + term : term;
@@ -176,7 +252,7 @@ Out resize(ExprContext& c) {
     };
     v = active.empty() ? cast_to(x(in), DType::F64) : acc(0, Expr());
     if (extrap.defined()) v = loop::select(extrap, f64(a.extrapolation), v);
-    return b.wrap(f64_to(v, dt));
+    return f64_to(v, dt);
   }, c.stage_name(""), "resize")};
 }
 

@@ -2,7 +2,7 @@
 // move to the channel-blocked layout NCHWc (src/ops/blocked_conv.h), their
 // weights packed once here, and
 // the layout is carried through what lies between convolutions — elementwise
-// ops, pools, channel concatenations and splits, slices, spatial zero padding — so values change layout only where
+// ops, pools, channel and spatial concatenations, channel splits, slices, spatial zero padding — so values change layout only where
 // they leave that region (a Reshape, a MatMul, a graph output).
 //
 // Each rewritten node keeps its NCHW output value, now produced by a
@@ -254,21 +254,23 @@ void Rewriter::pool(Node* n) {
   replace(n, insert(n, op, {twin[x]}, n->outputs[0]->name + ".nchwc", attrs, ""));
 }
 
-// Concat along channels of blocked values: every input but the last must
-// fill whole blocks, so the channels stay where the NCHW concat puts them.
+// Concat of blocked values along channels (every input but the last must
+// fill whole blocks, so the channels stay where the NCHW concat puts them) or
+// along a spatial axis (any channels: the blocks line up).
 void Rewriter::concat(Node* n) {
   if (!static_activation(n->outputs[0])) return;
   const int64_t rank = static_cast<int64_t>(n->outputs[0]->type.rank());
   int64_t axis = OpAttrs(*n, g.opset).i("axis");
-  if (axis != 1 && axis != 1 - rank) return;
+  if (axis < -rank || axis >= rank || axis == 0 || axis == -rank) return;
+  if (axis < 0) axis += rank;  // [N, C, sp...] axes keep their index in [N, Cb, sp..., b]
   std::vector<Value*> ins;
   for (size_t i = 0; i < n->inputs.size(); ++i) {
     Value* v = n->inputs[i];
     if (!twin.count(v) || !static_f32(v, static_cast<size_t>(rank))) return;
-    if (i + 1 < n->inputs.size() && v->type.dims[1] % b != 0) return;
+    if (axis == 1 && i + 1 < n->inputs.size() && v->type.dims[1] % b != 0) return;
     ins.push_back(twin[v]);
   }
-  AttrMap attrs{{"axis", Attribute::of_int(1)}};
+  AttrMap attrs{{"axis", Attribute::of_int(axis)}};
   replace(n, insert(n, "Concat", ins, n->outputs[0]->name + ".nchwc", attrs, ""));
 }
 

@@ -30,6 +30,10 @@ struct PassContext {
   // target, measured; the runtime supplies it when PET is on (empty: the pet
   // pass is skipped), and `target_key` names the target in PET's database.
   std::function<double(const Graph&)> measure;
+  // Seconds of a whole model compiled as the runtime will deploy it (its
+  // fusion plan profiled when the model's is), for PET's whole-model check;
+  // empty: `measure` times it.
+  std::function<double(const Graph&)> measure_model;
   std::string target_key;
   const PassOptions* options = nullptr;  // the run's options (run_passes sets it)
 };

@@ -3,7 +3,8 @@
 // mutants (PET §6.3): reshape/transpose chains moved across elementwise ops
 // and cancelled, and every op on weights alone precomputed (the mutants'
 // weight derivations: padded, concatenated, reshaped kernels). Last, the
-// whole model with the choices is timed against the original and the
+// whole model with the choices is timed against the original, both as the
+// runtime will deploy them (PassContext::measure_model), and the
 // choices undone unless they pay (SearchOptions::min_model_gain); then once
 // more with only the choices that saved much alone (fallback_gain).
 #include <chrono>
@@ -19,21 +20,22 @@ namespace tessera {
 
 namespace {
 
-// The database key of a whole model's time on the target.
-std::string model_key(const std::string& target, const Graph& g) {
+// The database key of a whole model's time on the target, as deployed or
+// (without PassContext::measure_model) compiled as candidates are.
+std::string model_key(const PassContext& ctx, const Graph& g) {
   char h[24];
   std::snprintf(h, sizeof h, "%016" PRIx64, structural_hash(g));
-  return target + ":model:" + h;
+  return ctx.target_key + (ctx.measure_model ? ":deployed-model:" : ":model:") + h;
 }
 
 // Seconds of `g` on the target: from the database, else measured and kept.
 // `announce`: name it on stderr before measuring.
 double model_seconds(const Graph& g, const PassContext& ctx, pet::PetDb& db, const char* announce, bool& measured) {
-  const std::string key = model_key(ctx.target_key, g);
+  const std::string key = model_key(ctx, g);
   if (std::optional<double> s = db.cost(key)) return *s;
   if (announce) std::fprintf(stderr, "PET: timing the whole model %s\n", announce);
   measured = true;
-  const double s = ctx.measure(g);
+  const double s = ctx.measure_model ? ctx.measure_model(g) : ctx.measure(g);
   db.record_cost(key, s);
   return s;
 }
@@ -91,7 +93,6 @@ int run_pet(Graph& g, const PassContext& ctx) {
     const bool announce = so.verbose || report.seconds > so.progress_after_seconds;
     pet::ModelCheck all = check_model(g, *original, ctx, db, so.min_model_gain, announce);
     all.choices = "all " + std::to_string(report.applied) + " choices";
-    all.applied = report.applied;
     report.model_checks.push_back(all);
     if (!all.kept) {
       g = std::move(*original->clone());
@@ -110,7 +111,6 @@ int run_pet(Graph& g, const PassContext& ctx) {
           pet::ModelCheck some = check_model(g, *original, ctx, db, so.min_model_gain, announce);
           some.choices = "the " + std::to_string(r.applied) + " choices each " +
                          std::to_string(static_cast<int>(so.fallback_gain * 100)) + "% faster alone";
-          some.applied = r.applied;
           report.model_checks.push_back(some);
           if (some.kept) {
             applied = r.applied;

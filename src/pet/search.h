@@ -105,7 +105,6 @@ struct SearchOptions {
 // One whole-model check of the pet pass (SearchOptions::min_model_gain).
 struct ModelCheck {
   std::string choices;  // which were spliced in: "all 5 choices", "the 3 choices each 15% faster alone"
-  int applied = 0;
   double before = 0, after = 0;  // seconds: the model as it came, with the choices
   bool measured = false;         // now (else both times from the database)
   double seconds = 0;            // the check's wall time

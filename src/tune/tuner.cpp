@@ -10,7 +10,9 @@
 
 #include "codegen/llvm/jit.h"
 #include "cost/hardware.h"
+#include "cost/program_features.h"
 #include "cost/static_model.h"
+#include "cost/xgb_model.h"
 #include "tune/candidate_program.h"
 #include "support/error.h"
 #include "support/file_util.h"
@@ -127,6 +129,7 @@ class Tuner {
   TuneReport run() {
     search_end_ = o_.budget_seconds * (1 - o_.confirm_share);
     if (o_.cost_model == "static") search_static();
+    else if (o_.cost_model == "xgb") search_learned();
     else search_measured();
     confirm();
     progress_.done();
@@ -250,10 +253,83 @@ class Tuner {
     }
   }
 
-  std::unique_ptr<cost::StaticModel> static_model() {
+  // XGBoost trained online (TenSet's xgb): each round the task's search
+  // proposes four times per_round points, the model (once it has learned
+  // anything) keeps the per_round it ranks best, those are measured, and the
+  // model is trained again on every measurement so far — from nothing, or
+  // on top of a pre-trained model file. Points it passes over are dropped.
+  void search_learned() {
+    const cost::HardwareDesc hw = hardware();
+    cost::XgbOptions xo;
+    xo.rounds = 100;
+    xo.seed = o_.seed;
+    cost::XgbModel model(hw, o_.model.threads > 0 ? o_.model.threads : 0, xo);
+    if (!o_.cost_model_file.empty()) model.load(o_.cost_model_file);
+    if (o_.progress)
+      std::fprintf(stderr, "tune: xgb model for %s (%s)\n", hw.name.c_str(),
+                   o_.cost_model_file.empty() ? "learned from nothing" : ("pre-trained: " + o_.cost_model_file).c_str());
+    std::vector<cost::RankGroup> measured(spaces_.size());
+    while (elapsed() < search_end_) {
+      int ti = scheduler_->next();
+      if (ti < 0) break;
+      const size_t t = static_cast<size_t>(ti);
+      TaskSearch& search = *searches_[t];
+      std::vector<schedule::SchedulePoint> points = search.propose(o_.per_round * 4);
+      std::vector<std::vector<float>> rows(points.size());
+      std::vector<size_t> order;
+      for (size_t i = 0; i < points.size(); ++i) {
+        std::optional<schedule::Schedule> s = spaces_[t]->schedule_at(points[i]);
+        std::optional<CandidateProgram> c;
+        if (s) c = compile_candidate(spaces_[t]->task(), *s, o_.model.isa, false);
+        if (c) rows[i] = cost::program_features(cost::Candidate{&c->kernel, nullptr}, model.hardware(), model.threads());
+        if (c || points[i].stages.empty()) order.push_back(i);  // the default is measured even when it does not lower here
+      }
+      if (model.trained()) {
+        std::vector<size_t> ranked;
+        std::vector<std::vector<float>> known;
+        for (size_t i : order)
+          if (!rows[i].empty() && !points[i].stages.empty()) {
+            ranked.push_back(i);
+            known.push_back(rows[i]);
+          }
+        const std::vector<double> score = model.predict_rows(known);
+        std::vector<size_t> by(ranked.size());
+        for (size_t k = 0; k < by.size(); ++k) by[k] = k;
+        std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+        std::vector<size_t> next;
+        for (size_t i : order)
+          if (points[i].stages.empty()) next.push_back(i);  // the default first: every task's is measured
+        for (size_t k : by) next.push_back(ranked[k]);
+        order = std::move(next);
+        r_.tasks[report_of_[t]].ranked += static_cast<int>(ranked.size());
+      }
+      if (order.size() > static_cast<size_t>(o_.per_round)) order.resize(static_cast<size_t>(o_.per_round));
+      for (size_t i : order) {
+        const double cost = measure(t, points[i]);
+        search.observe(points[i], cost);
+        if (std::isfinite(cost) && cost > 0 && !rows[i].empty()) {
+          measured[t].rows.push_back(rows[i]);
+          measured[t].seconds.push_back(cost);
+        }
+        if (!r_.tasks[report_of_[t]].skipped.empty()) break;
+      }
+      model.update(measured);
+      scheduler_->update(t, search.best_cost());
+      if (search.exhausted() || points.empty() || !r_.tasks[report_of_[t]].skipped.empty()) scheduler_->retire(t);
+      show(t, "measuring");
+    }
+  }
+
+  // The machine a cost model predicts for: --hardware's known description, else this one probed.
+  cost::HardwareDesc hardware() const {
     cost::HardwareDesc hw = o_.hardware.empty() ? cost::probe_hardware(o_.model.isa) : cost::find_hardware(o_.hardware);
     TESSERA_CHECK(hw.isa == o_.model.isa, "hardware '", hw.name, "' is ", isa_name(hw.isa), " but tuning is for ",
                   isa_name(o_.model.isa));
+    return hw;
+  }
+
+  std::unique_ptr<cost::StaticModel> static_model() {
+    const cost::HardwareDesc hw = hardware();
     auto model = std::make_unique<cost::StaticModel>(hw, o_.model.threads > 0 ? o_.model.threads : 0);
     std::string path = o_.coefficients.empty() ? default_coefficients_path() : o_.coefficients;
     bool fitted = false;
@@ -350,8 +426,11 @@ class Tuner {
 
 TuneReport tune_model(const TuneOptions& options) {
   TuneOptions o = options;
-  TESSERA_CHECK(o.cost_model == "none" || o.cost_model == "static", "unknown --cost-model '", o.cost_model,
-                "' (available: none, static)");
+  TESSERA_CHECK(o.cost_model == "none" || o.cost_model == "static" || o.cost_model == "xgb", "unknown --cost-model '",
+                o.cost_model, "' (available: none, static, xgb)");
+  TESSERA_CHECK(o.cost_model_file.empty() || o.cost_model == "xgb", "--cost-model-file is for --cost-model xgb");
+  TESSERA_CHECK(o.cost_model_file.empty() || std::filesystem::exists(o.cost_model_file), "cost model file '",
+                o.cost_model_file, "' does not exist");
   TESSERA_CHECK(!o.records.empty(), "tuning needs a records file (--records FILE)");
   TESSERA_CHECK(!o.exe.empty(), "tuning needs the tessera executable to start measurement workers");
   if (o.model.isa == Isa::Host) o.model.isa = codegen::host_isa();

@@ -27,9 +27,12 @@ struct TuneOptions {
   double budget_seconds = 600;      // wall time for the search (the closing comparison comes after)
   // "none": every candidate is measured. "static": Tuna's model ranks the
   // candidates (compiled, never run) through the search, and only the best
-  // few of each task are measured after it.
+  // few of each task are measured after it. "xgb": XGBoost ranks each
+  // round's proposals, the best of them are measured, and it is trained
+  // again on every measurement so far (online, as TenSet's xgb model).
   std::string cost_model = "none";
-  std::string hardware;             // static: a known_hardware() name; empty: probe this machine
+  std::string cost_model_file;      // xgb: a pre-trained model (tessera costmodel train) fine-tuned online; empty: from nothing
+  std::string hardware;             // static, xgb: a known_hardware() name; empty: probe this machine
   std::string coefficients;         // static: coefficients file (empty: default_coefficients_path(), if it exists)
   bool machine_code = true;         // static: features of the JIT's code too (else loop IR only)
   int validate_top = 3;             // static: candidates of each task measured after the search

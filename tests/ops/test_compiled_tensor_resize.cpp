@@ -2,6 +2,8 @@
 // coordinate transformation mode, nearest mode, linear / cubic with
 // antialias and exclude_outside, crop-and-resize extrapolation, axes, sizes
 // with aspect-ratio policies, integer and half dtypes, and the legacy opsets.
+#include <limits>
+
 #include "ops/compiled_test_util.h"
 
 namespace tessera::testing {
@@ -75,6 +77,27 @@ TEST(CompiledTensorResize, CropAndResize) {
                            .attrs = {{"mode", S("linear")}, {"axes", Attribute::of_ints({1})},
                                      {"coordinate_transformation_mode", S("tf_crop_and_resize")}},
                            .opset = 19, .constant_inputs = {1, 2}});
+}
+
+// Segmentation heads' upsampling (DeepLab: a 1/16 map to the image, sizes
+// given): float linear / cubic over two axes runs one pass per axis; rows of
+// several vectors and a tail, every coordinate mode, and one axis up while
+// the other goes down; a NaN in the input reaches only the outputs whose
+// taps weigh it.
+TEST(CompiledTensorResize, TwoAxisUpsamplingByPasses) {
+  std::mt19937 rng(47);
+  for (const char* mode : {"linear", "cubic"})
+    for (const char* coord : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"})
+      for (const std::vector<int64_t>& size : {std::vector<int64_t>{1, 3, 72, 88}, std::vector<int64_t>{1, 3, 40, 5}})
+        expect_compiled_matches({.op = "Resize",
+                                 .inputs = {random_tensor(DType::F32, {1, 3, 9, 11}, rng), none(), none(),
+                                            i64({4}, size)},
+                                 .attrs = {{"mode", S(mode)}, {"coordinate_transformation_mode", S(coord)}},
+                                 .opset = 13, .constant_inputs = {1, 2, 3}});
+  Tensor x = random_tensor(DType::F32, {1, 1, 6, 7}, rng);
+  x.data<float>()[2 * 7 + 3] = std::numeric_limits<float>::quiet_NaN();
+  expect_compiled_matches(scaled(x, {1, 1, 4, 4}, {{"mode", S("linear")}, {"coordinate_transformation_mode",
+                                                                            S("align_corners")}}));
 }
 
 TEST(CompiledTensorResize, SizesAxesAndDtypes) {

@@ -197,6 +197,26 @@ TEST_F(ArtifactCode, ObjectCheckReadsAnyBytes) {
     EXPECT_NE(codegen::check_object(std::string_view(k.object()).substr(0, n), k.symbol()), "") << n;
 }
 
+// One flag bit makes a section thread-local, which the JIT's linker cannot
+// allocate (it aborts the process): the check refuses it, whichever section.
+TEST_F(ArtifactCode, ObjectCheckRefusesThreadLocalSections) {
+  const codegen::JitKernel& k = *model_->last_plan()->steps[0].kernel;
+  const std::string& object = k.object();
+  uint64_t shoff = 0;
+  uint16_t shentsize = 0, shnum = 0;
+  std::memcpy(&shoff, object.data() + 0x28, 8);  // ELF64 header: e_shoff, e_shentsize, e_shnum
+  std::memcpy(&shentsize, object.data() + 0x3A, 2);
+  std::memcpy(&shnum, object.data() + 0x3C, 2);
+  ASSERT_GT(shnum, 1);
+  ASSERT_LE(shoff + uint64_t{shnum} * shentsize, object.size());
+  for (uint16_t i = 1; i < shnum; ++i) {
+    std::string bad = object;
+    char* flags = bad.data() + shoff + uint64_t{i} * shentsize + 8;  // sh_flags
+    flags[1] = static_cast<char>(flags[1] | 0x04);                 // SHF_TLS (0x400)
+    EXPECT_EQ(codegen::check_object(bad, k.symbol()), "section " + std::to_string(i) + " holds thread-local data");
+  }
+}
+
 TEST_F(ArtifactCode, AnotherIsaCompilesAgainAndSaysSo) {
   ExecutorOptions o = options();
   o.isa = Isa::Generic;  // every host runs it; the artifact's code is for the host's

@@ -154,6 +154,33 @@ TEST(BlockedConv3d, PlainClipInputGivesTheConvBits) {
   expect_near_scaled(m.run(ins), want, 1e-5);
 }
 
+// Concatenations of blocked videos along frames (axis 2) and along W
+// (axis -1, of channels that do not fill a block) stay blocked and give the
+// original graph's outputs.
+TEST(BlockedConv3d, SpatialConcatsStayBlocked) {
+  auto build = [] {
+    seed_ = 80;
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {1, 16, 3, 5, 6}, true});
+    Value* a = conv3d(*g, x, 20, 16, {3, 3, 3}, {1, 1, 1, 1, 1, 1}, {1, 1, 1}, "a");
+    Value* b = conv3d(*g, x, 20, 16, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, {1, 1, 1}, "b");
+    Value* t = g->add_node("Concat", {a, b}, {"frames"}, {{"axis", Attribute::of_int(2)}}, "frames")->outputs[0];
+    Value* w = g->add_node("Concat", {t, t}, {"cols"}, {{"axis", Attribute::of_int(-1)}}, "cols")->outputs[0];
+    g->add_output(conv3d(*g, w, 8, 20, {3, 1, 1}, {1, 0, 0, 1, 0, 0}, {2, 1, 1}, "out"));
+    infer_graph(*g);
+    return g;
+  };
+  auto g = build();
+  std::vector<Tensor> ins{random_f32({1, 16, 3, 5, 6}, 12)};
+  std::vector<Tensor> want = interpret(*g, ins);
+  EXPECT_EQ(to_blocked_layout(*g, 16), 3);
+  EXPECT_EQ(count_ops(*g, "ReorderToBlocked"), 1);    // x
+  EXPECT_EQ(count_ops(*g, "ReorderFromBlocked"), 1);  // the output
+  expect_near_scaled(interpret(*g, ins), want, 1e-5);
+  runtime::Executor m(build(), runtime::ExecutorOptions{});
+  expect_near_scaled(m.run(ins), want, 1e-5);
+}
+
 // Compiled for AVX-512 (16 lanes a block) and AVX2 (8), fused and not, at
 // batch 1 and 2, against the interpreter on the original graph.
 TEST(BlockedConv3d, CompiledMatchesTheOriginalGraph) {

@@ -70,6 +70,26 @@ Case rewrite(std::unique_ptr<Graph> (*build)(), int winograd_convs) {
   return c;
 }
 
+// The rewrite compiled with the plan's blocks, run on seeded inputs of
+// `shape` against the reference interpreter on the plain graph (the
+// rewrite's own reference kernels are what expect_fused_matches_reference
+// compares with). Returns the schedules of the steps that hold an output
+// transform and the next input transform.
+std::vector<std::string> check_against_plain(const Case& c, const Dims& shape) {
+  std::vector<Tensor> ins{tessera::testing::random_f32(shape, 17, -1, 1)};
+  std::vector<std::vector<int>> blocks;
+  for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
+  auto p = runtime::compile_plan(*c.rewritten, ins, {}, nullptr, &blocks);
+  tessera::testing::expect_near_scaled(runtime::run_plan(*c.rewritten, *p, ins), interpret(*c.plain, ins), 2e-5);
+  std::vector<std::string> schedules;
+  for (const runtime::Step& st : p->steps) {
+    std::set<std::string> ops;
+    for (const Node* n : st.nodes) ops.insert(n->op_type);
+    if (ops.count("WinogradOutput") && ops.count("WinogradInput")) schedules.push_back(schedule::to_text(st.schedule));
+  }
+  return schedules;
+}
+
 // A ResNet-50 bottleneck on 16 channels: 1x1 + ReLU, 3x3 + ReLU, 1x1 +
 // residual Add + ReLU. Rewritten: ReorderToBlocked, ConvBlocked, Relu,
 // WinogradInput, WinogradGemm, WinogradOutput, Relu, ConvBlocked, Add, Relu,
@@ -100,13 +120,7 @@ TEST(FusionOpRules, WinogradConvolutionIsOneKernelInABottleneck) {
             (std::multiset<std::string>{"WinogradGemm", "WinogradOutput", "Relu"}));
   EXPECT_NE(fusion::print_fusion(g, c.plan).find("(op rule: input transform joins its producer)"), std::string::npos);
   EXPECT_EQ(expect_fused_matches_reference(g, c.plan, 3, 2e-4), 5u);
-  // Against the original graph too (the rewrite's own reference kernels are
-  // what the check above used).
-  std::vector<Tensor> ins{tessera::testing::random_f32({1, 16, 10, 9}, 17, -1, 1)};
-  std::vector<std::vector<int>> blocks;
-  for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
-  auto p = runtime::compile_plan(g, ins, {}, nullptr, &blocks);
-  tessera::testing::expect_near_scaled(runtime::run_plan(g, *p, ins), interpret(*c.plain, ins), 2e-5);
+  check_against_plain(c, {1, 16, 10, 9});
 }
 
 // Two Winograd convolutions in a row with a residual Add around the second
@@ -137,26 +151,16 @@ TEST(FusionOpRules, ChainedWinogradConvolutionsShareBlocks) {
   EXPECT_EQ(block_ops(g, c.plan, "Add"),
             (std::multiset<std::string>{"WinogradGemm", "WinogradOutput", "Add", "Relu"}));
   EXPECT_EQ(expect_fused_matches_reference(g, c.plan, 3, 2e-4), 4u);
-  std::vector<Tensor> ins{tessera::testing::random_f32({1, 16, 9, 11}, 17, -1, 1)};
-  std::vector<std::vector<int>> blocks;
-  for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
-  auto p = runtime::compile_plan(g, ins, {}, nullptr, &blocks);
-  tessera::testing::expect_near_scaled(runtime::run_plan(g, *p, ins), interpret(*c.plain, ins), 2e-5);
   // The middle block's output transform is scheduled by the Winograd rule
   // in its epilogue's loops (the ReLU's: rows and columns of 2x2 tiles
   // unrolled), not left to the generic rule's rows.
-  bool found = false;
-  for (const runtime::Step& st : p->steps) {
-    std::set<std::string> ops;
-    for (const Node* n : st.nodes) ops.insert(n->op_type);
-    if (!ops.count("WinogradOutput") || !ops.count("WinogradInput")) continue;
-    found = true;
-    const std::string text = schedule::to_text(st.schedule);
+  const std::vector<std::string> schedules = check_against_plain(c, {1, 16, 9, 11});
+  EXPECT_EQ(schedules.size(), 1u);
+  for (const std::string& text : schedules) {
     EXPECT_NE(text.find("split first_relu i2 2\n"), std::string::npos) << text;
     EXPECT_NE(text.find("unroll first_relu i3.i\n"), std::string::npos) << text;
     EXPECT_NE(text.find(".winograd_in p"), std::string::npos) << text;
   }
-  EXPECT_TRUE(found);
 }
 
 // Two Winograd convolutions in a plain chain (U-Net's double convolution):
@@ -181,22 +185,12 @@ TEST(FusionOpRules, InternalOutputTransformKeepsItsSchedule) {
   const Graph& g = *c.rewritten;
   EXPECT_EQ(c.plan.blocks.size(), 4u) << fusion::print_fusion(g, c.plan);
   EXPECT_EQ(expect_fused_matches_reference(g, c.plan, 3, 2e-4), 4u);
-  std::vector<Tensor> ins{tessera::testing::random_f32({1, 16, 10, 10}, 17, -1, 1)};
-  std::vector<std::vector<int>> blocks;
-  for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
-  auto p = runtime::compile_plan(g, ins, {}, nullptr, &blocks);
-  tessera::testing::expect_near_scaled(runtime::run_plan(g, *p, ins), interpret(*c.plain, ins), 2e-5);
-  bool found = false;
-  for (const runtime::Step& st : p->steps) {
-    std::set<std::string> ops;
-    for (const Node* n : st.nodes) ops.insert(n->op_type);
-    if (!ops.count("WinogradOutput") || !ops.count("WinogradInput")) continue;
-    found = true;
-    const std::string text = schedule::to_text(st.schedule);
+  const std::vector<std::string> schedules = check_against_plain(c, {1, 16, 10, 10});
+  EXPECT_EQ(schedules.size(), 1u);
+  for (const std::string& text : schedules) {
     EXPECT_NE(text.find("compute_root first.winograd_out\n"), std::string::npos) << text;
     EXPECT_NE(text.find("unroll first.winograd_out h.i\n"), std::string::npos) << text;
   }
-  EXPECT_TRUE(found);
 }
 
 // A MatMul's bias add (the bias broadcast over rows: one-to-many, a profile

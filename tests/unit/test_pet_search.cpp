@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "ops/registry.h"
 #include "opt/passes.h"
 #include "pet/search.h"
 #include "pet/subprogram.h"
+#include "graph_test_util.h"
 #include "pet_test_util.h"
 #include "runtime/executor.h"
 #include "support/error.h"
@@ -22,6 +24,7 @@ using testing::pet::random_inputs;
 using testing::pet::expect_same_outputs;
 using testing::pet::dilation_averse;
 using testing::pet::has_dilated_conv;
+using testing::count_ops;
 
 // A dilated chain like CSRNet's back end: conv (dilation 2), relu, conv
 // (dilation 2), relu.
@@ -201,6 +204,25 @@ TEST(PetPass, SkippedWithoutACostFunctionAndWithNoPet) {
   EXPECT_NE(recs[0].skipped.find("--no-pet"), std::string::npos) << recs[0].skipped;
 }
 
+// The pet pass's options with an empty database of its own (the caller
+// removes the file at the end), and a context whose `measure` is `m`.
+PassOptions pass_options(const std::string& db_file) {
+  PassOptions o;
+  o.pet = quiet();
+  o.pet_db = ::testing::TempDir() + "/" + db_file;
+  std::filesystem::remove(o.pet_db);
+  return o;
+}
+PassContext context(std::function<double(const Graph&)> m) {
+  PassContext c;
+  c.target_key = "test";
+  c.measure = std::move(m);
+  return c;
+}
+
+// The subprograms searched here hold no Relu: only a whole model has them.
+bool whole_model(const Graph& g) { return count_ops(g, "Relu") >= 2; }
+
 // The pass times the whole model with the search's choices against the
 // original and undoes them when they do not pay, however well each
 // replacement did alone; a second compile reads both times from the database.
@@ -208,20 +230,13 @@ TEST(PetPass, WholeModelCheckKeepsTheChoicesOnlyWhenTheyPay) {
   for (bool choices_pay : {false, true}) {
     SCOPED_TRACE(choices_pay ? "the choices pay" : "the choices do not pay");
     std::unique_ptr<Graph> original = dilated_chain();
-    PassOptions o;
-    o.pet = quiet();
-    o.pet_db = ::testing::TempDir() + "/pet_model_check.tsv";
-    std::filesystem::remove(o.pet_db);
+    PassOptions o = pass_options("pet_model_check.tsv");
     int whole = 0;
-    PassContext c;
-    c.target_key = "test";
-    c.measure = [&](const Graph& g) {
-      int relus = 0;  // subprograms hold no Relu: only the whole model has both
-      for (const auto& n : g.nodes()) relus += n->op_type == "Relu";
-      if (relus < 2) return dilation_averse(g);  // each replacement is cheaper alone
+    PassContext c = context([&](const Graph& g) {
+      if (!whole_model(g)) return dilation_averse(g);  // each replacement is cheaper alone
       ++whole;
       return has_dilated_conv(g) == choices_pay ? 5.0 : 1.0;
-    };
+    });
     for (int compile = 0; compile < 2; ++compile) {
       std::unique_ptr<Graph> g = original->clone();
       std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
@@ -239,6 +254,38 @@ TEST(PetPass, WholeModelCheckKeepsTheChoicesOnlyWhenTheyPay) {
   }
 }
 
+// With PassContext::measure_model (the runtime's: the model compiled as it
+// will be deployed), the check asks it and never `measure` for the whole
+// model; its times are kept apart from those `measure` gave.
+TEST(PetPass, WholeModelCheckTimesTheModelAsDeployed) {
+  std::unique_ptr<Graph> original = dilated_chain();
+  PassOptions o = pass_options("pet_model_deployed.tsv");
+  int measure_whole = 0, deployed_whole = 0;
+  // Timed as candidates are, the choices would pay; as deployed they do not.
+  PassContext c = context([&](const Graph& g) {
+    if (!whole_model(g)) return dilation_averse(g);
+    ++measure_whole;
+    return has_dilated_conv(g) ? 5.0 : 1.0;
+  });
+  std::unique_ptr<Graph> g = original->clone();
+  run_passes(*g, {"pet"}, o, c);
+  EXPECT_FALSE(has_dilated_conv(*g)) << "measure alone: the choices pay";
+  EXPECT_EQ(measure_whole, 2);
+  c.measure_model = [&](const Graph& m) {
+    EXPECT_TRUE(whole_model(m));
+    ++deployed_whole;
+    return has_dilated_conv(m) ? 1.0 : 5.0;
+  };
+  g = original->clone();
+  std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].rewrites, 0);
+  EXPECT_EQ(structural_hash(*g), structural_hash(*original));
+  EXPECT_EQ(deployed_whole, 2) << "the database's times of `measure` are not the deployed model's";
+  EXPECT_EQ(measure_whole, 2);
+  std::filesystem::remove(o.pet_db);
+}
+
 // When all the choices do not pay, the pass tries again with only those that
 // saved much alone (SearchOptions::fallback_gain) and keeps them if they pay.
 TEST(PetPass, WholeModelCheckFallsBackToTheChoicesThatSavedMuchAlone) {
@@ -249,28 +296,22 @@ TEST(PetPass, WholeModelCheckFallsBackToTheChoicesThatSavedMuchAlone) {
   infer_graph(*b.g);
   std::unique_ptr<Graph> original = b.g->clone();
   std::unique_ptr<Graph> g = original->clone();
-  PassOptions o;
-  o.pet = quiet();
-  o.pet_db = ::testing::TempDir() + "/pet_model_fallback.tsv";
-  std::filesystem::remove(o.pet_db);
+  PassOptions o = pass_options("pet_model_fallback.tsv");
   int whole = 0;
-  PassContext c;
-  c.target_key = "test";
-  c.measure = [&](const Graph& m) {
-    int relus = 0, dilated = 0;
+  PassContext c = context([&](const Graph& m) {
+    int dilated = 0;
     for (const auto& n : m.nodes()) {
-      relus += n->op_type == "Relu";
       const Attribute* d = n->op_type == "Conv" ? n->attr("dilations") : nullptr;
       dilated += d && !d->ints.empty() && d->ints[0] > 1;
     }
-    if (relus == 2) {  // the whole model: only c1 replaced pays
+    if (whole_model(m)) {  // only c1 replaced pays
       ++whole;
       return dilated == 2 ? 3.0 : dilated == 1 ? 1.0 : 5.0;
     }
     if (dilated) return 100.0 + static_cast<double>(m.nodes().size());
     const bool c2 = m.outputs()[0]->type.dims[1] == 8;
     return c2 ? 95.0 : static_cast<double>(m.nodes().size());  // c2's candidates save 5% alone
-  };
+  });
   std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].rewrites, 1);
@@ -284,18 +325,11 @@ TEST(PetPass, WholeModelCheckFallsBackToTheChoicesThatSavedMuchAlone) {
 TEST(PetPass, WholeModelThatCannotBeTimedKeepsTheOriginal) {
   std::unique_ptr<Graph> original = dilated_chain();
   std::unique_ptr<Graph> g = original->clone();
-  PassOptions o;
-  o.pet = quiet();
-  o.pet_db = ::testing::TempDir() + "/pet_model_check_throws.tsv";
-  std::filesystem::remove(o.pet_db);
-  PassContext c;
-  c.target_key = "test";
-  c.measure = [](const Graph& m) {
-    int relus = 0;
-    for (const auto& n : m.nodes()) relus += n->op_type == "Relu";
-    if (relus == 2) TESSERA_FAIL("cannot time the whole model");
+  PassOptions o = pass_options("pet_model_check_throws.tsv");
+  PassContext c = context([](const Graph& m) {
+    if (whole_model(m)) TESSERA_FAIL("cannot time the whole model");
     return dilation_averse(m);
-  };
+  });
   std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].rewrites, 0);

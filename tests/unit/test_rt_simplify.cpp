@@ -236,7 +236,9 @@ TEST(RtSimplify, CsrnetLikeChainKeepsOneRtAtEachEnd) {
     EXPECT_EQ(count_op(*s, "Conv"), 2);
     // the convs stay in the batch form: batch 4
     for (const auto& n : s->nodes()) {
-      if (n->op_type == "Conv") EXPECT_EQ(n->inputs[0]->type.dims[0], 4);
+      if (n->op_type == "Conv") {
+        EXPECT_EQ(n->inputs[0]->type.dims[0], 4);
+      }
     }
   }
 }

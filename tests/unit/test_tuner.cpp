@@ -363,3 +363,33 @@ TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
   EXPECT_GT(ranked, r.measured) << "the model ranked more candidates than were measured";
   EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
 }
+
+// With XGBoost trained online each round measures at most per_round of the
+// four times as many candidates proposed; once a task has measurements of
+// different cost the model ranks its proposals (more are ranked than measured).
+TEST(Tuner, XgbModelPicksWhatIsMeasuredAndLearnsOnline) {
+  const std::string records = temp_path("xgb.jsonl");
+  std::filesystem::remove(records);
+  TuneOptions o = quick_options(records);
+  o.cost_model = "xgb";
+  o.hardware = Target::for_isa(Isa::Host).isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
+  o.model.isa = Target::for_isa(Isa::Host).isa;
+  o.budget_seconds = 8;
+  TuneReport r = tune_model(o);
+  int ranked = 0, tuned = 0;
+  for (const TaskReport& t : r.tasks) {
+    if (!t.skipped.empty()) continue;
+    ++tuned;
+    ranked += t.ranked;
+    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
+    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+  }
+  EXPECT_GT(tuned, 0);
+  EXPECT_GT(ranked, 0) << "the model never ranked a round's proposals";
+  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
+
+  o.cost_model_file = temp_path("absent-model.json");
+  EXPECT_THROW(tune_model(o), Error);
+  o.cost_model = "none";
+  EXPECT_THROW(tune_model(o), Error);
+}

@@ -69,6 +69,9 @@ std::string check_elf(const ElfFile& f, const std::string& symbol) {
     // The linker allocates every section at its alignment: no absurd request.
     if (s.sh_addralign > kMaxAlign || (s.sh_addralign & (s.sh_addralign - 1)) != 0)
       return "section " + std::to_string(i) + " asks for alignment " + std::to_string(s.sh_addralign);
+    // Kernels have no thread-local data, and the JIT's linker aborts the
+    // process on a TLS section (it cannot allocate one).
+    if (s.sh_flags & E::SHF_TLS) return "section " + std::to_string(i) + " holds thread-local data";
     if (s.sh_type == E::SHT_NOBITS && s.sh_size > kMaxZeroBytes)
       return "section " + std::to_string(i) + " asks for " + std::to_string(s.sh_size) + " zero bytes";
     if (s.sh_type != E::SHT_NOBITS) {
@@ -96,6 +99,7 @@ std::string check_elf(const ElfFile& f, const std::string& symbol) {
     bool undefined = sec == E::SHN_UNDEF;
     if (!undefined && sec < E::SHN_LORESERVE && sec >= n)
       return "symbol '" + name->str() + "' in section " + std::to_string(sec) + " of " + std::to_string(n);
+    if (sym.getType() == E::STT_TLS) return "thread-local symbol '" + name->str() + "'";
     if (sec == E::SHN_COMMON && (sym.st_size > kMaxZeroBytes || sym.st_value > kMaxAlign))
       return "common symbol '" + name->str() + "' of " + std::to_string(sym.st_size) + " bytes";
     if (undefined && !name->empty() && sym.getBinding() != E::STB_LOCAL && !runtime_symbol_address(name->str()))

@@ -1,0 +1,101 @@
+// Dataset splits (see dataset_split.h).
+#include "cost/dataset_split.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include "support/error.h"
+#include "support/hash.h"
+
+namespace tessera::cost {
+
+namespace {
+
+constexpr std::pair<Split, const char*> kSplitNames[] = {{Split::None, "none"},
+                                                         {Split::WithinTask, "within-task"},
+                                                         {Split::ByTask, "by-task"},
+                                                         {Split::ByTarget, "by-target"},
+                                                         {Split::ByNetwork, "by-network"}};
+
+// Indices 0..n-1, the first round(share × n) of them (at least one when
+// n >= 2) held out, shuffled by a generator seeded from seed and `salt`.
+std::vector<bool> hold_out(size_t n, double share, uint64_t seed, const std::string& salt) {
+  std::vector<bool> test(n, false);
+  if (n < 2) return test;
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(hash_combine(seed, hash_bytes(salt.data(), salt.size())));
+  std::shuffle(order.begin(), order.end(), rng);
+  size_t k = static_cast<size_t>(std::llround(share * static_cast<double>(n)));
+  k = std::clamp<size_t>(k, 1, n - 1);
+  for (size_t i = 0; i < k; ++i) test[order[i]] = true;
+  return test;
+}
+
+}  // namespace
+
+std::string split_name(Split s) {
+  for (const auto& [k, name] : kSplitNames)
+    if (k == s) return name;
+  return "?";
+}
+
+Split parse_split(const std::string& name) {
+  for (const auto& [k, n] : kSplitNames)
+    if (name == n) return k;
+  TESSERA_FAIL("unknown split '", name, "' (available: none, within-task, by-task, by-target, by-network)");
+}
+
+std::vector<bool> test_items(const std::vector<SplitItem>& items, const SplitOptions& o) {
+  std::vector<bool> test(items.size(), o.split == Split::None);
+  switch (o.split) {
+    case Split::None: break;
+    case Split::WithinTask: {
+      std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups;
+      for (size_t i = 0; i < items.size(); ++i) groups[{items[i].task, items[i].target}].push_back(i);
+      for (const auto& [key, members] : groups) {
+        std::vector<bool> t = hold_out(members.size(), o.test_share, o.seed, key.first + "/" + key.second);
+        for (size_t k = 0; k < members.size(); ++k) test[members[k]] = t[k];
+      }
+      break;
+    }
+    case Split::ByTask: {
+      std::set<std::string> keys;
+      for (const SplitItem& it : items) keys.insert(it.task);
+      const std::vector<std::string> tasks(keys.begin(), keys.end());
+      std::vector<bool> t = hold_out(tasks.size(), o.test_share, o.seed, "tasks");
+      std::set<std::string> held;
+      for (size_t k = 0; k < tasks.size(); ++k)
+        if (t[k]) held.insert(tasks[k]);
+      for (size_t i = 0; i < items.size(); ++i) test[i] = held.count(items[i].task) > 0;
+      break;
+    }
+    case Split::ByTarget:
+    case Split::ByNetwork: {
+      const bool by_target = o.split == Split::ByTarget;
+      std::set<std::string> names;
+      for (const SplitItem& it : items) {
+        if (by_target) names.insert(it.target);
+        else names.insert(it.networks.begin(), it.networks.end());
+      }
+      if (!names.count(o.held_out)) {
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+        TESSERA_FAIL("split ", split_name(o.split), ": no ", by_target ? "target" : "network", " '", o.held_out,
+                     "' in the data (it has: ", list, ")");
+      }
+      for (size_t i = 0; i < items.size(); ++i) {
+        const SplitItem& it = items[i];
+        test[i] = by_target ? it.target == o.held_out
+                            : std::find(it.networks.begin(), it.networks.end(), o.held_out) != it.networks.end();
+      }
+      break;
+    }
+  }
+  return test;
+}
+
+}  // namespace tessera::cost

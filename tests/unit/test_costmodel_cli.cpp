@@ -1,0 +1,160 @@
+// `tessera costmodel` on a small collection (one tiny network, AVX2 at one
+// thread, 8 schedules a task): train on a split's train part and eval on
+// its test part, the feature cache giving the same result as computing the
+// rows, the dump of every sample's matrices, the columns listing, and clear
+// errors for a bad model file, an unknown held-out target and a missing
+// dataset directory.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "cost/program_features.h"
+#include "cost/value_features.h"
+#include "dataset/collect.h"
+#include "frontend/onnx_export.h"
+#include "random_tensor.h"
+
+using namespace tessera;
+using tessera::testing::cli;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_path(const std::string& name) {
+  struct Folder {
+    fs::path path = fs::temp_directory_path() / ("tessera-costmodel-test-" + std::to_string(::getpid()));
+    Folder() { fs::create_directories(path); }
+    ~Folder() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static Folder folder;
+  return (folder.path / name).string();
+}
+
+// x f32[1,16,12,12] -> Conv 16x3x3 (pad 1) -> Relu: its tasks have spaces of many schedules.
+std::string net() {
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 12, 12}, true});
+  Value* w = g->add_constant("w", tessera::testing::random_f32({16, 16, 3, 3}, 5, -0.5f, 0.5f));
+  AttrMap conv;
+  conv["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* c = g->add_node("Conv", {x, w}, {"c"}, conv, "conv")->outputs[0];
+  Value* y = g->add_node("Relu", {c}, {"y"}, {}, "relu")->outputs[0];
+  g->add_output(y);
+  const std::string path = temp_path("net.onnx");
+  export_onnx_file(*g, path);
+  return path;
+}
+
+// The collection, made once per test process.
+const std::string& collection() {
+  static const std::string dir = [] {
+    dataset::CollectOptions o;
+    o.networks = net();
+    o.out_dir = temp_path("ds");
+    o.per_task = 8;
+    o.targets = {"avx2-t1"};
+    o.exe = TESSERA_CLI;
+    o.progress = false;
+    o.timing.min_repeats = 2;
+    o.timing.max_repeats = 3;
+    o.timing.min_seconds = 0;
+    dataset::Local local;
+    dataset::collect(o, local);
+    return o.out_dir;
+  }();
+  return dir;
+}
+
+std::string data_args() {
+  return " --records " + dataset::rank_records_path(collection(), 0) + " --dataset " + collection() + " -q";
+}
+
+}  // namespace
+
+TEST(CostModelCli, TrainThenEvalOnTheSplit) {
+  const std::string model = temp_path("m.json"), split = " --split within-task --test-share 0.3";
+  auto r = cli("costmodel train --rounds 20 --out " + model + data_args() + split);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("trained xgb on"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(model));
+
+  r = cli("costmodel eval --model-file " + model + data_args() + split);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("pairwise"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("avx2-t1"), std::string::npos) << r.out;
+
+  // The same with a feature cache: written by the first run, read by the
+  // second; the tables agree with the rows computed afresh.
+  const std::string cache = temp_path("rows.jsonl");
+  auto first = cli("costmodel eval --model-file " + model + data_args() + split + " --cache " + cache);
+  ASSERT_EQ(first.code, 0) << first.out;
+  ASSERT_TRUE(fs::exists(cache));
+  const auto written = fs::last_write_time(cache);
+  auto second = cli("costmodel eval --model-file " + model + data_args() + split + " --cache " + cache);
+  ASSERT_EQ(second.code, 0) << second.out;
+  EXPECT_EQ(fs::last_write_time(cache), written) << "every row was in the cache: nothing to write";
+  EXPECT_EQ(second.out, r.out);
+  EXPECT_EQ(first.out, r.out);
+}
+
+TEST(CostModelCli, ColumnsAndErrors) {
+  auto r = cli("costmodel columns");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const cost::ColumnDoc& c : cost::value_feature_columns()) EXPECT_NE(r.out.find(c.name), std::string::npos) << c.name;
+  EXPECT_NE(r.out.find(cost::program_feature_columns().back().name), std::string::npos);
+
+  const std::string bad = temp_path("bad.json");
+  std::ofstream(bad) << "{}";
+  r = cli("costmodel eval --model-file " + bad + data_args());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find(bad), std::string::npos) << r.out;
+
+  r = cli("costmodel train --out " + temp_path("m2.json") + data_args() + " --split by-target --held-out avx512-t9");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("avx2-t1"), std::string::npos) << "the error lists the targets there are: " << r.out;
+
+  r = cli("costmodel train --out " + temp_path("m3.json") + " --records " + bad + " --dataset " + temp_path("nowhere"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("tasks.json"), std::string::npos) << r.out;
+}
+
+// The dump: a header naming the columns, then per sample its per-store
+// matrix (rows of the value columns' width), hardware vector and program
+// row, agreeing with the column tables.
+TEST(CostModelCli, DumpWritesTheMatricesWithTheirColumns) {
+  const std::string out = temp_path("dump.jsonl");
+  auto r = cli("costmodel dump --out " + out + data_args());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(out);
+  std::string line;
+  ASSERT_TRUE(std::getline(f, line));
+  const nlohmann::json head = nlohmann::json::parse(line);
+  ASSERT_EQ(head.at("value_columns").size(), cost::value_feature_columns().size());
+  EXPECT_EQ(head.at("value_columns")[0], cost::value_feature_columns()[0].name);
+  EXPECT_EQ(head.at("program_columns").size(), cost::program_feature_columns().size());
+  int samples = 0;
+  while (std::getline(f, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    ++samples;
+    EXPECT_GT(j.at("seconds").get<double>(), 0);
+    EXPECT_EQ(j.at("target"), "avx2-t1");
+    ASSERT_FALSE(j.at("values").empty()) << "every kernel stores something";
+    for (const auto& row : j.at("values")) EXPECT_EQ(row.size(), cost::value_feature_columns().size());
+    EXPECT_EQ(j.at("hardware").size(), cost::hardware_feature_columns().size());
+    ASSERT_EQ(j.at("program").size(), cost::program_feature_columns().size());
+    // The program row's last column counts the matrix's rows.
+    EXPECT_EQ(j.at("program").back().get<double>(), static_cast<double>(j.at("values").size()));
+  }
+  EXPECT_GT(samples, 1);
+  EXPECT_NE(r.out.find(std::to_string(samples) + " samples"), std::string::npos) << r.out;
+}

@@ -1,0 +1,272 @@
+// `tessera costmodel` (see costmodel_command.h).
+#include "costmodel_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "cost/dataset_split.h"
+#include "cost/program_features.h"
+#include "cost/ranking_metrics.h"
+#include "cost/xgb_model.h"
+#include "costmodel_data.h"
+#include "support/error.h"
+#include "tune/progress.h"
+
+namespace tessera::tools {
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The dataset and which samples are in the test part of the split.
+struct SplitData {
+  CostDataset data;
+  std::vector<bool> test;
+};
+
+SplitData load_split(const CostModelArgs& a) {
+  SplitData s;
+  s.data = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet);
+  std::vector<cost::SplitItem> items;
+  for (const CostSample& c : s.data.samples) {
+    cost::SplitItem it{c.task, c.target, {}};
+    if (auto w = s.data.weights.find(c.task); w != s.data.weights.end())
+      for (const auto& [net, n] : w->second) it.networks.push_back(net);
+    items.push_back(std::move(it));
+  }
+  cost::SplitOptions o;
+  o.split = cost::parse_split(a.split);
+  o.test_share = a.test_share;
+  o.held_out = a.held_out;
+  o.seed = a.seed;
+  TESSERA_CHECK((o.split != cost::Split::ByTarget && o.split != cost::Split::ByNetwork) || !a.held_out.empty(),
+                "split ", a.split, " needs --held-out NAME (the ", o.split == cost::Split::ByTarget ? "target" : "network",
+                " to hold out)");
+  s.test = cost::test_items(items, o);
+  std::fprintf(stderr, "costmodel: %zu measured schedules (%d could not be rebuilt), split %s\n",
+               s.data.samples.size(), s.data.skipped, a.split.c_str());
+  return s;
+}
+
+// One group per (task, target) of the samples in the chosen part: indices into the samples.
+std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups_of(const SplitData& s, bool test) {
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> g;
+  for (size_t i = 0; i < s.data.samples.size(); ++i)
+    if (s.test[i] == test) g[{s.data.samples[i].task, s.data.samples[i].target}].push_back(i);
+  return g;
+}
+
+cost::XgbOptions xgb_options(const CostModelArgs& a) {
+  cost::XgbOptions o;
+  o.rounds = a.rounds;
+  o.threads = a.threads;
+  o.seed = a.seed;
+  return o;
+}
+
+// The metrics of one set of groups, as a table row.
+struct Scores {
+  int tasks = 0, candidates = 0;
+  cost::CostGroups measured, predicted;
+  std::vector<double> network_weights;  // by-network: the task's weight in the held-out network
+};
+
+void print_row(const std::string& name, const Scores& s, bool network) {
+  std::printf("%-10s %6d %10d %9.4f %8.4f %8.4f %8.4f %8.4f", name.c_str(), s.tasks, s.candidates,
+              cost::pairwise_accuracy(s.measured, s.predicted), cost::top_k_recall(s.measured, s.predicted, 1),
+              cost::top_k_recall(s.measured, s.predicted, 5), cost::peak_score(s.measured, s.predicted, 1),
+              cost::peak_score(s.measured, s.predicted, 5));
+  if (network)
+    std::printf(" %8.4f %8.4f", cost::network_top_k_score(s.measured, s.predicted, s.network_weights, 1),
+                cost::network_top_k_score(s.measured, s.predicted, s.network_weights, 5));
+  std::printf("\n");
+}
+
+}  // namespace
+
+int cmd_costmodel_train(const CostModelArgs& a) {
+  TESSERA_CHECK(a.model == "xgb", "unknown --model '", a.model, "' (available: xgb)");
+  TESSERA_CHECK(!a.model_file.empty(), "costmodel train needs --out FILE (the model file to write)");
+  SplitData s = load_split(a);
+  std::vector<cost::RankGroup> groups;
+  int candidates = 0;
+  for (const auto& [key, members] : groups_of(s, false)) {
+    cost::RankGroup g;
+    for (size_t i : members) {
+      g.rows.push_back(s.data.samples[i].row);
+      g.seconds.push_back(s.data.samples[i].seconds);
+    }
+    candidates += static_cast<int>(members.size());
+    groups.push_back(std::move(g));
+  }
+  std::fprintf(stderr, "costmodel: training xgb (rank:pairwise, %d rounds) on %d candidates of %zu task-target groups\n",
+               a.rounds, candidates, groups.size());
+  const auto start = std::chrono::steady_clock::now();
+  cost::XgbOptions xo = xgb_options(a);
+  tune::Progress line(!a.quiet, "costmodel: ");
+  xo.on_round = [&](int round, int rounds) {
+    line.show("boosting round " + std::to_string(round) + "/" + std::to_string(rounds) + ", " +
+              tune::duration_text(since(start)), round == rounds);
+  };
+  cost::XgbModel model(cost::HardwareDesc{}, 0, xo);
+  model.train(groups);
+  line.done();
+  model.save(a.model_file);
+  cost::CostGroups measured, predicted;
+  for (const cost::RankGroup& g : groups) {
+    measured.push_back(g.seconds);
+    std::vector<double> p = model.predict_rows(g.rows);
+    for (double& x : p) x = -x;
+    predicted.push_back(p);
+  }
+  std::printf("trained xgb on %d candidates (%zu groups) in %s; pairwise accuracy on them %.4f; written to %s\n",
+              candidates, groups.size(), tune::duration_text(since(start)).c_str(),
+              cost::pairwise_accuracy(measured, predicted), a.model_file.c_str());
+  return 0;
+}
+
+int cmd_costmodel_eval(const CostModelArgs& a) {
+  TESSERA_CHECK(!a.model_file.empty(), "costmodel eval needs --model-file FILE (made by 'tessera costmodel train')");
+  cost::XgbModel model(cost::HardwareDesc{}, 0, xgb_options(a));
+  model.load(a.model_file);
+  SplitData s = load_split(a);
+  const bool network = a.split == "by-network";
+  // The baseline: ranking by the static model's analytic estimate (its
+  // default coefficients weigh only that), a column of the same rows.
+  size_t est = 0;
+  const auto& columns = cost::program_feature_columns();
+  while (est < columns.size() && columns[est].name != "static_est_seconds") ++est;
+  TESSERA_CHECK(est < columns.size(), "no static_est_seconds column");
+  std::map<std::string, Scores> by_target, baseline;
+  Scores all;
+  for (const auto& [key, members] : groups_of(s, true)) {
+    std::vector<std::vector<float>> rows;
+    std::vector<double> seconds;
+    for (size_t i : members) {
+      rows.push_back(s.data.samples[i].row);
+      seconds.push_back(s.data.samples[i].seconds);
+    }
+    std::vector<double> p = model.predict_rows(rows);
+    for (double& x : p) x = -x;
+    double weight = 0;
+    if (network)
+      if (auto w = s.data.weights.find(key.first); w != s.data.weights.end() && w->second.count(a.held_out))
+        weight = w->second.at(a.held_out);
+    Scores& b = baseline[key.second];
+    b.measured.push_back(seconds);
+    b.predicted.emplace_back();
+    for (const std::vector<float>& row : rows) b.predicted.back().push_back(row[est]);
+    for (Scores* sc : {&by_target[key.second], &all}) {
+      sc->tasks += 1;
+      sc->candidates += static_cast<int>(members.size());
+      sc->measured.push_back(seconds);
+      sc->predicted.push_back(p);
+      sc->network_weights.push_back(weight);
+    }
+  }
+  TESSERA_CHECK(all.candidates > 0, "the split's test part is empty");
+  std::printf("model %s, split %s%s%s: test part of %d candidates\n", a.model_file.c_str(), a.split.c_str(),
+              a.held_out.empty() ? "" : " held out ", a.held_out.c_str(), all.candidates);
+  std::printf("%-10s %6s %10s %9s %8s %8s %8s %8s%s\n", "target", "tasks", "candidates", "pairwise", "recall@1",
+              "recall@5", "peak@1", "peak@5", network ? "  net@1    net@5" : "");
+  for (const auto& [target, sc] : by_target) print_row(target, sc, network);
+  if (by_target.size() > 1) print_row("all", all, network);
+  std::printf("baseline, the static model's analytic estimate: pairwise");
+  for (const auto& [target, sc] : baseline)
+    std::printf(" %s %.4f", target.c_str(), cost::pairwise_accuracy(sc.measured, sc.predicted));
+  std::printf("\n");
+  return 0;
+}
+
+int cmd_costmodel_dump(const CostModelArgs& a) {
+  TESSERA_CHECK(!a.model_file.empty(), "costmodel dump needs --out FILE");
+  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet, true);
+  std::ofstream f(a.model_file);
+  TESSERA_CHECK(f, "cannot write ", a.model_file);
+  auto names = [](const std::vector<cost::ColumnDoc>& cols) {
+    nlohmann::json n = nlohmann::json::array();
+    for (const cost::ColumnDoc& c : cols) n.push_back(c.name);
+    return n;
+  };
+  f << nlohmann::json{{"value_columns", names(cost::value_feature_columns())},
+                      {"hardware_columns", names(cost::hardware_feature_columns())},
+                      {"program_columns", names(cost::program_feature_columns())}}
+           .dump()
+    << "\n";
+  for (const CostSample& c : d.samples)
+    f << nlohmann::json{{"task", c.task},         {"target", c.target},     {"schedule", c.schedule},
+                        {"seconds", c.seconds},   {"values", c.values},     {"hardware", c.hardware},
+                        {"program", c.row}}
+             .dump()
+      << "\n";
+  TESSERA_CHECK(f.flush(), "cannot write ", a.model_file);
+  std::printf("%zu samples (%d could not be rebuilt) written to %s\n", d.samples.size(), d.skipped,
+              a.model_file.c_str());
+  return 0;
+}
+
+int cmd_costmodel_columns() {
+  std::printf("per-store (value) features, %d columns:\n", cost::kValueFeatureCount);
+  const auto& v = cost::value_feature_columns();
+  for (size_t i = 0; i < v.size(); ++i) std::printf("%4zu  %-28s %s\n", i, v[i].name.c_str(), v[i].doc.c_str());
+  std::printf("\nprogram row of the xgb model, %zu columns:\n", cost::program_feature_columns().size());
+  const auto& p = cost::program_feature_columns();
+  for (size_t i = 0; i < p.size(); ++i) std::printf("%4zu  %-40s %s\n", i, p[i].name.c_str(), p[i].doc.c_str());
+  return 0;
+}
+
+void CostModelCommands::add(CLI::App& app) {
+  costmodel_ = app.add_subcommand("costmodel", "learned cost models on a dataset of measured schedules "
+                                               "('tessera dataset collect'): train, eval, columns");
+  costmodel_->require_subcommand(1);
+  train_ = costmodel_->add_subcommand("train", "train a ranking model on the train part of a split; write it to a file");
+  eval_ = costmodel_->add_subcommand("eval", "judge a model file on the test part of a split: pairwise accuracy, "
+                                             "top-k recall, peak score@k (and network top-k score by network)");
+  dump_ = costmodel_->add_subcommand("dump", "write every measured schedule's features (JSON lines: a header of "
+                                             "column names, then the per-store matrix, hardware vector and program "
+                                             "row of each, with its cost)");
+  columns_ = costmodel_->add_subcommand("columns", "list the feature columns and what each one is");
+  dump_->add_option("--out", args_.model_file, "the JSON-lines file to write")->required();
+  CostModelArgs& o = args_;
+  for (CLI::App* c : {train_, eval_, dump_}) {
+    c->add_option("--records", o.records, "records files (JSON lines; 'tessera dataset merge' writes one)")
+        ->delimiter(',')
+        ->required();
+    c->add_option("--dataset", o.datasets, "collection directories (their tasks.json names each task's network)")
+        ->delimiter(',')
+        ->required();
+    c->add_option("--cache", o.cache, "feature cache file: rows found there are not computed again");
+    c->add_flag("-q,--quiet", o.quiet, "no progress lines");
+  }
+  for (CLI::App* c : {train_, eval_}) {
+    c->add_option("--split", o.split,
+                  "none (all: default), within-task, by-task, by-target, by-network; train fits the train part, "
+                  "eval judges the test part (give both the same split options)");
+    c->add_option("--test-share", o.test_share,
+                  "within-task: share of each task's candidates held out; by-task: share of the tasks (default 0.1)")
+        ->check(CLI::Range(0.0, 1.0));
+    c->add_option("--held-out", o.held_out, "by-target: the target held out (avx2-t1, ...); by-network: the network");
+    c->add_option("--seed", o.seed, "seed of the split and the model (default 1)");
+    c->add_option("--threads", o.threads, "XGBoost's threads (default 1)")->check(CLI::Range(1, 256));
+  }
+  train_->add_option("--model", args_.model, "the model: xgb (default)");
+  train_->add_option("--out", args_.model_file, "the model file to write")->required();
+  train_->add_option("--rounds", args_.rounds, "boosting rounds (default 200)")->check(CLI::Range(1, 100000));
+  eval_->add_option("--model-file", args_.model_file, "the model file ('tessera costmodel train --out')")->required();
+}
+
+int CostModelCommands::run() {
+  if (!costmodel_ || !*costmodel_) return -1;
+  if (*train_) return cmd_costmodel_train(args_);
+  if (*eval_) return cmd_costmodel_eval(args_);
+  if (*dump_) return cmd_costmodel_dump(args_);
+  return cmd_costmodel_columns();
+}
+
+}  // namespace tessera::tools

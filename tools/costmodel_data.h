@@ -1,0 +1,47 @@
+// A dataset's records as a learned cost model reads them: every measured
+// schedule of every task on every target (repeat measurements pooled as the
+// tuner pools them; schedules with an error left out), its program row
+// (cost/program_features.h) computed from the task — re-extracted from the
+// network the dataset measured it in (DIR/tasks.json, src/dataset) — lowered
+// at the schedule for the target's ISA, with the target's hardware
+// description from the record. Rows are loop-IR features only (no
+// machine code: JIT-compiling every record would take hours on a big
+// dataset), the same as the tuner computes for `--cost-model xgb`.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tessera::tools {
+
+struct CostSample {
+  std::string task;      // task key
+  std::string target;    // the dataset target's name ("avx2-t1")
+  std::string schedule;  // positional schedule text
+  double seconds = 0;    // pooled measured cost
+  std::vector<float> row;
+  // With keep_values only: the per-store matrix (cost/value_features.h) and
+  // the hardware vector, for dumps and models that read them.
+  std::vector<std::vector<double>> values;
+  std::vector<double> hardware;
+};
+
+struct CostDataset {
+  std::vector<CostSample> samples;
+  // Per task key: the networks that have it and how often it runs in each.
+  std::map<std::string, std::map<std::string, int>> weights;
+  int skipped = 0;  // measured schedules whose task or schedule could not be rebuilt
+};
+
+// The samples of `record_files` whose tasks `dataset_dirs` (collection
+// directories with a tasks.json) describe. `cache`, when given, is a file of
+// rows computed before (JSON lines; made for this feature layout, else
+// ignored and rewritten): rows found there are not computed again, and the
+// file is rewritten with every row at the end. `keep_values` also keeps each
+// sample's per-store matrix and hardware vector (every program is lowered
+// then, cached or not). Progress lines on stderr.
+CostDataset load_cost_dataset(const std::vector<std::string>& record_files, const std::vector<std::string>& dataset_dirs,
+                              const std::string& cache, bool progress, bool keep_values = false);
+
+}  // namespace tessera::tools
