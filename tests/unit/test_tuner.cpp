@@ -337,16 +337,23 @@ TEST(Tuner, WrongOutputsAreRecordedAndNeverApplied) {
     EXPECT_FALSE(provider.schedule_for(*u.task).has_value()) << u.task->describe();
 }
 
+// quick_options with a cost model, an empty records file, the host's ISA and
+// the written-down description of a machine with that ISA.
+TuneOptions model_options(const std::string& records, const std::string& cost_model) {
+  std::filesystem::remove(records);
+  TuneOptions o = quick_options(records);
+  o.cost_model = cost_model;
+  o.hardware = Target::for_isa(Isa::Host).isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
+  o.model.isa = Target::for_isa(Isa::Host).isa;
+  return o;
+}
+
 // With the static model the search measures nothing: it ranks candidates
 // (compiled, never run) and afterwards measures only the default and the
 // best few predicted of each task.
 TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
   const std::string records = temp_path("static.jsonl");
-  std::filesystem::remove(records);
-  TuneOptions o = quick_options(records);
-  o.cost_model = "static";
-  o.hardware = Target::for_isa(Isa::Host).isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
-  o.model.isa = Target::for_isa(Isa::Host).isa;
+  TuneOptions o = model_options(records, "static");
   o.validate_top = 2;
   o.budget_seconds = 6;
   TuneReport r = tune_model(o);
@@ -369,11 +376,7 @@ TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
 // different cost the model ranks its proposals (more are ranked than measured).
 TEST(Tuner, XgbModelPicksWhatIsMeasuredAndLearnsOnline) {
   const std::string records = temp_path("xgb.jsonl");
-  std::filesystem::remove(records);
-  TuneOptions o = quick_options(records);
-  o.cost_model = "xgb";
-  o.hardware = Target::for_isa(Isa::Host).isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
-  o.model.isa = Target::for_isa(Isa::Host).isa;
+  TuneOptions o = model_options(records, "xgb");
   o.budget_seconds = 8;
   TuneReport r = tune_model(o);
   int ranked = 0, tuned = 0;
