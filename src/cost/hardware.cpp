@@ -102,15 +102,19 @@ void check_valid(const HardwareDesc& h) {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The clock: a chain of dependent integer adds runs one per cycle on every
-// x86 core, so adds per second is the frequency. Best of a few short runs.
+// The clock: a chain of dependent register-to-register integer adds runs
+// one per cycle on every x86 core, so adds per second is the frequency. Best
+// of a few short runs. Not adds of an immediate: recent Intel cores fold
+// chains of those in the renamer, several per cycle (a Xeon of this
+// machine's kind measured 22.5 "GHz" that way).
 double measure_ghz() {
   constexpr int64_t kIters = 100000;  // x 32 adds: about 1 ms at 3 GHz
   double best = 0;
   for (int rep = 0; rep < 5; ++rep) {
-    uint64_t x = 0;
+    uint64_t x = 0, one = 1;
+    asm volatile("" : "+r"(one));  // not a constant the compiler can see
     auto t0 = Clock::now();
-    for (int64_t i = 0; i < kIters; ++i) asm volatile(".rept 32\n\taddq $1, %0\n\t.endr" : "+r"(x));
+    for (int64_t i = 0; i < kIters; ++i) asm volatile(".rept 32\n\taddq %1, %0\n\t.endr" : "+r"(x) : "r"(one));
     double s = seconds_since(t0);
     if (x != static_cast<uint64_t>(kIters) * 32) return 0;
     best = std::max(best, static_cast<double>(kIters) * 32 / s / 1e9);
