@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "temp_folder.h"
 #include "cost/program_features.h"
 #include "cost/value_features.h"
 #include "dataset/collect.h"
@@ -27,16 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string temp_path(const std::string& name) {
-  struct Folder {
-    fs::path path = fs::temp_directory_path() / ("tessera-costmodel-test-" + std::to_string(::getpid()));
-    Folder() { fs::create_directories(path); }
-    ~Folder() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static Folder folder;
-  return (folder.path / name).string();
+  static const tessera::testing::TempFolder folder("costmodel");
+  return folder.path(name);
 }
 
 // x f32[1,16,12,12] -> Conv 16x3x3 (pad 1) -> Relu: its tasks have spaces of many schedules.

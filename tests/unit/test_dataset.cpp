@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "cli_runner.h"
+#include "temp_folder.h"
 #include "dataset/collect.h"
 #include "dataset/merge.h"
 #include "dataset/networks.h"
@@ -40,16 +41,8 @@ using Triple = std::tuple<std::string, std::string, std::string>;
 // A folder per test process, removed when it exits (other checkouts' test
 // runs on the machine must not share files with this one).
 std::string temp_path(const std::string& name) {
-  struct Folder {
-    fs::path path = fs::temp_directory_path() / ("tessera-dataset-test-" + std::to_string(::getpid()));
-    Folder() { fs::create_directories(path); }
-    ~Folder() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static Folder folder;
-  return (folder.path / name).string();
+  static const tessera::testing::TempFolder folder("dataset");
+  return folder.path(name);
 }
 
 // x f32[1,8,10,10] -> Conv 16x3x3 (pad 1) -> Relu -> Conv 8x1x1: a few tasks

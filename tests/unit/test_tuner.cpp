@@ -15,6 +15,7 @@
 #include "frontend/onnx_export.h"
 #include "interp/interpreter.h"
 #include "cli_runner.h"
+#include "temp_folder.h"
 #include "random_tensor.h"
 #include "support/error.h"
 #include "tessera/runtime.h"
@@ -61,17 +62,8 @@ std::unique_ptr<Graph> small_net(const std::string& prefix = "") {
 // appending its "cheat" record is the likely cause of a record with costs
 // seen by WrongOutputsAreRecordedAndNeverApplied).
 std::string temp_path(const std::string& name) {
-  struct Folder {
-    std::filesystem::path path =
-        std::filesystem::temp_directory_path() / ("tessera-tuner-test-" + std::to_string(::getpid()));
-    Folder() { std::filesystem::create_directories(path); }
-    ~Folder() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  };
-  static Folder folder;
-  return (folder.path / name).string();
+  static const tessera::testing::TempFolder folder("tuner");
+  return folder.path(name);
 }
 
 std::string small_net_file() {
