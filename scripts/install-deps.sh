@@ -17,8 +17,8 @@ PACKAGES=(
   python3-numpy python3-pytest               # its arrays and its test suite (Debian's packages, no PyPI)
   python3-pil                                # examples/classify_image.py reads images (run by the tests)
   libopenmpi-dev openmpi-bin                 # tessera dataset collect over mpirun ranks (and its test)
-  libxgboost-dev libtorch-dev                # learned cost models (issue 21): XGBoost's C API, libtorch (not yet
-                                             # found by CMake: configuring does not look for them)
+  libxgboost-dev libtorch-dev                # learned cost models (issue 21): XGBoost's C API (the xgb model),
+                                             # libtorch (the attention model); configuring fails without them
 )
 
 missing=()
