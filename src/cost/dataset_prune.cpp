@@ -1,0 +1,195 @@
+// Pruning a cost-model dataset (see dataset_prune.h).
+#include "cost/dataset_prune.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <random>
+
+#include "support/error.h"
+
+namespace tessera::cost {
+
+namespace {
+
+struct MethodName {
+  PruneMethod method;
+  const char* name;
+};
+constexpr MethodName kMethods[] = {
+    {PruneMethod::Random, "random"},
+    {PruneMethod::Cluster, "cluster"},
+    {PruneMethod::Loss, "loss"},
+};
+
+// A generator for one group, from the seed and the group's position.
+std::mt19937_64 group_rng(uint64_t seed, size_t group) { return std::mt19937_64(seed * 0x9E3779B97F4A7C15ull + group); }
+
+std::vector<bool> keep_random(size_t n, size_t k, std::mt19937_64& rng) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<bool> kept(n, false);
+  for (size_t i = 0; i < k; ++i) kept[order[i]] = true;
+  return kept;
+}
+
+// The group's rows, each column standardised over the group (a constant column is zero).
+std::vector<std::vector<double>> standardised(const std::vector<std::vector<float>>& rows) {
+  const size_t n = rows.size(), f = rows.empty() ? 0 : rows.front().size();
+  std::vector<std::vector<double>> z(n, std::vector<double>(f, 0.0));
+  for (size_t c = 0; c < f; ++c) {
+    double s = 0, ss = 0;
+    for (const std::vector<float>& r : rows) {
+      TESSERA_CHECK(r.size() == f, "prune: rows of ", f, " and ", r.size(), " columns in one group");
+      s += r[c];
+      ss += static_cast<double>(r[c]) * r[c];
+    }
+    const double mean = s / static_cast<double>(n), var = ss / static_cast<double>(n) - mean * mean;
+    if (var <= 1e-12) continue;
+    for (size_t i = 0; i < n; ++i) z[i][c] = (rows[i][c] - mean) / std::sqrt(var);
+  }
+  return z;
+}
+
+double distance2(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (size_t c = 0; c < a.size(); ++c) d += (a[c] - b[c]) * (a[c] - b[c]);
+  return d;
+}
+
+// k-means (k-means++ seeding, Lloyd's iterations) over the group's
+// standardised rows; the member nearest each centre kept (the next nearest
+// not yet kept when two centres share one).
+std::vector<bool> keep_cluster(const std::vector<std::vector<float>>& rows, size_t k, std::mt19937_64& rng) {
+  const size_t n = rows.size();
+  std::vector<bool> kept(n, false);
+  const std::vector<std::vector<double>> z = standardised(rows);
+  std::vector<std::vector<double>> centres{z[std::uniform_int_distribution<size_t>(0, n - 1)(rng)]};
+  std::vector<double> near(n, std::numeric_limits<double>::infinity());
+  while (centres.size() < k) {
+    double total = 0;
+    for (size_t i = 0; i < n; ++i) total += near[i] = std::min(near[i], distance2(z[i], centres.back()));
+    size_t pick = 0;
+    if (total > 0) {
+      double at = std::uniform_real_distribution<double>(0, total)(rng);
+      while (pick + 1 < n && (at -= near[pick]) > 0) ++pick;
+    } else {
+      pick = std::uniform_int_distribution<size_t>(0, n - 1)(rng);  // every row alike: any will do
+    }
+    centres.push_back(z[pick]);
+  }
+  std::vector<size_t> member(n, 0);
+  for (int iter = 0; iter < 20; ++iter) {
+    bool moved = false;
+    for (size_t i = 0; i < n; ++i) {
+      size_t best = 0;
+      for (size_t c = 1; c < k; ++c)
+        if (distance2(z[i], centres[c]) < distance2(z[i], centres[best])) best = c;
+      moved |= best != member[i] || iter == 0;
+      member[i] = best;
+    }
+    if (!moved) break;
+    for (size_t c = 0; c < k; ++c) {
+      std::vector<double> sum(z.front().size(), 0.0);
+      size_t count = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (member[i] == c) {
+          for (size_t f = 0; f < sum.size(); ++f) sum[f] += z[i][f];
+          ++count;
+        }
+      if (count == 0) continue;  // an empty cluster keeps its centre
+      for (double& s : sum) s /= static_cast<double>(count);
+      centres[c] = std::move(sum);
+    }
+  }
+  for (size_t c = 0; c < k; ++c) {
+    size_t best = n;
+    for (size_t i = 0; i < n; ++i)
+      if (!kept[i] && (best == n || distance2(z[i], centres[c]) < distance2(z[best], centres[c]))) best = i;
+    kept[best] = true;
+  }
+  return kept;
+}
+
+// The group's fastest kept, then the programs of highest mean RankNet loss
+// log(1 + e^-(s_fast - s_slow)) over their pairs of different cost under
+// the first model's scores `s` (higher = faster).
+std::vector<bool> keep_loss(const RankGroup& g, const std::vector<double>& s, size_t k) {
+  const size_t n = g.rows.size();
+  std::vector<double> loss(n, 0.0);
+  std::vector<int> pairs(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j) {
+      if (g.seconds[i] == g.seconds[j]) continue;
+      const bool i_fast = g.seconds[i] < g.seconds[j];
+      const double margin = i_fast ? s[i] - s[j] : s[j] - s[i];
+      const double l = std::log1p(std::exp(-margin));
+      loss[i] += l;
+      loss[j] += l;
+      ++pairs[i];
+      ++pairs[j];
+    }
+  for (size_t i = 0; i < n; ++i)
+    if (pairs[i]) loss[i] /= pairs[i];
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  const size_t fastest = static_cast<size_t>(std::min_element(g.seconds.begin(), g.seconds.end()) - g.seconds.begin());
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if ((a == fastest) != (b == fastest)) return a == fastest;
+    return loss[a] > loss[b];
+  });
+  std::vector<bool> kept(n, false);
+  for (size_t i = 0; i < k; ++i) kept[order[i]] = true;
+  return kept;
+}
+
+}  // namespace
+
+std::string prune_method_name(PruneMethod m) {
+  for (const MethodName& e : kMethods)
+    if (e.method == m) return e.name;
+  return "?";
+}
+
+PruneMethod parse_prune_method(const std::string& name) {
+  std::string known;
+  for (const MethodName& e : kMethods) {
+    if (name == e.name) return e.method;
+    known += std::string(known.empty() ? "" : ", ") + e.name;
+  }
+  TESSERA_FAIL("unknown pruning method '", name, "' (available: ", known, ")");
+}
+
+size_t kept_count(size_t size, double keep) {
+  const size_t k = static_cast<size_t>(std::llround(keep * static_cast<double>(size)));
+  return std::min(size, std::max<size_t>(k, 2));
+}
+
+std::vector<std::vector<bool>> prune(const std::vector<RankGroup>& groups, const PruneOptions& options) {
+  TESSERA_CHECK(options.keep > 0 && options.keep <= 1, "prune: the share kept must be in (0, 1], got ", options.keep);
+  for (const RankGroup& g : groups)
+    TESSERA_CHECK(g.rows.size() == g.seconds.size(), "prune: a group of ", g.rows.size(), " rows has ",
+                  g.seconds.size(), " costs");
+  std::optional<XgbModel> first;
+  if (options.method == PruneMethod::Loss) {
+    first.emplace(HardwareDesc{}, 0, options.xgb);
+    first->update(groups);  // a no-op when no group teaches: every score zero, the fastest then first in order
+  }
+  std::vector<std::vector<bool>> kept;
+  kept.reserve(groups.size());
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const RankGroup& g = groups[gi];
+    const size_t n = g.rows.size(), k = kept_count(n, options.keep);
+    std::mt19937_64 rng = group_rng(options.seed, gi);
+    if (k >= n) kept.emplace_back(n, true);
+    else if (options.method == PruneMethod::Random) kept.push_back(keep_random(n, k, rng));
+    else if (options.method == PruneMethod::Cluster) kept.push_back(keep_cluster(g.rows, k, rng));
+    else kept.push_back(keep_loss(g, first->predict_rows(g.rows), k));
+  }
+  return kept;
+}
+
+}  // namespace tessera::cost
