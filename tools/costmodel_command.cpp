@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include "cost/dataset_split.h"
 #include "cost/program_features.h"
@@ -30,9 +31,9 @@ struct SplitData {
   std::vector<bool> test;
 };
 
-SplitData load_split(const CostModelArgs& a) {
+SplitData load_split(const CostModelArgs& a, bool keep_values) {
   SplitData s;
-  s.data = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet);
+  s.data = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet, keep_values);
   std::vector<cost::SplitItem> items;
   for (const CostSample& c : s.data.samples) {
     cost::SplitItem it{c.task, c.target, {}};
@@ -55,19 +56,8 @@ SplitData load_split(const CostModelArgs& a) {
 }
 
 // One group per (task, target) of the samples in the chosen part: indices into the samples.
-std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups_of(const SplitData& s, bool test) {
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> g;
-  for (size_t i = 0; i < s.data.samples.size(); ++i)
-    if (s.test[i] == test) g[{s.data.samples[i].task, s.data.samples[i].target}].push_back(i);
-  return g;
-}
-
-cost::XgbOptions xgb_options(const CostModelArgs& a) {
-  cost::XgbOptions o;
-  o.rounds = a.rounds;
-  o.threads = a.threads;
-  o.seed = a.seed;
-  return o;
+std::map<GroupKey, std::vector<size_t>> groups_of(const SplitData& s, bool test) {
+  return sample_groups(s.data, [&](size_t i) { return s.test[i] == test; });
 }
 
 // The metrics of one set of groups, as a table row.
@@ -88,12 +78,69 @@ void print_row(const std::string& name, const Scores& s, bool network) {
   std::printf("\n");
 }
 
+void check_model(const std::string& model) {
+  TESSERA_CHECK(model == "xgb" || model == "attention", "unknown --model '", model, "' (available: xgb, attention)");
+}
+
+// The attention model trained on the train part's groups, saved.
+int train_attention(const CostModelArgs& a, const SplitData& s) {
+  const std::vector<cost::SampleGroup> groups = sample_groups_of(s.data, groups_of(s, false));
+  int candidates = 0;
+  for (const cost::SampleGroup& g : groups) candidates += static_cast<int>(g.programs.size());
+  std::fprintf(stderr, "costmodel: training attention (pairwise, %d epochs) on %d candidates of %zu task-target groups\n",
+               a.epochs, candidates, groups.size());
+  const auto start = std::chrono::steady_clock::now();
+  cost::AttentionModel model(cost::HardwareDesc{}, attention_options(a, "training attention"));
+  model.train(groups);
+  model.save(a.model_file);
+  cost::CostGroups measured, predicted;
+  for (const cost::SampleGroup& g : groups) {
+    measured.push_back(g.seconds);
+    std::vector<double> p = model.predict_samples(g.programs);
+    for (double& x : p) x = -x;
+    predicted.push_back(p);
+  }
+  std::printf("trained attention on %d candidates (%zu groups) in %s; pairwise accuracy on them %.4f; written to %s\n",
+              candidates, groups.size(), tune::duration_text(since(start)).c_str(),
+              cost::pairwise_accuracy(measured, predicted), a.model_file.c_str());
+  return 0;
+}
+
 }  // namespace
 
+cost::XgbOptions xgb_options(const CostModelArgs& a) {
+  cost::XgbOptions o;
+  o.rounds = a.rounds;
+  o.threads = a.threads;
+  o.seed = a.seed;
+  return o;
+}
+
+cost::AttentionOptions attention_options(const CostModelArgs& a, const std::string& what) {
+  cost::AttentionOptions o;
+  o.epochs = a.epochs;
+  o.fine_tune_epochs = a.epochs;
+  o.fine_tune_anchor = a.fine_tune_anchor;
+  o.threads = a.threads;
+  o.seed = a.seed;
+  if (!a.quiet) {
+    auto line = std::make_shared<tune::Progress>(true, "costmodel: ");
+    const auto start = std::chrono::steady_clock::now();
+    o.on_epoch = [line, start, what](int epoch, int epochs, double loss) {
+      char text[96];
+      std::snprintf(text, sizeof text, " epoch %d/%d, loss %.4f, ", epoch, epochs, loss);
+      line->show(what + text + tune::duration_text(since(start)), epoch == epochs);
+      if (epoch == epochs) line->done();
+    };
+  }
+  return o;
+}
+
 int cmd_costmodel_train(const CostModelArgs& a) {
-  TESSERA_CHECK(a.model == "xgb", "unknown --model '", a.model, "' (available: xgb)");
+  check_model(a.model);
   TESSERA_CHECK(!a.model_file.empty(), "costmodel train needs --out FILE (the model file to write)");
-  SplitData s = load_split(a);
+  SplitData s = load_split(a, a.model == "attention");
+  if (a.model == "attention") return train_attention(a, s);
   std::vector<cost::RankGroup> groups;
   int candidates = 0;
   for (const auto& [key, members] : groups_of(s, false)) {
@@ -133,9 +180,12 @@ int cmd_costmodel_train(const CostModelArgs& a) {
 
 int cmd_costmodel_eval(const CostModelArgs& a) {
   TESSERA_CHECK(!a.model_file.empty(), "costmodel eval needs --model-file FILE (made by 'tessera costmodel train')");
-  cost::XgbModel model(cost::HardwareDesc{}, 0, xgb_options(a));
-  model.load(a.model_file);
-  SplitData s = load_split(a);
+  check_model(a.model);
+  cost::XgbModel xgb(cost::HardwareDesc{}, 0, xgb_options(a));
+  cost::AttentionModel attention(cost::HardwareDesc{}, attention_options(a, ""));
+  if (a.model == "xgb") xgb.load(a.model_file);
+  else attention.load(a.model_file);
+  SplitData s = load_split(a, a.model == "attention");
   const bool network = a.split == "by-network";
   // The baseline: ranking by the static model's analytic estimate (its
   // default coefficients weigh only that), a column of the same rows.
@@ -152,7 +202,14 @@ int cmd_costmodel_eval(const CostModelArgs& a) {
       rows.push_back(s.data.samples[i].row);
       seconds.push_back(s.data.samples[i].seconds);
     }
-    std::vector<double> p = model.predict_rows(rows);
+    std::vector<double> p;
+    if (a.model == "xgb") {
+      p = xgb.predict_rows(rows);
+    } else {
+      std::vector<cost::ProgramSample> programs;
+      for (size_t i : members) programs.push_back(program_sample(s.data.samples[i]));
+      p = attention.predict_samples(programs);
+    }
     for (double& x : p) x = -x;
     double weight = 0;
     if (network)
@@ -223,7 +280,8 @@ int cmd_costmodel_columns() {
 
 void CostModelCommands::add(CLI::App& app) {
   costmodel_ = app.add_subcommand("costmodel", "learned cost models on a dataset of measured schedules "
-                                               "('tessera dataset collect'): train, eval, columns");
+                                               "('tessera dataset collect'): train, eval, transfer, prune, dump, "
+                                               "columns");
   costmodel_->require_subcommand(1);
   train_ = costmodel_->add_subcommand("train", "train a ranking model on the train part of a split; write it to a file");
   eval_ = costmodel_->add_subcommand("eval", "judge a model file on the test part of a split: pairwise accuracy, "
@@ -231,10 +289,17 @@ void CostModelCommands::add(CLI::App& app) {
   dump_ = costmodel_->add_subcommand("dump", "write every measured schedule's features (JSON lines: a header of "
                                              "column names, then the per-store matrix, hardware vector and program "
                                              "row of each, with its cost)");
+  transfer_ = costmodel_->add_subcommand(
+      "transfer", "the attention model moved to a held-out target: trained on the other targets, fine-tuned on a "
+                  "share of the held-out target's records (drawn at random within each of its task groups), judged "
+                  "on its test part beside models trained on all its training records");
+  prune_ = costmodel_->add_subcommand(
+      "prune", "prune the dataset (random, cluster: representatives in feature space, loss: drop what a first model "
+               "already ranks best) and write the kept records; with --eval, xgb's accuracy against the share kept");
   columns_ = costmodel_->add_subcommand("columns", "list the feature columns and what each one is");
   dump_->add_option("--out", args_.model_file, "the JSON-lines file to write")->required();
   CostModelArgs& o = args_;
-  for (CLI::App* c : {train_, eval_, dump_}) {
+  for (CLI::App* c : {train_, eval_, transfer_, prune_, dump_}) {
     c->add_option("--records", o.records, "records files (JSON lines; 'tessera dataset merge' writes one)")
         ->delimiter(',')
         ->required();
@@ -244,6 +309,39 @@ void CostModelCommands::add(CLI::App& app) {
     c->add_option("--cache", o.cache, "feature cache file: rows found there are not computed again");
     c->add_flag("-q,--quiet", o.quiet, "no progress lines");
   }
+  for (CLI::App* c : {transfer_, prune_}) {
+    c->add_option("--seed", o.seed, "seed of the split, the draws and the models (default 1)");
+    c->add_option("--threads", o.threads, "XGBoost's and torch's threads (default 1)")->check(CLI::Range(1, 256));
+    c->add_option("--rounds", o.rounds, "xgb's boosting rounds (default 200)")->check(CLI::Range(1, 100000));
+  }
+  for (CLI::App* c : {train_, transfer_})
+    c->add_option("--epochs", o.epochs, "attention: training passes over the groups (default 40)")
+        ->check(CLI::Range(1, 100000));
+  transfer_->add_option("--held-out", o.held_out, "the target held out (avx2-t1, ...)")->required();
+  transfer_->add_option("--fine-tune-share", o.fine_tune_shares,
+                        "shares of the held-out target's records to fine-tune on (default 0,0.05,0.10)")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0));
+  transfer_->add_option("--test-share", o.test_share,
+                        "share of each held-out task group's records judged on (default 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
+  transfer_->add_option("--fine-tune-anchor", o.fine_tune_anchor,
+                        "weight of the weights' squared distance from the source model while fine-tuning (default 0.01)")
+      ->check(CLI::Range(0.0, 1e6));
+  transfer_->add_option("--out", o.model_file, "also write the model trained on the other targets to this file");
+  prune_->add_option("--method", o.methods, "random, cluster or loss (--eval: a comma list; default cluster)")
+      ->delimiter(',');
+  prune_->add_option("--keep", o.keeps, "share of each task group kept (--eval: a comma list; default 0.5)")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0));
+  prune_->add_option("--out", o.model_file, "the pruned records file to write (without --eval)");
+  prune_->add_flag("--eval", o.prune_eval,
+                   "no file: for each method and share, xgb trained on the pruned train part of --split, judged on "
+                   "its test part");
+  prune_->add_option("--split", o.split, "--eval: the split (default within-task)");
+  prune_->add_option("--test-share", o.test_share, "--eval: the split's test share (default 0.1)")
+      ->check(CLI::Range(0.0, 1.0));
+  prune_->add_option("--held-out", o.held_out, "--eval, split by-target or by-network: what is held out");
   for (CLI::App* c : {train_, eval_}) {
     c->add_option("--split", o.split,
                   "none (all: default), within-task, by-task, by-target, by-network; train fits the train part, "
@@ -255,7 +353,8 @@ void CostModelCommands::add(CLI::App& app) {
     c->add_option("--seed", o.seed, "seed of the split and the model (default 1)");
     c->add_option("--threads", o.threads, "XGBoost's threads (default 1)")->check(CLI::Range(1, 256));
   }
-  train_->add_option("--model", args_.model, "the model: xgb (default)");
+  train_->add_option("--model", args_.model, "the model: xgb (default) or attention");
+  eval_->add_option("--model", args_.model, "the model file's kind: xgb (default) or attention");
   train_->add_option("--out", args_.model_file, "the model file to write")->required();
   train_->add_option("--rounds", args_.rounds, "boosting rounds (default 200)")->check(CLI::Range(1, 100000));
   eval_->add_option("--model-file", args_.model_file, "the model file ('tessera costmodel train --out')")->required();
@@ -265,6 +364,14 @@ int CostModelCommands::run() {
   if (!costmodel_ || !*costmodel_) return -1;
   if (*train_) return cmd_costmodel_train(args_);
   if (*eval_) return cmd_costmodel_eval(args_);
+  if (*transfer_) {
+    if (transfer_->count("--test-share") == 0) args_.test_share = 0.5;
+    return cmd_costmodel_transfer(args_);
+  }
+  if (*prune_) {
+    if (prune_->count("--split") == 0) args_.split = "within-task";
+    return cmd_costmodel_prune(args_);
+  }
   if (*dump_) return cmd_costmodel_dump(args_);
   return cmd_costmodel_columns();
 }

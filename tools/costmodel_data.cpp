@@ -91,7 +91,10 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
   std::map<std::string, std::pair<const dataset::DatasetTask*, const dataset::DatasetIndex*>> task_of;
   CostDataset out;
   for (const dataset::DatasetIndex& d : indexes) {
-    for (const dataset::DatasetTarget& t : d.targets) target_of.emplace(t.target.to_string(), &t);
+    for (const dataset::DatasetTarget& t : d.targets) {
+      target_of.emplace(t.target.to_string(), &t);
+      out.target_names.emplace(t.target.to_string(), t.name);
+    }
     for (const dataset::DatasetTask& t : d.tasks) {
       task_of.emplace(t.key, std::make_pair(&t, &d));
       for (const auto& [isa, it] : t.isas)
@@ -205,6 +208,45 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
     }
   }
   return out;
+}
+
+std::map<GroupKey, std::vector<size_t>> sample_groups(const CostDataset& d, const std::function<bool(size_t)>& pick) {
+  std::map<GroupKey, std::vector<size_t>> g;
+  for (size_t i = 0; i < d.samples.size(); ++i)
+    if (pick(i)) g[{d.samples[i].task, d.samples[i].target}].push_back(i);
+  return g;
+}
+
+std::vector<cost::RankGroup> rank_groups(const CostDataset& d, const std::map<GroupKey, std::vector<size_t>>& groups) {
+  std::vector<cost::RankGroup> out;
+  for (const auto& [key, members] : groups) {
+    cost::RankGroup g;
+    for (size_t i : members) {
+      g.rows.push_back(d.samples[i].row);
+      g.seconds.push_back(d.samples[i].seconds);
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::vector<cost::SampleGroup> sample_groups_of(const CostDataset& d,
+                                                const std::map<GroupKey, std::vector<size_t>>& groups) {
+  std::vector<cost::SampleGroup> out;
+  for (const auto& [key, members] : groups) {
+    cost::SampleGroup g;
+    for (size_t i : members) {
+      g.programs.push_back(program_sample(d.samples[i]));
+      g.seconds.push_back(d.samples[i].seconds);
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+cost::ProgramSample program_sample(const CostSample& s) {
+  TESSERA_CHECK(!s.hardware.empty(), "sample of task ", s.task, " on ", s.target, " has no per-store matrix (loaded without values)");
+  return {s.values, s.hardware};
 }
 
 }  // namespace tessera::tools

@@ -9,9 +9,14 @@
 // dataset), the same as the tuner computes for `--cost-model xgb`.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "cost/attention_model.h"
+#include "cost/xgb_model.h"
 
 namespace tessera::tools {
 
@@ -32,7 +37,22 @@ struct CostDataset {
   // Per task key: the networks that have it and how often it runs in each.
   std::map<std::string, std::map<std::string, int>> weights;
   int skipped = 0;  // measured schedules whose task or schedule could not be rebuilt
+  // Per record target text (Target::to_string), the dataset target's name.
+  std::map<std::string, std::string> target_names;
 };
+
+// The samples `pick` accepts, grouped by (task, target): indices into d.samples.
+using GroupKey = std::pair<std::string, std::string>;
+std::map<GroupKey, std::vector<size_t>> sample_groups(const CostDataset& d, const std::function<bool(size_t)>& pick);
+
+// A sample as the attention model reads it (needs keep_values).
+cost::ProgramSample program_sample(const CostSample& s);
+
+// The groups' samples as ranking groups: program rows (xgb, pruning) or
+// per-store samples (attention; needs keep_values), with their costs.
+std::vector<cost::RankGroup> rank_groups(const CostDataset& d, const std::map<GroupKey, std::vector<size_t>>& groups);
+std::vector<cost::SampleGroup> sample_groups_of(const CostDataset& d,
+                                                const std::map<GroupKey, std::vector<size_t>>& groups);
 
 // The samples of `record_files` whose tasks `dataset_dirs` (collection
 // directories with a tasks.json) describe. `cache`, when given, is a file of

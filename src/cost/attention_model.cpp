@@ -302,8 +302,11 @@ void fit_scaling(Net& net, const PreparedGroups& pg) {
 // Passes of Adam over the groups: each step a batch of whole groups (up to
 // group_batch programs drawn from each), RankNet's loss over the pairs of a
 // group with different labels.
-void fit(Net& net, const PreparedGroups& pg, const AttentionOptions& o, int epochs, double lr) {
+void fit(Net& net, const PreparedGroups& pg, const AttentionOptions& o, int epochs, double lr, double anchor = 0) {
   torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(lr));
+  std::vector<torch::Tensor> start;  // the weights fine-tuning starts from
+  if (anchor > 0)
+    for (const torch::Tensor& p : net->parameters()) start.push_back(p.detach().clone());
   std::mt19937_64 rng(o.seed);
   std::vector<size_t> order(pg.programs.size());
   std::iota(order.begin(), order.end(), 0);
@@ -325,7 +328,11 @@ void fit(Net& net, const PreparedGroups& pg, const AttentionOptions& o, int epoc
           (gid.unsqueeze(1) == gid.unsqueeze(0)).logical_and(y.unsqueeze(1) > y.unsqueeze(0)).to(torch::kFloat);
       const torch::Tensor n = pairs.sum();
       if (n.item<float>() > 0) {
-        const torch::Tensor loss = (torch::softplus(-(s.unsqueeze(1) - s.unsqueeze(0))) * pairs).sum() / n;
+        torch::Tensor loss = (torch::softplus(-(s.unsqueeze(1) - s.unsqueeze(0))) * pairs).sum() / n;
+        if (anchor > 0) {
+          const std::vector<torch::Tensor> params = net->parameters();
+          for (size_t k = 0; k < params.size(); ++k) loss = loss + anchor * (params[k] - start[k]).pow(2).sum();
+        }
         opt.zero_grad();
         loss.backward();
         opt.step();
@@ -381,7 +388,7 @@ void AttentionModel::update(const std::vector<SampleGroup>& groups) {
   const PreparedGroups pg = prepare_groups(groups);
   TorchThreads threads(options_.threads);
   Net net = deserialize(state_->base, "(the model's base weights)");
-  fit(net, pg, options_, options_.fine_tune_epochs, options_.fine_tune_lr);
+  fit(net, pg, options_, options_.fine_tune_epochs, options_.fine_tune_lr, options_.fine_tune_anchor);
   state_->net = net;
 }
 

@@ -44,6 +44,10 @@ struct AttentionOptions {
   int fine_tune_epochs = 20;  // passes of update() over its groups
   double lr = 2e-3;        // Adam's step size for train()
   double fine_tune_lr = 1e-3;
+  // update(): the weight of the squared distance of the weights from where
+  // fine-tuning starts, added to the loss (L2-SP), so a few records of a new
+  // target move the model without it forgetting what it learned.
+  double fine_tune_anchor = 0.01;
   int group_batch = 32;    // programs drawn from a group per step (all when fewer)
   int batch = 64;          // programs per step (whole groups of group_batch)
   int threads = 1;         // torch's intra-op threads while training and predicting

@@ -164,7 +164,7 @@ PruneMethod parse_prune_method(const std::string& name) {
 }
 
 size_t kept_count(size_t size, double keep) {
-  const size_t k = static_cast<size_t>(std::llround(keep * static_cast<double>(size)));
+  const size_t k = static_cast<size_t>(std::ceil(keep * static_cast<double>(size) - 1e-9));
   return std::min(size, std::max<size_t>(k, 2));
 }
 

@@ -9,7 +9,7 @@
 //            fitted to every group first, and the programs whose pairs it
 //            already orders best (lowest mean RankNet loss over their pairs)
 //            dropped, the group's fastest always kept.
-// Every group keeps round(keep × size) programs, and at least two (one pair)
+// Every group keeps ceil(keep × size) programs, and at least two (one pair)
 // of a group of two or more, so no task group is ever dropped whole; a group
 // of one keeps it. The share kept overall is therefore at least `keep`.
 #pragma once

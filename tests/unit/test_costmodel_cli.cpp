@@ -3,12 +3,16 @@
 // its test part, the feature cache giving the same result as computing the
 // rows, the dump of every sample's matrices, the columns listing, and clear
 // errors for a bad model file, an unknown held-out target and a missing
-// dataset directory.
+// dataset directory; the attention model trained, judged and transferred
+// between two targets, and the dataset pruned.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +23,7 @@
 #include "dataset/collect.h"
 #include "frontend/onnx_export.h"
 #include "random_tensor.h"
+#include "tune/record.h"
 
 using namespace tessera;
 using tessera::testing::cli;
@@ -48,23 +53,26 @@ std::string net() {
   return path;
 }
 
+// A collection of the network on `targets`, 8 schedules a task, in DIR `name`.
+std::string collect(const std::string& name, const std::vector<std::string>& targets) {
+  dataset::CollectOptions o;
+  o.networks = net();
+  o.out_dir = temp_path(name);
+  o.per_task = 8;
+  o.targets = targets;
+  o.exe = TESSERA_CLI;
+  o.progress = false;
+  o.timing.min_repeats = 2;
+  o.timing.max_repeats = 3;
+  o.timing.min_seconds = 0;
+  dataset::Local local;
+  dataset::collect(o, local);
+  return o.out_dir;
+}
+
 // The collection, made once per test process.
 const std::string& collection() {
-  static const std::string dir = [] {
-    dataset::CollectOptions o;
-    o.networks = net();
-    o.out_dir = temp_path("ds");
-    o.per_task = 8;
-    o.targets = {"avx2-t1"};
-    o.exe = TESSERA_CLI;
-    o.progress = false;
-    o.timing.min_repeats = 2;
-    o.timing.max_repeats = 3;
-    o.timing.min_seconds = 0;
-    dataset::Local local;
-    dataset::collect(o, local);
-    return o.out_dir;
-  }();
+  static const std::string dir = collect("ds", {"avx2-t1"});
   return dir;
 }
 
@@ -150,4 +158,77 @@ TEST(CostModelCli, DumpWritesTheMatricesWithTheirColumns) {
   }
   EXPECT_GT(samples, 1);
   EXPECT_NE(r.out.find(std::to_string(samples) + " samples"), std::string::npos) << r.out;
+}
+
+namespace {
+
+// The same network measured on two targets (AVX2 at one and two threads), for transfer.
+const std::string& two_targets() {
+  static const std::string dir = collect("ds2", {"avx2-t1", "avx2-t2"});
+  return dir;
+}
+
+std::string two_target_args() {
+  return " --records " + dataset::rank_records_path(two_targets(), 0) + " --dataset " + two_targets() + " -q";
+}
+
+}  // namespace
+
+// The attention model through the command line: trained and judged, a file
+// of the other kind refused, moved to a held-out target (every share and
+// both baselines reported), and an unknown held-out target named.
+TEST(CostModelCli, AttentionTrainEvalAndTransfer) {
+  const std::string model = temp_path("a.pt"), split = " --split within-task --test-share 0.3";
+  auto r = cli("costmodel train --model attention --epochs 3 --out " + model + two_target_args() + split);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("trained attention on"), std::string::npos) << r.out;
+  r = cli("costmodel eval --model attention --model-file " + model + two_target_args() + split);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("avx2-t2"), std::string::npos) << r.out;
+  const std::string xgb = temp_path("x.json");
+  r = cli("costmodel train --rounds 5 --out " + xgb + two_target_args() + split);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = cli("costmodel eval --model attention --model-file " + xgb + two_target_args());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find(xgb), std::string::npos) << "the error names the file: " << r.out;
+
+  r = cli("costmodel transfer --held-out avx2-t2 --fine-tune-share 0,0.5 --epochs 3 --rounds 5" + two_target_args());
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* row : {"other targets only (0%)", "fine-tuned on 50%", "attention, all of avx2-t2's training records",
+                          "xgb, all of avx2-t2's training records"})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << " in " << r.out;
+  r = cli("costmodel transfer --held-out avx512-t9" + two_target_args());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("avx2-t1, avx2-t2"), std::string::npos) << "the error lists the targets: " << r.out;
+}
+
+// Pruning through the command line: the file written keeps, of every task
+// group of the records (counted here from the records themselves), the
+// share asked rounded up and at least a pair; --eval reports every method.
+TEST(CostModelCli, PruneWritesTheKeptRecordsOfEveryGroup) {
+  const std::string out = temp_path("pruned.jsonl");
+  auto r = cli("costmodel prune --method cluster --keep 0.5 --out " + out + two_target_args());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto schedules = [](const std::string& path) {
+    std::map<std::pair<std::string, std::string>, std::set<std::string>> g;  // (task, target) -> valid schedules
+    tune::RecordFile rf(path);
+    for (const tune::Record& rec : rf.records())
+      if (std::isfinite(rf.pooled_cost(rec.task_key, rec.target, rec.schedule)))
+        g[{rec.task_key, rec.target}].insert(rec.schedule);
+    return g;
+  };
+  const auto before = schedules(dataset::rank_records_path(two_targets(), 0)), after = schedules(out);
+  ASSERT_FALSE(before.empty());
+  EXPECT_EQ(after.size(), before.size()) << "no task group dropped whole";
+  for (const auto& [key, kept] : after) {
+    const size_t n = before.at(key).size();
+    EXPECT_EQ(kept.size(), std::min(n, std::max<size_t>(2, (n + 1) / 2))) << key.first << " on " << key.second;
+    for (const std::string& s : kept) EXPECT_TRUE(before.at(key).count(s));
+  }
+  r = cli("costmodel prune --eval --method random,cluster,loss --keep 0.5 --rounds 5" + two_target_args());
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* m : {"all ", "random ", "cluster ", "loss "}) EXPECT_NE(r.out.find(m), std::string::npos) << m << r.out;
+  r = cli("costmodel prune --method cluster,loss --keep 0.5 --out " + out + two_target_args());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("one --method"), std::string::npos) << r.out;
 }

@@ -55,8 +55,8 @@ TEST(DatasetPrune, EveryMethodKeepsTheShareOfEachGroupAndNoGroupWhole) {
       for (size_t g = 0; g < groups.size(); ++g) {
         ASSERT_EQ(kept[g].size(), groups[g].rows.size());
         const size_t n = groups[g].rows.size(), k = static_cast<size_t>(std::count(kept[g].begin(), kept[g].end(), true));
-        // The share rounded, at least one pair, at most the group.
-        const size_t expected = std::min(n, std::max<size_t>(2, static_cast<size_t>(std::llround(keep * n))));
+        // The share rounded up, at least one pair, at most the group.
+        const size_t expected = std::min(n, std::max<size_t>(2, static_cast<size_t>(std::ceil(keep * n - 1e-9))));
         EXPECT_EQ(k, expected) << "group of " << n;
         EXPECT_GE(k, std::min<size_t>(n, 2)) << "a group lost its last pair";
         total += k;
@@ -64,7 +64,7 @@ TEST(DatasetPrune, EveryMethodKeepsTheShareOfEachGroupAndNoGroupWhole) {
       }
       EXPECT_GE(static_cast<double>(total) / static_cast<double>(all), keep - 1e-9);
       if (keep == 0.1) {
-        EXPECT_LT(static_cast<double>(total) / static_cast<double>(all), 0.15);
+        EXPECT_LT(static_cast<double>(total) / static_cast<double>(all), 0.16);
       }
     }
 }
