@@ -119,10 +119,10 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   tune_->add_option("--cost-model", tune_opts_.cost_model,
                     "none: measure every candidate (default); static: rank candidates by Tuna's static model, "
                     "measure only the best few of each task; xgb: XGBoost picks each round's candidates to measure "
-                    "and is trained online on the measurements");
+                    "and is trained online on the measurements; attention: the attention model the same way");
   tune_->add_option("--cost-model-file", tune_opts_.cost_model_file,
-                    "xgb: a pre-trained model ('tessera costmodel train --out'), fine-tuned online (default: none, "
-                    "learned from nothing)");
+                    "xgb, attention: a pre-trained model ('tessera costmodel train --out'), fine-tuned online "
+                    "(default: none, learned from nothing)");
   tune_->add_option("--hardware", tune_opts_.hardware,
                     "static, xgb: a known machine description (default: probe this one)");
   tune_->add_option("--coefficients", tune_opts_.coefficients,

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "codegen/llvm/jit.h"
+#include "cost/attention_model.h"
 #include "cost/hardware.h"
 #include "cost/program_features.h"
 #include "cost/static_model.h"
@@ -129,7 +130,7 @@ class Tuner {
   TuneReport run() {
     search_end_ = o_.budget_seconds * (1 - o_.confirm_share);
     if (o_.cost_model == "static") search_static();
-    else if (o_.cost_model == "xgb") search_learned();
+    else if (o_.cost_model == "xgb" || o_.cost_model == "attention") search_learned();
     else search_measured();
     confirm();
     progress_.done();
@@ -253,22 +254,34 @@ class Tuner {
     }
   }
 
-  // XGBoost trained online (TenSet's xgb): each round the task's search
-  // proposes four times per_round points, the model (once it has learned
-  // anything) keeps the per_round it ranks best, those are measured, and the
-  // model is trained again on every measurement so far — from nothing, or
-  // on top of a pre-trained model file. Points it passes over are dropped.
+  // A learned model trained online (TenSet's xgb; the attention model the
+  // same way): each round the task's search proposes four times per_round
+  // points, the model (once it has learned anything) keeps the per_round it
+  // ranks best, those are measured, and the model is trained again on every
+  // measurement so far — from nothing, or on top of (xgb) or fine-tuned from
+  // (attention) a pre-trained model file. Points it passes over are dropped.
   void search_learned() {
     const cost::HardwareDesc hw = hardware();
+    const bool attention = o_.cost_model == "attention";
+    const int threads = o_.model.threads > 0 ? o_.model.threads : hw.cores;
     cost::XgbOptions xo;
     xo.rounds = 100;
     xo.seed = o_.seed;
-    cost::XgbModel model(hw, o_.model.threads > 0 ? o_.model.threads : 0, xo);
-    if (!o_.cost_model_file.empty()) model.load(o_.cost_model_file);
+    cost::XgbModel model(hw, threads, xo);
+    cost::AttentionOptions ao;
+    ao.epochs = 20;
+    ao.seed = o_.seed;
+    ao.threads = threads;
+    cost::AttentionModel att(hw, ao);
+    if (!o_.cost_model_file.empty()) {
+      if (attention) att.load(o_.cost_model_file);
+      else model.load(o_.cost_model_file);
+    }
     if (o_.progress)
-      std::fprintf(stderr, "tune: xgb model for %s (%s)\n", hw.name.c_str(),
+      std::fprintf(stderr, "tune: %s model for %s (%s)\n", o_.cost_model.c_str(), hw.name.c_str(),
                    o_.cost_model_file.empty() ? "learned from nothing" : ("pre-trained: " + o_.cost_model_file).c_str());
     std::vector<cost::RankGroup> measured(spaces_.size());
+    std::vector<cost::SampleGroup> measured_samples(spaces_.size());
     while (elapsed() < search_end_) {
       int ti = scheduler_->next();
       if (ti < 0) break;
@@ -276,23 +289,29 @@ class Tuner {
       TaskSearch& search = *searches_[t];
       std::vector<schedule::SchedulePoint> points = search.propose(o_.per_round * 4);
       std::vector<std::vector<float>> rows(points.size());
+      std::vector<cost::ProgramSample> samples(points.size());
+      std::vector<bool> lowered(points.size(), false);
       std::vector<size_t> order;
       for (size_t i = 0; i < points.size(); ++i) {
         std::optional<schedule::Schedule> s = spaces_[t]->schedule_at(points[i]);
         std::optional<CandidateProgram> c;
         if (s) c = compile_candidate(spaces_[t]->task(), *s, o_.model.isa, false);
-        if (c) rows[i] = cost::program_features(cost::Candidate{&c->kernel, nullptr}, model.hardware(), model.threads());
+        if (c && attention) samples[i] = cost::AttentionModel::sample_of(cost::Candidate{&c->kernel, nullptr}, hw);
+        else if (c) rows[i] = cost::program_features(cost::Candidate{&c->kernel, nullptr}, model.hardware(), model.threads());
+        lowered[i] = c.has_value();
         if (c || points[i].stages.empty()) order.push_back(i);  // the default is measured even when it does not lower here
       }
-      if (model.trained()) {
+      if (attention ? att.trained() : model.trained()) {
         std::vector<size_t> ranked;
         std::vector<std::vector<float>> known;
+        std::vector<cost::ProgramSample> known_samples;
         for (size_t i : order)
-          if (!rows[i].empty() && !points[i].stages.empty()) {
+          if (lowered[i] && !points[i].stages.empty()) {
             ranked.push_back(i);
-            known.push_back(rows[i]);
+            if (attention) known_samples.push_back(samples[i]);
+            else known.push_back(rows[i]);
           }
-        const std::vector<double> score = model.predict_rows(known);
+        const std::vector<double> score = attention ? att.predict_samples(known_samples) : model.predict_rows(known);
         std::vector<size_t> by(ranked.size());
         for (size_t k = 0; k < by.size(); ++k) by[k] = k;
         std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
@@ -307,13 +326,19 @@ class Tuner {
       for (size_t i : order) {
         const double cost = measure(t, points[i]);
         search.observe(points[i], cost);
-        if (std::isfinite(cost) && cost > 0 && !rows[i].empty()) {
-          measured[t].rows.push_back(rows[i]);
-          measured[t].seconds.push_back(cost);
+        if (std::isfinite(cost) && cost > 0 && lowered[i]) {
+          if (attention) {
+            measured_samples[t].programs.push_back(samples[i]);
+            measured_samples[t].seconds.push_back(cost);
+          } else {
+            measured[t].rows.push_back(rows[i]);
+            measured[t].seconds.push_back(cost);
+          }
         }
         if (!r_.tasks[report_of_[t]].skipped.empty()) break;
       }
-      model.update(measured);
+      if (attention) att.update(measured_samples);
+      else model.update(measured);
       scheduler_->update(t, search.best_cost());
       if (search.exhausted() || points.empty() || !r_.tasks[report_of_[t]].skipped.empty()) scheduler_->retire(t);
       show(t, "measuring");
@@ -426,9 +451,10 @@ class Tuner {
 
 TuneReport tune_model(const TuneOptions& options) {
   TuneOptions o = options;
-  TESSERA_CHECK(o.cost_model == "none" || o.cost_model == "static" || o.cost_model == "xgb", "unknown --cost-model '",
-                o.cost_model, "' (available: none, static, xgb)");
-  TESSERA_CHECK(o.cost_model_file.empty() || o.cost_model == "xgb", "--cost-model-file is for --cost-model xgb");
+  TESSERA_CHECK(o.cost_model == "none" || o.cost_model == "static" || o.cost_model == "xgb" || o.cost_model == "attention",
+                "unknown --cost-model '", o.cost_model, "' (available: none, static, xgb, attention)");
+  TESSERA_CHECK(o.cost_model_file.empty() || o.cost_model == "xgb" || o.cost_model == "attention",
+                "--cost-model-file is for --cost-model xgb or attention");
   TESSERA_CHECK(o.cost_model_file.empty() || std::filesystem::exists(o.cost_model_file), "cost model file '",
                 o.cost_model_file, "' does not exist");
   TESSERA_CHECK(!o.records.empty(), "tuning needs a records file (--records FILE)");

@@ -30,8 +30,9 @@ struct TuneOptions {
   // few of each task are measured after it. "xgb": XGBoost ranks each
   // round's proposals, the best of them are measured, and it is trained
   // again on every measurement so far (online, as TenSet's xgb model).
+  // "attention": the attention model (cost/attention_model.h) the same way.
   std::string cost_model = "none";
-  std::string cost_model_file;      // xgb: a pre-trained model (tessera costmodel train) fine-tuned online; empty: from nothing
+  std::string cost_model_file;      // xgb, attention: a pre-trained model (tessera costmodel train) fine-tuned online; empty: from nothing
   std::string hardware;             // static, xgb: a known_hardware() name; empty: probe this machine
   std::string coefficients;         // static: coefficients file (empty: default_coefficients_path(), if it exists)
   bool machine_code = true;         // static: features of the JIT's code too (else loop IR only)

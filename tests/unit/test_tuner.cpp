@@ -388,3 +388,27 @@ TEST(Tuner, XgbModelPicksWhatIsMeasuredAndLearnsOnline) {
   o.cost_model = "none";
   EXPECT_THROW(tune_model(o), Error);
 }
+
+// The attention model behind the same search: it ranks proposals once a
+// task has measurements of different cost, and a file that is no attention
+// model is refused.
+TEST(Tuner, AttentionModelPicksWhatIsMeasuredAndLearnsOnline) {
+  const std::string records = temp_path("attention.jsonl");
+  TuneOptions o = model_options(records, "attention");
+  o.budget_seconds = 8;
+  TuneReport r = tune_model(o);
+  int ranked = 0, tuned = 0;
+  for (const TaskReport& t : r.tasks) {
+    if (!t.skipped.empty()) continue;
+    ++tuned;
+    ranked += t.ranked;
+    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+  }
+  EXPECT_GT(tuned, 0);
+  EXPECT_GT(ranked, 0) << "the model never ranked a round's proposals";
+  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
+  const std::string bad = temp_path("not-attention.pt");
+  std::ofstream(bad) << "{}";
+  o.cost_model_file = bad;
+  EXPECT_THROW(tune_model(o), Error);
+}
