@@ -10,9 +10,10 @@
 //   ConvBlocked         X [N, Cb, H, W, b], W [Mb, R, kh, kw, b, b], B [Mb, b] -> Y [N, Mb, OH, OW, b]
 //       y[n, kb, oh, ow, kc] = B[kb, kc] + sum_{rb, ri, ry, rx}
 //           W[kb, rb, ry, rx, ri, kc] * x[n, s(kb) + rb, oh*sh - ph + ry*dh, ow*sw - pw + rx*dw, ri]
-//       with s(kb) = (kb / group_div) * group_mul the first input block an
-//       output block reads (0 for a dense convolution, whose R = Cb; the
-//       input block of its group for a grouped one, zeros in W outside it).
+//       with s(kb) = min((kb / group_div) * group_mul, group_last) the first
+//       input block an output block reads (0 for a dense convolution, whose
+//       R = Cb; for a grouped one the first block of its window of whole
+//       groups, zeros in W outside its own group; BlockGroups below).
 //       in_channels (optional, dense only): the sum runs over the first
 //       in_channels of the R * b input channels (rb * b + ri < in_channels),
 //       the last block's padding lanes not read (the blocked-layout pass
