@@ -15,6 +15,7 @@
 // (no division, no exp), and the convolutions' weights for them are zero, so
 // they never reach a real channel.
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "ops/registry.h"
@@ -26,6 +27,13 @@
 namespace tessera {
 
 namespace {
+
+// A grouped convolution whose groups straddle blocks reads, for each output
+// channel, the input blocks of a window of whole groups: up to this many
+// times the channels of its own group (the rest multiplied by zero weights).
+// Group widths 24, 56, 120 (RegNet) in blocks of 16 need windows of 2; 3
+// channels per group would need 16.
+constexpr int64_t kMaxGroupsPerWindow = 4;
 
 // Elementwise ops carried in the blocked layout: finite on finite inputs.
 const std::set<std::string> kBlockedElementwise = {"Relu",    "Clip",      "Add",       "Sub", "Mul", "Sigmoid",
@@ -104,8 +112,10 @@ struct Rewriter {
 // b, b] (k...: kh, kw, or kd, kh, kw for a 3-D convolution; a grouped
 // convolution: each output block's input blocks, zeros outside its groups),
 // [Mb, C, k..., b] for an NCHW image input, [Cb, k..., b]
-// depthwise; bias [Mb, b]. Convolutions whose groups do not align with
-// blocks stay as they are.
+// depthwise; bias [Mb, b]. A grouped convolution runs in windows of whole
+// groups (BlockGroups); one whose windows would span more than
+// kMaxGroupsPerWindow groups (and not fill output blocks with whole groups)
+// stays as it is.
 void Rewriter::conv(Node* n) {
   Value* x = n->inputs[0];
   const Value* wv = n->num_inputs() > 1 ? n->inputs[1] : nullptr;
@@ -119,18 +129,25 @@ void Rewriter::conv(Node* n) {
   Dims kernel(w.dims().begin() + 2, w.dims().end());
   const int64_t taps = numel_of(kernel), Mb = channel_blocks(M, b), Cb = channel_blocks(C, b);
   bool depthwise = G > 1 && G == C && G == M;
-  int64_t div = 1, mul = 0, R = 0;
+  BlockGroups groups;
+  int64_t R = 0;
   bool plain = false;
   if (depthwise) {
   } else if (G == 1) {
     plain = !twin.count(x) && C < b / 2;
     R = plain ? C : Cb;
-  } else if (C % b == 0 && M % b == 0 && Mg <= b && b % Mg == 0 && Cg % Mg == 0) {
-    mul = Cg / Mg, R = mul;  // an output block holds b / Mg whole groups
-  } else if (C % b == 0 && M % b == 0 && Mg % b == 0 && Cg % b == 0) {
-    div = Mg / b, mul = Cg / b, R = mul;  // a group spans Mg / b output blocks
   } else {
-    return;
+    // Windows of q whole groups, the fewest whose output and input channels
+    // both fill whole blocks: `div` output blocks reading `mul` input blocks.
+    const int64_t q = std::lcm(b / std::gcd(b, Mg), b / std::gcd(b, Cg));
+    const bool several_per_block = b % Mg == 0 && Cg % Mg == 0;  // q = b / Mg: one output block a window
+    if (q > kMaxGroupsPerWindow && !several_per_block) return;
+    groups.div = q * Mg / b, groups.mul = q * Cg / b, R = groups.mul;
+    if (R >= Cb) {
+      groups = {}, R = Cb;  // one window reads every input block: a dense convolution, zeros outside groups
+    } else if ((Mb - 1) / groups.div * groups.mul + R > Cb) {
+      groups.last = Cb - R;  // the channels end inside the last window
+    }
   }
   const float* pw = w.data<float>();
   Tensor packed;
@@ -149,7 +166,7 @@ void Rewriter::conv(Node* n) {
     packed = Tensor(DType::F32, plain ? dims({Mb, R}, {b}) : dims({Mb, R}, {b, b}));
     float* p = packed.data<float>();
     for (int64_t m = 0; m < M; ++m) {
-      const int64_t kb = m / b, first = (mul == 0 ? 0 : kb / div * mul) * b;
+      const int64_t kb = m / b, first = groups.first_block(kb) * b;
       for (int64_t r = 0; r < rin; ++r) {
         const int64_t c = first + r;
         if (c >= C || c / Cg != m / Mg) continue;
@@ -170,8 +187,8 @@ void Rewriter::conv(Node* n) {
   }
   AttrMap attrs{{"strides", ints(cs.attrs.strides)}, {"dilations", ints(cs.attrs.dilations)},
                 {"pads", ints(cs.pads)}};
-  BlockGroups{div, mul}.write(attrs);
-  if (G == 1 && !plain && C % b != 0) attrs["in_channels"] = Attribute::of_int(C);
+  groups.write(attrs);
+  if (!depthwise && groups.mul == 0 && !plain && C % b != 0) attrs["in_channels"] = Attribute::of_int(C);
   if (plain && video) attrs["plain_input"] = Attribute::of_int(1);  // rank 5 is otherwise a blocked image
   Node* nb = insert(n, depthwise ? "DepthwiseConvBlocked" : "ConvBlocked", std::move(ins),
                     n->outputs[0]->name + ".nchwc", std::move(attrs), kBlockedDomain);
