@@ -2,7 +2,7 @@
 // move to the channel-blocked layout NCHWc (src/ops/blocked_conv.h), their
 // weights packed once here, and
 // the layout is carried through what lies between convolutions — elementwise
-// ops, pools, channel and spatial concatenations, channel splits, slices, spatial zero padding — so values change layout only where
+// ops, pools, channel and spatial concatenations, channel splits, slices, spatial zero padding, spatial resizes — so values change layout only where
 // they leave that region (a Reshape, a MatMul, a graph output).
 //
 // Each rewritten node keeps its NCHW output value, now produced by a
@@ -22,6 +22,7 @@
 #include "ops/blocked_conv.h"
 #include "ops/nn_conv.h"
 #include "ops/op_attrs.h"
+#include "ops/resize.h"
 #include "opt/passes.h"
 
 namespace tessera {
@@ -106,6 +107,7 @@ struct Rewriter {
   void split(Node* n);
   void slice(Node* n);
   void pad(Node* n);
+  void resize(Node* n);
 };
 
 // Conv -> ConvBlocked / DepthwiseConvBlocked with packed weights [Mb, R, k...,
@@ -381,6 +383,62 @@ void Rewriter::pad(Node* n) {
   replace(n, insert(n, "Pad", {twin[x], pads}, n->outputs[0]->name + ".nchwc", attrs, ""));
 }
 
+// Ops whose blocked twins read a blocked input: where a resize's output may stay blocked.
+bool carried_blocked(const Node& n) {
+  static const std::set<std::string> kCarried = {"Conv",  "MaxPool", "AveragePool", "GlobalAveragePool",
+                                                 "GlobalMaxPool", "Concat", "Split", "Slice", "Pad", "Resize"};
+  return n.domain.empty() && (kCarried.count(n.op_type) || kBlockedElementwise.count(n.op_type));
+}
+
+// Resize (opset 11+) of the spatial axes only of a blocked value, with
+// constant scales or sizes: the same resize over [N, Cb, sp..., b] with the
+// blocks and lanes kept (scale 1: every output reads its own element with
+// weight 1, so each element is the NCHW resize's, bit for bit). Only when
+// every consumer is an op the pass carries blocked: a resize into a graph
+// output (a segmentation head's upsampling) or into an NCHW-only op stays
+// NCHW, reordered out before it, on the smaller input.
+void Rewriter::resize(Node* n) {
+  Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
+  Value* y = n->outputs[0];
+  if (g.opset < 11 || !twin.count(x) || !static_activation(x) || !static_f32(y, x->type.dims.size())) return;
+  if (g.is_output(y) || y->uses.empty()) return;
+  for (const Use& u : y->uses)
+    if (!carried_blocked(*u.node)) return;
+  const size_t rank = x->type.dims.size();
+  if (n->has_attr("axes") || n->num_inputs() > 4) return;
+  const ResizeAttrs a = read_resize_attrs(*n, g.opset, static_cast<int64_t>(rank));
+  if (a.coord == "tf_crop_and_resize" || a.antialias || a.keep_aspect != "stretch") return;
+  auto given = [&](int i) -> const Value* {
+    const Value* v = n->has_input(i) ? n->inputs[static_cast<size_t>(i)] : nullptr;
+    return v && !(v->constant && v->constant->numel() == 0) ? v : nullptr;
+  };
+  const Value* roi = given(1);
+  const Value* scales = given(2);
+  const Value* sizes = given(3);
+  if (roi || (scales != nullptr) == (sizes != nullptr)) return;
+  const Dims& xd = x->type.dims;
+  const Dims& yd = y->type.dims;
+  if (yd[0] != xd[0] || yd[1] != xd[1]) return;  // batch and channels unchanged
+  const int64_t Cb = channel_blocks(xd[1], b);
+  std::vector<Value*> ins{twin[x], n->inputs[1]};  // no roi, or an empty one
+  if (scales) {
+    if (!f32_constant(scales) || scales->constant->numel() != static_cast<int64_t>(rank)) return;
+    std::vector<float> s(rank + 1, 1.0f);
+    for (size_t d = 0; d < rank; ++d) s[d] = scales->constant->data<float>()[d];
+    if (s[0] != 1.0f || s[1] != 1.0f) return;
+    ins.push_back(constant(scales->name + ".nchwc", Tensor::from<float>({static_cast<int64_t>(rank + 1)}, s)));
+  } else {
+    if (!sizes->constant || sizes->constant->numel() != static_cast<int64_t>(rank)) return;
+    std::vector<int64_t> z = sizes->constant->to_int_vector();
+    if (z[0] != xd[0] || z[1] != xd[1]) return;
+    z[1] = Cb;
+    z.push_back(b);
+    ins.push_back(n->inputs[2]);  // no scales, or empty ones
+    ins.push_back(constant(sizes->name + ".nchwc", Tensor::from<int64_t>({static_cast<int64_t>(rank + 1)}, z)));
+  }
+  replace(n, insert(n, "Resize", ins, y->name + ".nchwc", n->attrs, ""));
+}
+
 }  // namespace
 
 int to_blocked_layout(Graph& g, int64_t block) {
@@ -398,6 +456,7 @@ int to_blocked_layout(Graph& g, int64_t block) {
     else if (op == "Split") rw.split(n);
     else if (op == "Slice") rw.slice(n);
     else if (op == "Pad") rw.pad(n);
+    else if (op == "Resize") rw.resize(n);
   }
   if (rw.convs > 0) {
     g.extra_opsets[kBlockedDomain] = 1;
