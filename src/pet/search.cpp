@@ -11,6 +11,7 @@
 
 #include "pet/corrector.h"
 #include "pet/estimate.h"
+#include "pet/graph_line.h"
 #include "pet/mutants.h"
 #include "pet/subprogram.h"
 #include "pet/verifier.h"
@@ -83,6 +84,17 @@ int64_t output_elements(const Graph& g) {
     n += e;
   }
   return n;
+}
+
+// Whether `a` and `b` have the same inputs and outputs (count, dtype, dims).
+bool same_signature(const Graph& a, const Graph& b) {
+  auto same = [](const std::vector<Value*>& x, const std::vector<Value*>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i]->type.dtype != y[i]->type.dtype || x[i]->type.dims != y[i]->type.dims) return false;
+    return true;
+  };
+  return same(a.inputs(), b.inputs()) && same(a.outputs(), b.outputs());
 }
 
 // The candidate with the subprogram's weights bound as constants: what the
@@ -311,6 +323,43 @@ class Search {
     return ms;
   }
 
+  // The candidate an earlier search chose, rebuilt from the graph the
+  // database keeps for it (pet_db.h, "graph"): no generation, no
+  // verification. nullopt when there is none for this choice or it does not
+  // decode to the graph recorded (then the choice is replayed).
+  std::optional<Candidate> rebuild(const Subprogram& sp, const std::string& key, const std::vector<uint64_t>& path) {
+    const std::optional<PetDb::Chosen> chosen = db_.chosen(key);
+    if (!chosen || chosen->path != path) return std::nullopt;
+    Candidate c;
+    try {
+      c.graph = decode_graph_line(chosen->graph);
+    } catch (const Error& e) {
+      report_.notes.push_back(sp.describe() + ": the database's graph of its choice not read (" + e.what() +
+                              "); replayed");
+      return std::nullopt;
+    }
+    c.hash = structural_hash(*c.graph);
+    if (c.hash != chosen->hash || !same_signature(*c.graph, *sp.graph)) {
+      report_.notes.push_back(sp.describe() + ": the database's graph of its choice is not the one recorded; replayed");
+      return std::nullopt;
+    }
+    c.family = chosen->family;
+    c.partial = chosen->partial;
+    c.boxes = chosen->boxes;
+    c.wrong_elements = chosen->wrong_elements;
+    c.path = path;
+    ++report_.rebuilt;
+    return c;
+  }
+
+  // Keeps the chosen candidate's graph for the next compile (nothing when
+  // it cannot be written as a line).
+  void record_graph(const std::string& key, const Candidate& c) {
+    std::optional<std::string> line = encode_graph_line(*c.graph);
+    if (!line) return;
+    db_.record_chosen(key, {c.path, c.family, c.partial, c.boxes, c.wrong_elements, c.hash, std::move(*line)});
+  }
+
   // The candidate an earlier search chose, found again by its path of mutant
   // hashes (one generation per step, one verification): no search, and its
   // cost comes from the database.
@@ -499,8 +548,12 @@ class Search {
       if (std::optional<double> s = db_.cost(target_ + ":" + hex(sp.hash))) f.original_seconds = *s;
       return f;
     }
-    std::optional<Candidate> c = replay(sp, *cached);
-    if (!c) return std::nullopt;
+    std::optional<Candidate> c = rebuild(sp, choice_key, *cached);
+    if (!c) {
+      c = replay(sp, *cached);
+      if (!c) return std::nullopt;
+      record_graph(choice_key, *c);  // the next compile rebuilds it directly
+    }
     bool original_failed = false;
     if (!measure_candidate(sp, f, *c, original_failed)) return std::nullopt;
     if (c->seconds < f.original_seconds) f.candidates.push_back(*c);
@@ -539,6 +592,7 @@ class Search {
         const std::vector<uint64_t> best =
             local->candidates.empty() ? std::vector<uint64_t>{} : local->candidates[0].path;
         db_.record_choice(choice_key, best);
+        if (!local->candidates.empty()) record_graph(choice_key, local->candidates[0]);
         if (!cut) {
           if (cut_before) db_.record_cut(choice_key, std::nullopt);
         } else {

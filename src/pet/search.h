@@ -36,9 +36,12 @@
 //   so far say it would end past the budget. What was measured by then is
 //   kept (and chosen from); after that only subprograms whose structure was
 //   searched already are taken; the report says where the budget ended.
-// - A second compilation replays the choices kept in the database (the path
-//   of mutant hashes per subprogram) and reads their costs from it: no
-//   measurement, one verification per replaced subprogram. That holds when
+// - A second compilation rebuilds the choices kept in the database (the
+//   chosen candidate's graph per subprogram, pet/graph_line.h) and reads
+//   their costs from it: no generation, no verification, no measurement. A
+//   database without the graph (an earlier version's) replays the path of
+//   mutant hashes instead (the path's mutants generated again, one
+//   verification) and adds the graph for the next time. That holds when
 //   the budget cut the first search too: the database notes which
 //   subprograms it cut short or never reached, under which budget; a
 //   compile with no larger budget keeps what the first one chose for them
@@ -135,6 +138,7 @@ struct SearchReport {
   int searched = 0;         // examined before the budget ended (shared and replayed included)
   int shared = 0;           // of those, answered by an earlier subprogram of the same structure
   int replayed = 0;         // of those, answered by the database's choice
+  int rebuilt = 0;          // of those, rebuilt from the database's graph (no mutant generated or verified)
   // of those, left as they are: a search under a budget no larger than this
   // one was cut before reaching them (pet_db.h, "cut"); nothing measured
   int left_to_larger_budget = 0;

@@ -15,7 +15,7 @@ std::string SearchReport::to_text() const {
     << (budget_exhausted ? " (budget spent)" : "") << " (generating " << generate_seconds << " s, verifying "
     << verify_seconds << " s, correcting " << correct_seconds << " s, measuring " << measure_seconds << " s)\n";
   o << "  of " << subprograms << " subprograms found: " << shared << " shared with an identical one, " << replayed
-    << " replayed from the database, " << left_to_larger_budget
+    << " replayed from the database (" << rebuilt << " rebuilt from its graphs), " << left_to_larger_budget
     << " left to a larger budget (the database's note: cut under one no smaller), " << without_mutants << " without a mutant; " << verified << " of " << mutants
     << " mutants verified (the rest estimated to lose or not needed); finding subprograms " << find_seconds
     << " s, choosing and splicing " << apply_seconds << " s\n";
