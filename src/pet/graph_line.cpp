@@ -18,7 +18,7 @@ constexpr const char* kVersion = "g1";
 // Bounds a line must keep (a malformed one must not make the reader allocate
 // without end): dims per tensor, and elements per tensor.
 constexpr int64_t kMaxRank = 16;
-constexpr int64_t kMaxElements = int64_t{1} << 30;
+constexpr int64_t kMaxElements = int64_t{1} << 26;  // a mask of a 2048x1024x3x3 kernel is 19M
 
 // Names and strings: [A-Za-z0-9_/] as they are, any other byte as %XX, the
 // empty string as "." ("-" stands for an absent input or output).
