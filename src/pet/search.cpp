@@ -3,6 +3,7 @@
 #include "pet/search.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <numeric>
@@ -116,7 +117,13 @@ std::unique_ptr<Graph> bind_weights(const Graph& candidate, const Subprogram& sp
 class Search {
  public:
   Search(Graph& g, const SearchOptions& o, const CostFn& cost, PetDb& db, const std::string& target)
-      : g_(g), o_(o), cost_(cost), db_(db), target_(target) {}
+      : g_(g), o_(o), cost_(cost), db_(db), target_(target) {
+    // The budget's end as a clock time, for the mutant generator (a budget
+    // of a year or more: no deadline).
+    if (o_.budget_seconds < 3e7)
+      deadline_ = Stopwatch::Clock::now() + std::chrono::duration_cast<Stopwatch::Clock::duration>(
+                                                std::chrono::duration<double>(std::max(0.0, o_.budget_seconds)));
+  }
 
   SearchReport run() {
     {
@@ -236,6 +243,7 @@ class Search {
     const double s = cost_(*bound);
     const double took = w.seconds();
     report_.measure_seconds += took;
+    longest_measure_ = std::max(longest_measure_, took);
     ++report_.measured;
     if (took > 1) {
       char buf[96];
@@ -247,11 +255,10 @@ class Search {
   }
 
   // Whether a measurement may start: time is left and, from the
-  // measurements so far, it would end within the budget.
-  bool may_measure() const {
-    const double mean = report_.measured ? report_.measure_seconds / report_.measured : 0;
-    return time_left() > mean;
-  }
+  // measurements so far (the longest of them: an original, or a candidate
+  // with corrections, takes longer than the mean), it would end within the
+  // budget.
+  bool may_measure() const { return time_left() > longest_measure_; }
 
   // Verifies a mutant against the original (planned once per subprogram in
   // `verifier`), corrects it when partially equivalent; nullopt when it is
@@ -307,6 +314,7 @@ class Search {
   std::vector<Mutant> mutants_of(const Subprogram& sp, const Graph& parent, bool dfs = true) {
     MutantOptions mo;  // bounded by a count of DFS states: the same mutants under any load
     mo.dfs = dfs;
+    mo.deadline = deadline_;  // ... unless the budget ends first (then the search is cut anyway)
     std::vector<Mutant> ms;
     {
       ScopedSeconds t(report_.generate_seconds);
@@ -683,6 +691,8 @@ class Search {
   PetDb& db_;
   std::string target_;
   Stopwatch watch_;
+  Stopwatch::Clock::time_point deadline_ = Stopwatch::Clock::time_point::max();
+  double longest_measure_ = 0;  // seconds of the longest measurement so far
   int cut_at_ = -1;  // the subprogram the budget cut short, if any
   double last_shown_ = 0;
   bool shown_ = false;

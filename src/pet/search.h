@@ -32,8 +32,13 @@
 //   its measurements stop after stop_after_losers candidates in a row lost
 //   clearly to the original.
 // - The budget is a hard stop: checked before every generation, verification
-//   and measurement, and a measurement is not started when the measurements
-//   so far say it would end past the budget. What was measured by then is
+//   and measurement, inside the generator (before each mutant it builds and
+//   each DFS step: a generation over a batch-8 map takes seconds), and a
+//   measurement is not started when the longest measurement so far says it
+//   would end past the budget. So the search ends within the budget plus one
+//   mutant's build, verification and correction, plus what one measurement
+//   takes beyond the longest before it (all of it when it is the first).
+//   What was measured by then is
 //   kept (and chosen from); after that only subprograms whose structure was
 //   searched already are taken; the report says where the budget ended.
 // - A second compilation rebuilds the choices kept in the database (the
@@ -156,6 +161,10 @@ struct SearchReport {
   bool budget_exhausted = false;
   std::string budget_note;  // where the budget ended the search ("" when it did not)
   double cost_before = 0, cost_after = 0;  // summed over the subprograms with a measured original
+  // Set by the pet pass (0 when the search ran alone): its whole time, and of
+  // it the post-optimizations (the mutants' weight derivations folded) and
+  // the fallback's search; the whole-model checks' times are theirs below.
+  double pass_seconds = 0, post_seconds = 0, fallback_seconds = 0;
   // The pet pass's whole-model checks, in order: the search's choices, then
   // (when they did not pay) the fallback's; the last kept one is the model's.
   std::vector<ModelCheck> model_checks;

@@ -22,6 +22,13 @@ std::string SearchReport::to_text() const {
   if (budget_exhausted) o << "  budget: " << budget_note << "\n";
   if (cost_before > 0)
     o << "  summed cost of the subprograms: " << cost_before * 1e3 << " ms -> " << cost_after * 1e3 << " ms\n";
+  if (pass_seconds > 0) {
+    double checks = 0;
+    for (const ModelCheck& m : model_checks) checks += m.seconds;
+    o << "  PET in all: " << pass_seconds << " s: the search " << seconds << " s (its budget: the search alone), "
+      << "post-optimizations " << post_seconds << " s, whole-model checks " << checks << " s, the fallback's search "
+      << fallback_seconds << " s\n";
+  }
   for (const ModelCheck& m : model_checks) {
     o << "  whole model with " << m.choices << ": " << m.before * 1e3 << " ms -> " << m.after * 1e3 << " ms (";
     if (m.measured)
