@@ -63,9 +63,12 @@ bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
 // rows. Each reduction step loads kb * (b / lanes) weight vectors and
 // broadcasts mr input values for mr * kb * (b / lanes) FMAs. For kb, the
 // most rows whose accumulators, weight vectors and one broadcast fit the
-// vector registers (and the accumulator budget; at most T); the default kb
-// (dividing Mb) has the fewest loads per FMA: with AVX-512 4 blocks x 6 rows
-// (10 loads per 24 FMAs, where 2 x 8 took 10 per 16), with AVX2 2 x 6.
+// vector registers (and the accumulator budget; at most T). The default kb
+// (dividing Mb) has the fewest loads per FMA among the tiles whose weight
+// panel (kb blocks x K x b) and input rows (mr x K) stay in the first-level
+// cache across the tile, or among all when none does: 256 channels (K) take
+// 2 blocks x 14 rows (a 32 KiB panel), 512 take 4 x 6 (10 loads per 24 FMAs
+// from the second level, where 2 x 8 took 10 per 16); AVX2 2 x 6.
 bool winograd_product(const te::Stage& st) {
   return st.op_class == te::OpClass::ConvBlocked && st.shapes[0].size() == 4;
 }
@@ -75,14 +78,19 @@ int64_t product_rows(const te::Stage& st, const TargetInfo& target, int64_t lane
       {(target.vector_registers - weights - 1) / weights, target.register_budget() / weights, st.shapes[0][2]});
 }
 int64_t product_blocks(const te::Stage& st, const TargetInfo& target, int64_t lanes) {
+  const Dims& shape = st.shapes[0];
+  const int64_t k = std::max<int64_t>(reduce_extent(st), 1), esize = static_cast<int64_t>(dtype_size(st.dtypes[0]));
   int64_t best = 1;
   double best_loads = 0;
+  bool best_fits = false;
   for (int64_t kb : kTileBlocks) {
     const int64_t mr = product_rows(st, target, lanes, kb);
-    if (st.shapes[0][1] % kb != 0 || mr < 1) continue;
-    const double weights = static_cast<double>(kb * std::max<int64_t>(st.shapes[0][3] / lanes, 1));
+    if (shape[1] % kb != 0 || mr < 1) continue;
+    const double weights = static_cast<double>(kb * std::max<int64_t>(shape[3] / lanes, 1));
     const double loads = (static_cast<double>(mr) + weights) / (static_cast<double>(mr) * weights);
-    if (best_loads == 0 || loads < best_loads) best = kb, best_loads = loads;
+    const bool fits = (kb * shape[3] + mr) * k * esize <= target.planned.l1d;
+    if (best_loads == 0 || (fits && !best_fits) || (fits == best_fits && loads < best_loads))
+      best = kb, best_loads = loads, best_fits = fits;
   }
   return best;
 }
