@@ -1,9 +1,9 @@
 // Output buffers reused across the runs of one plan. A compiled step writes a
 // graph output into a tensor of its own (the caller keeps it), and a fresh
 // buffer of megabytes is a fresh mapping whose pages fault in, zeroed, as the
-// kernel first writes them — at 2 threads the two fault on the same pages
-// (a 1x21x320x320 segmentation map: its Resize 1.0 ms warm, 1.9 ms with the
-// faults at 1 thread, 2-10 ms at 2). The pool keeps the output tensors of the
+// kernel first writes them, and at 2 threads the two fault on the same
+// pages, which can cost a cheap output step several times its warm time. The
+// pool keeps the output tensors of the
 // last runs and hands one back when nobody else holds its buffer any more
 // (the caller dropped or replaced that run's result), so a loop of runs
 // writes into buffers already resident; a result the caller still holds is
