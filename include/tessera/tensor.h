@@ -56,6 +56,9 @@ class Tensor {
   // starting at raw() and spanning nbytes() rounded up to whole pages: its
   // pages may be remapped with the same contents (runtime/weight_store.h).
   bool page_mapped() const { return mapped_; }
+  // True when this tensor owns its buffer and no other tensor shares it (a
+  // copy, a reshaped or owner-keeping view): writing it changes no one else's.
+  bool sole_owner() const { return storage_ && storage_.use_count() == 1; }
 
   void* raw() { return data_; }
   const void* raw() const { return data_; }

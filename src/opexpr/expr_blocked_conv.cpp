@@ -47,7 +47,9 @@ te::Tensor zero_padded(ExprContext& c, const te::Tensor& x, int64_t ph, int64_t 
 
 Expr group_block(const BlockGroups& g, const Expr& kb, const Expr& rb) {
   if (g.mul == 0) return rb;
-  return (g.div == 1 ? kb : kb / g.div) * g.mul + rb;
+  Expr first = (g.div == 1 ? kb : kb / g.div) * g.mul;
+  if (g.last >= 0) first = loop::min(first, loop::int_imm(g.last));
+  return first + rb;
 }
 
 }  // namespace nn_expr

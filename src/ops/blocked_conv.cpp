@@ -13,8 +13,9 @@ namespace tessera {
 
 BlockGroups BlockGroups::read(const OpAttrs& attrs) {
   const Node& n = attrs.node();
-  BlockGroups g{attrs.i("group_div"), attrs.i("group_mul")};
-  TESSERA_CHECK(g.div > 0 && g.mul >= 0, n.describe(), ": group_div must be positive, group_mul >= 0");
+  BlockGroups g{attrs.i("group_div"), attrs.i("group_mul"), attrs.i("group_last")};
+  TESSERA_CHECK(g.div > 0 && g.mul >= 0 && g.last >= -1, n.describe(),
+                ": group_div must be positive, group_mul >= 0, group_last >= -1");
   return g;
 }
 
@@ -22,6 +23,11 @@ void BlockGroups::write(AttrMap& attrs) const {
   if (mul == 0) return;
   attrs["group_div"] = Attribute::of_int(div);
   attrs["group_mul"] = Attribute::of_int(mul);
+  if (last >= 0) attrs["group_last"] = Attribute::of_int(last);
+}
+
+std::vector<AttrSpec> BlockGroups::attr_specs() {
+  return {int_attr("group_div", 1), int_attr("group_mul", 0), int_attr("group_last", -1)};
 }
 
 BlockedConvGeom blocked_conv_geom(const OpAttrs& attrs, const Dims& x, const Dims& w) {
@@ -249,8 +255,7 @@ void register_blocked_conv_ops(OpRegistry& r) {
   const std::vector<AttrSpec> window = {ints_attr("strides", {}), ints_attr("pads", {}), ints_attr("dilations", {}),
                                         ints_attr("kernel_shape"), string_attr("auto_pad", "NOTSET")};
   std::vector<AttrSpec> grouped = window;
-  grouped.push_back(int_attr("group_div", 1));
-  grouped.push_back(int_attr("group_mul", 0));
+  for (AttrSpec& a : BlockGroups::attr_specs()) grouped.push_back(std::move(a));
   grouped.push_back(int_attr("in_channels", 0));
   grouped.push_back(int_attr("plain_input", 0));
   r.add({.name = "ConvBlocked", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany, .linear_inputs = {0, 1},

@@ -10,9 +10,10 @@
 //   ConvBlocked         X [N, Cb, H, W, b], W [Mb, R, kh, kw, b, b], B [Mb, b] -> Y [N, Mb, OH, OW, b]
 //       y[n, kb, oh, ow, kc] = B[kb, kc] + sum_{rb, ri, ry, rx}
 //           W[kb, rb, ry, rx, ri, kc] * x[n, s(kb) + rb, oh*sh - ph + ry*dh, ow*sw - pw + rx*dw, ri]
-//       with s(kb) = (kb / group_div) * group_mul the first input block an
-//       output block reads (0 for a dense convolution, whose R = Cb; the
-//       input block of its group for a grouped one, zeros in W outside it).
+//       with s(kb) = min((kb / group_div) * group_mul, group_last) the first
+//       input block an output block reads (0 for a dense convolution, whose
+//       R = Cb; for a grouped one the first block of its window of whole
+//       groups, zeros in W outside its own group; BlockGroups below).
 //       in_channels (optional, dense only): the sum runs over the first
 //       in_channels of the R * b input channels (rb * b + ri < in_channels),
 //       the last block's padding lanes not read (the blocked-layout pass
@@ -52,15 +53,25 @@ inline int64_t channel_blocks(int64_t c, int64_t b) { return (c + b - 1) / b; }
 
 // How each output block of a grouped blocked contraction (ConvBlocked,
 // WinogradGemm) finds its input blocks: it reads R of them from
-// first_block(kb) = (kb / div) * mul; mul = 0 is a dense one, all from block 0.
-// Stored as the node attributes group_div and group_mul (absent when dense).
+// first_block(kb) = min((kb / div) * mul, last); mul = 0 is a dense one, all
+// from block 0. `last` (-1: none) clamps the windows at the input's end: when
+// the channels end inside the last window, its R blocks would run past the
+// input's last block, so it starts `R` blocks before the end (its packed
+// weights placed to match). Stored as the node attributes group_div,
+// group_mul and group_last (absent when dense or unclamped).
 struct BlockGroups {
-  int64_t div = 1, mul = 0;
-  int64_t first_block(int64_t kb) const { return mul == 0 ? 0 : kb / div * mul; }
+  int64_t div = 1, mul = 0, last = -1;
+  int64_t first_block(int64_t kb) const {
+    if (mul == 0) return 0;
+    const int64_t f = kb / div * mul;
+    return last >= 0 && f > last ? last : f;
+  }
   // Reads and checks the node's attributes, throwing naming the node.
   static BlockGroups read(const OpAttrs& attrs);
   // Adds the attributes to `attrs` when grouped.
   void write(AttrMap& attrs) const;
+  // The attributes' declarations, for the ops that carry them.
+  static std::vector<AttrSpec> attr_specs();
 };
 
 // Geometry of a ConvBlocked / DepthwiseConvBlocked node for given input and

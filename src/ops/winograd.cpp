@@ -225,7 +225,7 @@ void register_winograd_ops(OpRegistry& r) {
          .signatures = {{1, "1", "1"}}});
   r.add({.name = "WinogradGemm", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany,
          .linear_inputs = {0, 1}, .infer = infer_gemm, .reference = run_gemm, .flops = gemm_flops,
-         .attributes = {int_attr("group_div", 1), int_attr("group_mul", 0)}, .signatures = {{1, "11", "1"}}});
+         .attributes = BlockGroups::attr_specs(), .signatures = {{1, "11", "1"}}});
   r.add({.name = "WinogradOutput", .domain = kBlockedDomain, .mapping = MappingType::ManyToMany,
          .linear_inputs = {0}, .infer = infer_output, .reference = run_output, .flops = output_flops,
          .attributes = {ints_attr("output").required(), int_attr("tile", 4)}, .signatures = {{1, "1?", "1"}}});

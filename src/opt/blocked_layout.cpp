@@ -2,7 +2,7 @@
 // move to the channel-blocked layout NCHWc (src/ops/blocked_conv.h), their
 // weights packed once here, and
 // the layout is carried through what lies between convolutions — elementwise
-// ops, pools, channel and spatial concatenations, channel splits, slices, spatial zero padding — so values change layout only where
+// ops, pools, channel and spatial concatenations, channel splits, slices, spatial zero padding, spatial resizes — so values change layout only where
 // they leave that region (a Reshape, a MatMul, a graph output).
 //
 // Each rewritten node keeps its NCHW output value, now produced by a
@@ -15,17 +15,26 @@
 // (no division, no exp), and the convolutions' weights for them are zero, so
 // they never reach a real channel.
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "ops/registry.h"
 #include "ops/blocked_conv.h"
 #include "ops/nn_conv.h"
 #include "ops/op_attrs.h"
+#include "ops/resize.h"
 #include "opt/passes.h"
 
 namespace tessera {
 
 namespace {
+
+// A grouped convolution whose groups straddle blocks reads, for each output
+// channel, the input blocks of a window of whole groups: up to this many
+// times the channels of its own group (the rest multiplied by zero weights).
+// Group widths 24, 56, 120 (RegNet) in blocks of 16 need windows of 2; 3
+// channels per group would need 16.
+constexpr int64_t kMaxGroupsPerWindow = 4;
 
 // Elementwise ops carried in the blocked layout: finite on finite inputs.
 const std::set<std::string> kBlockedElementwise = {"Relu",    "Clip",      "Add",       "Sub", "Mul", "Sigmoid",
@@ -98,14 +107,17 @@ struct Rewriter {
   void split(Node* n);
   void slice(Node* n);
   void pad(Node* n);
+  void resize(Node* n);
 };
 
 // Conv -> ConvBlocked / DepthwiseConvBlocked with packed weights [Mb, R, k...,
 // b, b] (k...: kh, kw, or kd, kh, kw for a 3-D convolution; a grouped
 // convolution: each output block's input blocks, zeros outside its groups),
 // [Mb, C, k..., b] for an NCHW image input, [Cb, k..., b]
-// depthwise; bias [Mb, b]. Convolutions whose groups do not align with
-// blocks stay as they are.
+// depthwise; bias [Mb, b]. A grouped convolution runs in windows of whole
+// groups (BlockGroups); one whose windows would span more than
+// kMaxGroupsPerWindow groups (and not fill output blocks with whole groups)
+// stays as it is.
 void Rewriter::conv(Node* n) {
   Value* x = n->inputs[0];
   const Value* wv = n->num_inputs() > 1 ? n->inputs[1] : nullptr;
@@ -119,18 +131,25 @@ void Rewriter::conv(Node* n) {
   Dims kernel(w.dims().begin() + 2, w.dims().end());
   const int64_t taps = numel_of(kernel), Mb = channel_blocks(M, b), Cb = channel_blocks(C, b);
   bool depthwise = G > 1 && G == C && G == M;
-  int64_t div = 1, mul = 0, R = 0;
+  BlockGroups groups;
+  int64_t R = 0;
   bool plain = false;
   if (depthwise) {
   } else if (G == 1) {
     plain = !twin.count(x) && C < b / 2;
     R = plain ? C : Cb;
-  } else if (C % b == 0 && M % b == 0 && Mg <= b && b % Mg == 0 && Cg % Mg == 0) {
-    mul = Cg / Mg, R = mul;  // an output block holds b / Mg whole groups
-  } else if (C % b == 0 && M % b == 0 && Mg % b == 0 && Cg % b == 0) {
-    div = Mg / b, mul = Cg / b, R = mul;  // a group spans Mg / b output blocks
   } else {
-    return;
+    // Windows of q whole groups, the fewest whose output and input channels
+    // both fill whole blocks: `div` output blocks reading `mul` input blocks.
+    const int64_t q = std::lcm(b / std::gcd(b, Mg), b / std::gcd(b, Cg));
+    const bool several_per_block = b % Mg == 0 && Cg % Mg == 0;  // q = b / Mg: one output block a window
+    if (q > kMaxGroupsPerWindow && !several_per_block) return;
+    groups.div = q * Mg / b, groups.mul = q * Cg / b, R = groups.mul;
+    if (R >= Cb) {
+      groups = {}, R = Cb;  // one window reads every input block: a dense convolution, zeros outside groups
+    } else if ((Mb - 1) / groups.div * groups.mul + R > Cb) {
+      groups.last = Cb - R;  // the channels end inside the last window
+    }
   }
   const float* pw = w.data<float>();
   Tensor packed;
@@ -149,7 +168,7 @@ void Rewriter::conv(Node* n) {
     packed = Tensor(DType::F32, plain ? dims({Mb, R}, {b}) : dims({Mb, R}, {b, b}));
     float* p = packed.data<float>();
     for (int64_t m = 0; m < M; ++m) {
-      const int64_t kb = m / b, first = (mul == 0 ? 0 : kb / div * mul) * b;
+      const int64_t kb = m / b, first = groups.first_block(kb) * b;
       for (int64_t r = 0; r < rin; ++r) {
         const int64_t c = first + r;
         if (c >= C || c / Cg != m / Mg) continue;
@@ -170,8 +189,8 @@ void Rewriter::conv(Node* n) {
   }
   AttrMap attrs{{"strides", ints(cs.attrs.strides)}, {"dilations", ints(cs.attrs.dilations)},
                 {"pads", ints(cs.pads)}};
-  BlockGroups{div, mul}.write(attrs);
-  if (G == 1 && !plain && C % b != 0) attrs["in_channels"] = Attribute::of_int(C);
+  groups.write(attrs);
+  if (!depthwise && groups.mul == 0 && !plain && C % b != 0) attrs["in_channels"] = Attribute::of_int(C);
   if (plain && video) attrs["plain_input"] = Attribute::of_int(1);  // rank 5 is otherwise a blocked image
   Node* nb = insert(n, depthwise ? "DepthwiseConvBlocked" : "ConvBlocked", std::move(ins),
                     n->outputs[0]->name + ".nchwc", std::move(attrs), kBlockedDomain);
@@ -364,6 +383,62 @@ void Rewriter::pad(Node* n) {
   replace(n, insert(n, "Pad", {twin[x], pads}, n->outputs[0]->name + ".nchwc", attrs, ""));
 }
 
+// Ops whose blocked twins read a blocked input: where a resize's output may stay blocked.
+bool carried_blocked(const Node& n) {
+  static const std::set<std::string> kCarried = {"Conv",  "MaxPool", "AveragePool", "GlobalAveragePool",
+                                                 "GlobalMaxPool", "Concat", "Split", "Slice", "Pad", "Resize"};
+  return n.domain.empty() && (kCarried.count(n.op_type) || kBlockedElementwise.count(n.op_type));
+}
+
+// Resize (opset 11+) of the spatial axes only of a blocked value, with
+// constant scales or sizes: the same resize over [N, Cb, sp..., b] with the
+// blocks and lanes kept (scale 1: every output reads its own element with
+// weight 1, so each element is the NCHW resize's, bit for bit). Only when
+// every consumer is an op the pass carries blocked: a resize into a graph
+// output (a segmentation head's upsampling) or into an NCHW-only op stays
+// NCHW, reordered out before it, on the smaller input.
+void Rewriter::resize(Node* n) {
+  Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
+  Value* y = n->outputs[0];
+  if (g.opset < 11 || !twin.count(x) || !static_activation(x) || !static_f32(y, x->type.dims.size())) return;
+  if (g.is_output(y) || y->uses.empty()) return;
+  for (const Use& u : y->uses)
+    if (!carried_blocked(*u.node)) return;
+  const size_t rank = x->type.dims.size();
+  if (n->has_attr("axes") || n->num_inputs() > 4) return;
+  const ResizeAttrs a = read_resize_attrs(*n, g.opset, static_cast<int64_t>(rank));
+  if (a.coord == "tf_crop_and_resize" || a.antialias || a.keep_aspect != "stretch") return;
+  auto given = [&](int i) -> const Value* {
+    const Value* v = n->has_input(i) ? n->inputs[static_cast<size_t>(i)] : nullptr;
+    return v && !(v->constant && v->constant->numel() == 0) ? v : nullptr;
+  };
+  const Value* roi = given(1);
+  const Value* scales = given(2);
+  const Value* sizes = given(3);
+  if (roi || (scales != nullptr) == (sizes != nullptr)) return;
+  const Dims& xd = x->type.dims;
+  const Dims& yd = y->type.dims;
+  if (yd[0] != xd[0] || yd[1] != xd[1]) return;  // batch and channels unchanged
+  const int64_t Cb = channel_blocks(xd[1], b);
+  std::vector<Value*> ins{twin[x], n->inputs[1]};  // no roi, or an empty one
+  if (scales) {
+    if (!f32_constant(scales) || scales->constant->numel() != static_cast<int64_t>(rank)) return;
+    std::vector<float> s(rank + 1, 1.0f);
+    for (size_t d = 0; d < rank; ++d) s[d] = scales->constant->data<float>()[d];
+    if (s[0] != 1.0f || s[1] != 1.0f) return;
+    ins.push_back(constant(scales->name + ".nchwc", Tensor::from<float>({static_cast<int64_t>(rank + 1)}, s)));
+  } else {
+    if (!sizes->constant || sizes->constant->numel() != static_cast<int64_t>(rank)) return;
+    std::vector<int64_t> z = sizes->constant->to_int_vector();
+    if (z[0] != xd[0] || z[1] != xd[1]) return;
+    z[1] = Cb;
+    z.push_back(b);
+    ins.push_back(n->inputs[2]);  // no scales, or empty ones
+    ins.push_back(constant(sizes->name + ".nchwc", Tensor::from<int64_t>({static_cast<int64_t>(rank + 1)}, z)));
+  }
+  replace(n, insert(n, "Resize", ins, y->name + ".nchwc", n->attrs, ""));
+}
+
 }  // namespace
 
 int to_blocked_layout(Graph& g, int64_t block) {
@@ -381,6 +456,7 @@ int to_blocked_layout(Graph& g, int64_t block) {
     else if (op == "Split") rw.split(n);
     else if (op == "Slice") rw.slice(n);
     else if (op == "Pad") rw.pad(n);
+    else if (op == "Resize") rw.resize(n);
   }
   if (rw.convs > 0) {
     g.extra_opsets[kBlockedDomain] = 1;

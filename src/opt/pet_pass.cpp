@@ -15,6 +15,7 @@
 #include "opt/passes.h"
 #include "pet/pet_db.h"
 #include "support/error.h"
+#include "support/stopwatch.h"
 
 namespace tessera {
 
@@ -75,6 +76,7 @@ bool applied_below(const pet::SearchReport& r, double gain) {
 }  // namespace
 
 int run_pet(Graph& g, const PassContext& ctx) {
+  const Stopwatch pass_watch;
   static const PassOptions defaults;
   const PassOptions& opts = ctx.options ? *ctx.options : defaults;
   pet::PetDb db(opts.pet_db.empty() ? pet::PetDb::default_path() : opts.pet_db);
@@ -88,7 +90,10 @@ int run_pet(Graph& g, const PassContext& ctx) {
   so.verbose = so.verbose || opts.verbose;
   std::unique_ptr<Graph> original = so.min_model_gain >= 0 ? g.clone() : nullptr;
   pet::SearchReport report = pet::optimize_program(g, so, cost, db, ctx.target_key);
-  if (report.applied > 0) post_optimize(g);
+  if (report.applied > 0) {
+    ScopedSeconds t(report.post_seconds);
+    post_optimize(g);
+  }
   if (report.applied > 0 && original) {
     const bool announce = so.verbose || report.seconds > so.progress_after_seconds;
     pet::ModelCheck all = check_model(g, *original, ctx, db, so.min_model_gain, announce);
@@ -105,9 +110,14 @@ int run_pet(Graph& g, const PassContext& ctx) {
         again.min_candidate_gain = so.fallback_gain;
         again.verbose = false;
         again.progress_after_seconds = 1e300;
+        const Stopwatch fallback_watch;
         pet::SearchReport r = pet::optimize_program(g, again, cost, db, ctx.target_key);
+        report.fallback_seconds = fallback_watch.seconds();
         if (r.applied > 0) {
-          post_optimize(g);
+          {
+            ScopedSeconds t(report.post_seconds);
+            post_optimize(g);
+          }
           pet::ModelCheck some = check_model(g, *original, ctx, db, so.min_model_gain, announce);
           some.choices = "the " + std::to_string(r.applied) + " choices each " +
                          std::to_string(static_cast<int>(so.fallback_gain * 100)) + "% faster alone";
@@ -132,6 +142,7 @@ int run_pet(Graph& g, const PassContext& ctx) {
       report.applied = applied;
     }
   }
+  report.pass_seconds = pass_watch.seconds();
   if (opts.dump_pet) std::fprintf(stderr, "%s", report.to_text().c_str());
   return report.applied;
 }

@@ -58,7 +58,7 @@ std::vector<Mutant> generate_mutants(const Graph& sub, size_t num_activations, c
   detail::GenContext ctx{sub, num_activations, weights, opts, report, {}};
   ctx.add = [&](const std::string& family, bool equivalent, bool weight_dependent,
                 const std::function<std::shared_ptr<Graph>()>& build) {
-    if (!ctx.wants(family)) return;
+    if (!ctx.wants(family) || ctx.past_deadline()) return;
     if (static_cast<int>(out.size()) >= opts.max_mutants) {
       ++report.truncated;
       return;
@@ -81,6 +81,7 @@ std::vector<Mutant> generate_mutants(const Graph& sub, size_t num_activations, c
 
   if (opts.fixed) {
     for (const auto& n : sub.nodes()) {
+      if (ctx.past_deadline()) break;
       if (n->op_type == "Conv") detail::conv_families(ctx, *n);
       else if (n->op_type == "AveragePool") detail::avgpool_families(ctx, *n);
     }
@@ -92,6 +93,7 @@ std::vector<Mutant> generate_mutants(const Graph& sub, size_t num_activations, c
         report.out_of_states = true;
         break;
       }
+      if (ctx.past_deadline()) break;
       if (n->op_type == "Conv" || n->op_type == "MatMul") detail::dfs_mutants(ctx, *n);
     }
   return finish();

@@ -41,6 +41,7 @@
 // R/T kinds and shape, cached for the process).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -67,6 +68,11 @@ struct MutantOptions {
   int max_dfs_states = 500;
   bool fixed = true;               // the preprocess families
   bool dfs = true;                 // Algorithm 1
+  // When the caller's time ends (PET's search budget): past it, no further
+  // mutant is built and the DFS stops (MutantReport::out_of_time). Unlike
+  // max_dfs_states this depends on the load; it only cuts a search the
+  // budget ends anyway.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct Mutant {
@@ -84,6 +90,7 @@ struct MutantReport {
   int reciprocal_pruned = 0;       // R/T after its inverse, not explored
   int truncated = 0;               // beyond max_mutants
   bool out_of_states = false;      // max_dfs_states stopped the DFS
+  bool out_of_time = false;        // the deadline stopped the generation
   std::vector<std::string> skipped;  // nodes or families not handled, with the reason
   std::map<std::string, int> per_family;
   double milliseconds = 0;

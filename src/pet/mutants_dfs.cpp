@@ -417,6 +417,7 @@ struct Search {
           ctx.report.out_of_states = true;
           return;
         }
+        if (ctx.past_deadline()) return;
         ++ctx.report.dfs_states;
         tensors.push_back(*od);
         producer.push_back(static_cast<int>(steps.size()));

@@ -29,6 +29,12 @@ struct GenContext {
   bool wants(const std::string& family) const;
   // The DFS has tried opts.max_dfs_states ops (deterministic, unlike a clock).
   bool out_of_states() const { return opts.max_dfs_states > 0 && report.dfs_states >= opts.max_dfs_states; }
+  // The caller's deadline has passed (noted in the report).
+  bool past_deadline() const {
+    if (opts.deadline == std::chrono::steady_clock::time_point::max()) return false;
+    if (!report.out_of_time && std::chrono::steady_clock::now() >= opts.deadline) report.out_of_time = true;
+    return report.out_of_time;
+  }
   // The tensor of a weight input, or null (an activation, or no weights given).
   const Tensor* weight_of(const Value* v) const;
 };

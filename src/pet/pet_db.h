@@ -11,6 +11,15 @@
 //                                               choice) or cut short (the choice is the best
 //                                               of what it measured); "-": searched to the end
 //                                               since
+//   graph   <subprogram key>  <path> <family> <partial> <boxes> <wrong elements> <hash> <graph line>
+//                                               the chosen candidate itself (corrected, weights
+//                                               as inputs; pet/graph_line.h), so a second
+//                                               compile rebuilds it with no generation and no
+//                                               verification; <path> ties it to the choice
+//                                               line, <hash> (its structural hash) checks it.
+//                                               Without one (a database of an earlier
+//                                               version), the choice is replayed by
+//                                               generating the path's mutants again.
 // Keys carry the target (ISA, threads, code generator revision) the caller
 // gives, so measurements of one machine or build are not trusted by another.
 // The file is a support/tsv_store.h store (the fusion profile's kind), keyed
@@ -50,6 +59,19 @@ class PetDb {
   // nullopt: never cut, or searched to the end since (record_cut(key, nullopt)).
   std::optional<double> cut(const std::string& key) const;
   void record_cut(const std::string& key, std::optional<double> budget_seconds);
+
+  // The candidate a search chose for a subprogram, as it was spliced in.
+  struct Chosen {
+    std::vector<uint64_t> path;  // as choice() has it
+    std::string family;
+    bool partial = false;
+    int boxes = 0;
+    int64_t wrong_elements = 0;
+    uint64_t hash = 0;           // structural hash of the graph
+    std::string graph;           // pet/graph_line.h's line (not decoded here)
+  };
+  std::optional<Chosen> chosen(const std::string& key) const;
+  void record_chosen(const std::string& key, const Chosen& c);
 
   const std::string& path() const { return store_.path(); }
   // Cost lookups that found a measurement, and that did not.

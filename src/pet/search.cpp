@@ -3,6 +3,7 @@
 #include "pet/search.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <numeric>
@@ -11,6 +12,7 @@
 
 #include "pet/corrector.h"
 #include "pet/estimate.h"
+#include "pet/graph_line.h"
 #include "pet/mutants.h"
 #include "pet/subprogram.h"
 #include "pet/verifier.h"
@@ -85,6 +87,17 @@ int64_t output_elements(const Graph& g) {
   return n;
 }
 
+// Whether `a` and `b` have the same inputs and outputs (count, dtype, dims).
+bool same_signature(const Graph& a, const Graph& b) {
+  auto same = [](const std::vector<Value*>& x, const std::vector<Value*>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i]->type.dtype != y[i]->type.dtype || x[i]->type.dims != y[i]->type.dims) return false;
+    return true;
+  };
+  return same(a.inputs(), b.inputs()) && same(a.outputs(), b.outputs());
+}
+
 // The candidate with the subprogram's weights bound as constants: what the
 // target compiles (its weight derivations then fold like any constants).
 std::unique_ptr<Graph> bind_weights(const Graph& candidate, const Subprogram& sp) {
@@ -104,7 +117,13 @@ std::unique_ptr<Graph> bind_weights(const Graph& candidate, const Subprogram& sp
 class Search {
  public:
   Search(Graph& g, const SearchOptions& o, const CostFn& cost, PetDb& db, const std::string& target)
-      : g_(g), o_(o), cost_(cost), db_(db), target_(target) {}
+      : g_(g), o_(o), cost_(cost), db_(db), target_(target) {
+    // The budget's end as a clock time, for the mutant generator (a budget
+    // of a year or more: no deadline).
+    if (o_.budget_seconds < 3e7)
+      deadline_ = Stopwatch::Clock::now() + std::chrono::duration_cast<Stopwatch::Clock::duration>(
+                                                std::chrono::duration<double>(std::max(0.0, o_.budget_seconds)));
+  }
 
   SearchReport run() {
     {
@@ -224,6 +243,7 @@ class Search {
     const double s = cost_(*bound);
     const double took = w.seconds();
     report_.measure_seconds += took;
+    longest_measure_ = std::max(longest_measure_, took);
     ++report_.measured;
     if (took > 1) {
       char buf[96];
@@ -235,11 +255,10 @@ class Search {
   }
 
   // Whether a measurement may start: time is left and, from the
-  // measurements so far, it would end within the budget.
-  bool may_measure() const {
-    const double mean = report_.measured ? report_.measure_seconds / report_.measured : 0;
-    return time_left() > mean;
-  }
+  // measurements so far (the longest of them: an original, or a candidate
+  // with corrections, takes longer than the mean), it would end within the
+  // budget.
+  bool may_measure() const { return time_left() > longest_measure_; }
 
   // Verifies a mutant against the original (planned once per subprogram in
   // `verifier`), corrects it when partially equivalent; nullopt when it is
@@ -295,6 +314,7 @@ class Search {
   std::vector<Mutant> mutants_of(const Subprogram& sp, const Graph& parent, bool dfs = true) {
     MutantOptions mo;  // bounded by a count of DFS states: the same mutants under any load
     mo.dfs = dfs;
+    mo.deadline = deadline_;  // ... unless the budget ends first (then the search is cut anyway)
     std::vector<Mutant> ms;
     {
       ScopedSeconds t(report_.generate_seconds);
@@ -309,6 +329,43 @@ class Search {
     for (Mutant& m : ms)
       if (!m.hash) m.hash = structural_hash(*m.graph);
     return ms;
+  }
+
+  // The candidate an earlier search chose, rebuilt from the graph the
+  // database keeps for it (pet_db.h, "graph"): no generation, no
+  // verification. nullopt when there is none for this choice or it does not
+  // decode to the graph recorded (then the choice is replayed).
+  std::optional<Candidate> rebuild(const Subprogram& sp, const std::string& key, const std::vector<uint64_t>& path) {
+    const std::optional<PetDb::Chosen> chosen = db_.chosen(key);
+    if (!chosen || chosen->path != path) return std::nullopt;
+    Candidate c;
+    try {
+      c.graph = decode_graph_line(chosen->graph);
+    } catch (const Error& e) {
+      report_.notes.push_back(sp.describe() + ": the database's graph of its choice not read (" + e.what() +
+                              "); replayed");
+      return std::nullopt;
+    }
+    c.hash = structural_hash(*c.graph);
+    if (c.hash != chosen->hash || !same_signature(*c.graph, *sp.graph)) {
+      report_.notes.push_back(sp.describe() + ": the database's graph of its choice is not the one recorded; replayed");
+      return std::nullopt;
+    }
+    c.family = chosen->family;
+    c.partial = chosen->partial;
+    c.boxes = chosen->boxes;
+    c.wrong_elements = chosen->wrong_elements;
+    c.path = path;
+    ++report_.rebuilt;
+    return c;
+  }
+
+  // Keeps the chosen candidate's graph for the next compile (nothing when
+  // it cannot be written as a line).
+  void record_graph(const std::string& key, const Candidate& c) {
+    std::optional<std::string> line = encode_graph_line(*c.graph);
+    if (!line) return;
+    db_.record_chosen(key, {c.path, c.family, c.partial, c.boxes, c.wrong_elements, c.hash, std::move(*line)});
   }
 
   // The candidate an earlier search chose, found again by its path of mutant
@@ -499,8 +556,12 @@ class Search {
       if (std::optional<double> s = db_.cost(target_ + ":" + hex(sp.hash))) f.original_seconds = *s;
       return f;
     }
-    std::optional<Candidate> c = replay(sp, *cached);
-    if (!c) return std::nullopt;
+    std::optional<Candidate> c = rebuild(sp, choice_key, *cached);
+    if (!c) {
+      c = replay(sp, *cached);
+      if (!c) return std::nullopt;
+      record_graph(choice_key, *c);  // the next compile rebuilds it directly
+    }
     bool original_failed = false;
     if (!measure_candidate(sp, f, *c, original_failed)) return std::nullopt;
     if (c->seconds < f.original_seconds) f.candidates.push_back(*c);
@@ -539,6 +600,7 @@ class Search {
         const std::vector<uint64_t> best =
             local->candidates.empty() ? std::vector<uint64_t>{} : local->candidates[0].path;
         db_.record_choice(choice_key, best);
+        if (!local->candidates.empty()) record_graph(choice_key, local->candidates[0]);
         if (!cut) {
           if (cut_before) db_.record_cut(choice_key, std::nullopt);
         } else {
@@ -629,6 +691,8 @@ class Search {
   PetDb& db_;
   std::string target_;
   Stopwatch watch_;
+  Stopwatch::Clock::time_point deadline_ = Stopwatch::Clock::time_point::max();
+  double longest_measure_ = 0;  // seconds of the longest measurement so far
   int cut_at_ = -1;  // the subprogram the budget cut short, if any
   double last_shown_ = 0;
   bool shown_ = false;

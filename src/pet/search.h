@@ -32,13 +32,21 @@
 //   its measurements stop after stop_after_losers candidates in a row lost
 //   clearly to the original.
 // - The budget is a hard stop: checked before every generation, verification
-//   and measurement, and a measurement is not started when the measurements
-//   so far say it would end past the budget. What was measured by then is
+//   and measurement, inside the generator (before each mutant it builds and
+//   each DFS step: a generation over a batch-8 map takes seconds), and a
+//   measurement is not started when the longest measurement so far says it
+//   would end past the budget. So the search ends within the budget plus one
+//   mutant's build, verification and correction, plus what one measurement
+//   takes beyond the longest before it (all of it when it is the first).
+//   What was measured by then is
 //   kept (and chosen from); after that only subprograms whose structure was
 //   searched already are taken; the report says where the budget ended.
-// - A second compilation replays the choices kept in the database (the path
-//   of mutant hashes per subprogram) and reads their costs from it: no
-//   measurement, one verification per replaced subprogram. That holds when
+// - A second compilation rebuilds the choices kept in the database (the
+//   chosen candidate's graph per subprogram, pet/graph_line.h) and reads
+//   their costs from it: no generation, no verification, no measurement. A
+//   database without the graph (an earlier version's) replays the path of
+//   mutant hashes instead (the path's mutants generated again, one
+//   verification) and adds the graph for the next time. That holds when
 //   the budget cut the first search too: the database notes which
 //   subprograms it cut short or never reached, under which budget; a
 //   compile with no larger budget keeps what the first one chose for them
@@ -135,6 +143,7 @@ struct SearchReport {
   int searched = 0;         // examined before the budget ended (shared and replayed included)
   int shared = 0;           // of those, answered by an earlier subprogram of the same structure
   int replayed = 0;         // of those, answered by the database's choice
+  int rebuilt = 0;          // of those, rebuilt from the database's graph (no mutant generated or verified)
   // of those, left as they are: a search under a budget no larger than this
   // one was cut before reaching them (pet_db.h, "cut"); nothing measured
   int left_to_larger_budget = 0;
@@ -152,6 +161,10 @@ struct SearchReport {
   bool budget_exhausted = false;
   std::string budget_note;  // where the budget ended the search ("" when it did not)
   double cost_before = 0, cost_after = 0;  // summed over the subprograms with a measured original
+  // Set by the pet pass (0 when the search ran alone): its whole time, and of
+  // it the post-optimizations (the mutants' weight derivations folded) and
+  // the fallback's search; the whole-model checks' times are theirs below.
+  double pass_seconds = 0, post_seconds = 0, fallback_seconds = 0;
   // The pet pass's whole-model checks, in order: the search's choices, then
   // (when they did not pay) the fallback's; the last kept one is the model's.
   std::vector<ModelCheck> model_checks;

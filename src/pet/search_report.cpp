@@ -15,13 +15,20 @@ std::string SearchReport::to_text() const {
     << (budget_exhausted ? " (budget spent)" : "") << " (generating " << generate_seconds << " s, verifying "
     << verify_seconds << " s, correcting " << correct_seconds << " s, measuring " << measure_seconds << " s)\n";
   o << "  of " << subprograms << " subprograms found: " << shared << " shared with an identical one, " << replayed
-    << " replayed from the database, " << left_to_larger_budget
+    << " replayed from the database (" << rebuilt << " rebuilt from its graphs), " << left_to_larger_budget
     << " left to a larger budget (the database's note: cut under one no smaller), " << without_mutants << " without a mutant; " << verified << " of " << mutants
     << " mutants verified (the rest estimated to lose or not needed); finding subprograms " << find_seconds
     << " s, choosing and splicing " << apply_seconds << " s\n";
   if (budget_exhausted) o << "  budget: " << budget_note << "\n";
   if (cost_before > 0)
     o << "  summed cost of the subprograms: " << cost_before * 1e3 << " ms -> " << cost_after * 1e3 << " ms\n";
+  if (pass_seconds > 0) {
+    double checks = 0;
+    for (const ModelCheck& m : model_checks) checks += m.seconds;
+    o << "  PET in all: " << pass_seconds << " s: the search " << seconds << " s (its budget: the search alone), "
+      << "post-optimizations " << post_seconds << " s, whole-model checks " << checks << " s, the fallback's search "
+      << fallback_seconds << " s\n";
+  }
   for (const ModelCheck& m : model_checks) {
     o << "  whole model with " << m.choices << ": " << m.before * 1e3 << " ms -> " << m.after * 1e3 << " ms (";
     if (m.measured)

@@ -102,7 +102,7 @@ std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector
     if (st.compiled) {
       for (int o : st.outputs) {
         const Slot& sl = plan.slots[static_cast<size_t>(o)];
-        if (sl.kind == SlotKind::Output) owned[static_cast<size_t>(o)] = Tensor(sl.dtype, sl.dims);
+        if (sl.kind == SlotKind::Output) owned[static_cast<size_t>(o)] = plan.outputs.take(o, sl.dtype, sl.dims);
       }
       if (st.def && st.def->value_check) {  // index ranges, division by zero: what the kernel cannot report
         std::deque<Tensor> views;
@@ -148,6 +148,10 @@ std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector
 
   if (step_seconds && !plan.steps.empty())
     step_seconds->back() += std::chrono::duration<double>(Clock::now() - step_start).count();
+  for (const Step& st : plan.steps)
+    if (st.compiled)
+      for (int o : st.outputs)
+        if (plan.slots[static_cast<size_t>(o)].kind == SlotKind::Output) plan.outputs.keep(o, owned[static_cast<size_t>(o)]);
   std::vector<Tensor> result;
   for (int s : plan.output_slots) {
     const Slot& sl = plan.slots[static_cast<size_t>(s)];

@@ -57,6 +57,7 @@
 #include "opt/pass_manager.h"
 #include "runtime/arena_layout.h"
 #include "runtime/arena_pool.h"
+#include "runtime/output_pool.h"
 #include "runtime/task_kernel.h"
 #include "runtime/weight_store.h"
 #include "schedule/schedule.h"
@@ -182,6 +183,8 @@ struct Plan {
   // Arenas of arena_layout.arena_bytes, one per concurrent run (the only
   // part of a plan a run changes; thread-safe).
   mutable ArenaPool arenas;
+  // The buffers of compiled steps' graph outputs, reused once the caller lets go (thread-safe).
+  mutable OutputPool outputs;
 
   // True when the plan was made for inputs like these.
   bool matches(const std::vector<Tensor>& inputs) const;

@@ -24,6 +24,9 @@ struct Tile {
   int64_t kb = 1;
 };
 
+// Output blocks a blocked convolution's tile may take (knob kb's values).
+constexpr int64_t kTileBlocks[] = {1, 2, 4};
+
 // Rows of a tile with `vectors` accumulators per row that fit the register
 // budget (28 of 32 zmm registers with AVX-512, 12 of 16 ymm with AVX2: a few
 // stay free for operands), chosen to waste the fewest rows on `extent`.
@@ -53,6 +56,43 @@ bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
   for (const te::Tensor& in : st.inputs())
     (target.constant_inputs.count(in.name()) ? weights : acts) += numel_of(in.shape());
   return acts >= weights;
+}
+
+// The register tile of a Winograd-domain product ([P, Mb, T, b]: one 1x1
+// convolution per point, ConvBlocked of rank 4): kb output blocks by mr tile
+// rows. Each reduction step loads kb * (b / lanes) weight vectors and
+// broadcasts mr input values for mr * kb * (b / lanes) FMAs. For kb, the
+// most rows whose accumulators, weight vectors and one broadcast fit the
+// vector registers (and the accumulator budget; at most T). The default kb
+// (dividing Mb) has the fewest loads per FMA among the tiles whose weight
+// panel (kb blocks x K x b) and input rows (mr x K) stay in the first-level
+// cache across the tile, or among all when none does: 256 channels (K) take
+// 2 blocks x 14 rows (a 32 KiB panel), 512 take 4 x 6 (10 loads per 24 FMAs
+// from the second level, where 2 x 8 took 10 per 16); AVX2 2 x 6.
+bool winograd_product(const te::Stage& st) {
+  return st.op_class == te::OpClass::ConvBlocked && st.shapes[0].size() == 4;
+}
+int64_t product_rows(const te::Stage& st, const TargetInfo& target, int64_t lanes, int64_t kb) {
+  const int64_t weights = kb * std::max<int64_t>(st.shapes[0][3] / lanes, 1);
+  return std::min<int64_t>(
+      {(target.vector_registers - weights - 1) / weights, target.register_budget() / weights, st.shapes[0][2]});
+}
+int64_t product_blocks(const te::Stage& st, const TargetInfo& target, int64_t lanes) {
+  const Dims& shape = st.shapes[0];
+  const int64_t k = std::max<int64_t>(reduce_extent(st), 1), esize = static_cast<int64_t>(dtype_size(st.dtypes[0]));
+  int64_t best = 1;
+  double best_loads = 0;
+  bool best_fits = false;
+  for (int64_t kb : kTileBlocks) {
+    const int64_t mr = product_rows(st, target, lanes, kb);
+    if (shape[1] % kb != 0 || mr < 1) continue;
+    const double weights = static_cast<double>(kb * std::max<int64_t>(shape[3] / lanes, 1));
+    const double loads = (static_cast<double>(mr) + weights) / (static_cast<double>(mr) * weights);
+    const bool fits = (kb * shape[3] + mr) * k * esize <= target.planned.l1d;
+    if (best_loads == 0 || (fits && !best_fits) || (fits == best_fits && loads < best_loads))
+      best = kb, best_loads = loads, best_fits = fits;
+  }
+  return best;
 }
 
 // True for a convolution whose image every output channel reads alike (not
@@ -117,10 +157,12 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target, c
   if (blocked_tile(st, lanes)) {
     Tile t{rank - 2, rank - 1, 1, shape[rank - 1]};
     const bool depthwise = st.op_class == te::OpClass::DepthwiseConvBlocked;
-    t.kb = knob_or(v, "kb", shape[1] % 2 == 0 && !depthwise ? 2 : 1);
+    const bool product = winograd_product(st);
+    t.kb = knob_or(v, "kb", product ? product_blocks(st, target, lanes) : shape[1] % 2 == 0 && !depthwise ? 2 : 1);
     if (t.kb < 1 || shape[1] % t.kb != 0 || (depthwise && t.kb > 1)) return std::nullopt;
     if (t.kb > 1) t.blk = 1;
-    t.mr = knob_or(v, "mr", tile_rows(shape[rank - 2], t.kb * t.nr / lanes, target));
+    t.mr = knob_or(v, "mr", product ? product_rows(st, target, lanes, t.kb)
+                                    : tile_rows(shape[rank - 2], t.kb * t.nr / lanes, target));
     return valid(t);
   }
   // Channel vectors need an input (the image) that every output channel
@@ -465,8 +507,8 @@ class ContractionRule final : public ScheduleRule {
     const bool conv = te::is_conv(st.op_class) && rank >= 3;
     std::vector<Knob> k;
     if (blocked_conv && st.op_class == te::OpClass::ConvBlocked) {
-      Knob kb{"kb", {1}, t.kb};
-      for (int64_t b : {2, 4})
+      Knob kb{"kb", {}, t.kb};
+      for (int64_t b : kTileBlocks)
         if (shape[1] % b == 0) kb.values.push_back(b);
       k.push_back(kb);
     }

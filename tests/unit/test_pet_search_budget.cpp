@@ -117,8 +117,13 @@ TEST(PetSearchBudget, IdenticalSubprogramsAreSearchedOnceWithTheSameChoices) {
   EXPECT_EQ(shared.subprograms, 4);
   EXPECT_EQ(shared.shared, 3);
   EXPECT_EQ(alone.shared, 0);
-  // Searched once: the others neither generate, verify nor measure.
-  EXPECT_LT(shared.verified, alone.verified);
+  // Searched once: the others neither generate, verify nor measure. Without
+  // sharing they are answered by the database the first one's search filled
+  // (its chosen graph rebuilt: no generation, verification or measurement
+  // either).
+  EXPECT_EQ(alone.rebuilt, 3);
+  EXPECT_EQ(shared.verified, alone.verified);
+  EXPECT_EQ(shared.mutants, alone.mutants);
   EXPECT_LE(shared_calls, alone_calls);
   // The same choices: every conv replaced by the same family, the same model.
   EXPECT_EQ(shared.applied, 4);
@@ -238,6 +243,59 @@ TEST(PetVerifierReuse, AgreesWithVerifyOnEveryMutant) {
   infer_graph(*other.g);
   EXPECT_EQ(v.check(*other.g).verdict, Verdict::Different);
   EXPECT_EQ(v.check(*ms[0].graph).verdict, verify(*sp.graph, *ms[0].graph, vo).verdict);
+}
+
+// The generator stops at its deadline: none built past it, the report says
+// so; without one the same subprogram gives its mutants.
+TEST(PetSearchBudget, TheGeneratorBuildsNothingPastItsDeadline) {
+  std::unique_ptr<Graph> g = dilated_chain(1, 8);
+  const std::vector<Subprogram> sps = find_subprograms(*g, SubprogramOptions{});
+  ASSERT_EQ(sps.size(), 1u);
+  MutantReport all, none;
+  EXPECT_GT(generate_mutants(sps[0], MutantOptions{}, &all).size(), 3u);
+  EXPECT_FALSE(all.out_of_time);
+  MutantOptions past;
+  past.deadline = std::chrono::steady_clock::now();
+  EXPECT_TRUE(generate_mutants(sps[0], past, &none).empty());
+  EXPECT_TRUE(none.out_of_time);
+  EXPECT_EQ(none.dfs_states, 0);
+}
+
+// A tiny budget on a model of many subprograms (32 distinct dilated convs,
+// 48 channels, 48x48: searched in full, about half a second): the search
+// ends within the budget plus the slack pet/search.h states, one mutant's
+// build, verification and correction (about a millisecond at this size), and
+// measures nothing (no measurement starts once the budget is spent). 0.1 s
+// of slack covers a loaded machine. The generator's own deadline is
+// TheGeneratorBuildsNothingPastItsDeadline's.
+TEST(PetSearchBudget, ATinyBudgetEndsTheSearchWithinItsSlack) {
+  ModelBuilder b;
+  Value* x = b.input("x", {1, 48, 48, 48});
+  for (int i = 0; i < 32; ++i)
+    x = b.relu(b.conv(x, 48 + i, 3, 3, {2, 2, 2, 2}, "c" + std::to_string(i), 1, 2), "r" + std::to_string(i));
+  b.g->add_output(x);
+  infer_graph(*b.g);
+  const uint64_t before = structural_hash(*b.g);
+  constexpr double kSlack = 0.1;
+  for (double budget : {0.0, 0.005, 0.02}) {
+    std::unique_ptr<Graph> g = b.g->clone();
+    PetDb db;
+    SearchOptions o = options();
+    o.budget_seconds = budget;
+    int calls = 0;
+    const SearchReport r = optimize_program(*g, o, [&](const Graph& c) { return ++calls, dilation_averse(c); }, db, "test");
+    EXPECT_TRUE(r.budget_exhausted) << budget;
+    EXPECT_LE(r.seconds, budget + kSlack) << "budget " << budget << ": " << r.to_text();
+    EXPECT_EQ(calls, 0) << budget;
+    EXPECT_EQ(r.applied, 0);
+    EXPECT_EQ(structural_hash(*g), before);
+  }
+  // The same search unbounded takes much longer than the largest budget and
+  // the slack: the bound above is the budget's doing.
+  PetDb db;
+  const SearchReport full = optimize_program(*b.g->clone(), options(), dilation_averse, db, "test");
+  EXPECT_FALSE(full.budget_exhausted);
+  EXPECT_GT(full.seconds, 2 * (0.02 + kSlack)) << full.to_text();
 }
 
 }  // namespace

@@ -136,6 +136,42 @@ TEST_P(ScheduleRules, BlockedConvTiles) {
       .attr("pads", ints({1, 1, 1, 1})).samples(2).sweep(isa(), "contraction");
 }
 
+// The Winograd-domain product ([P, Mb, T, b] from V [P, Cb, T, b] and U
+// [P, Mb, R, b, b], K = R * b) takes the register tile with the fewest loads
+// per FMA that fits the registers (accumulators, kb weight vectors, one
+// broadcast) among those whose weight panel and input rows ((kb * b + mr) x K
+// floats) fit the planned 48 KiB first-level cache, or among all when none
+// does. AVX-512: 4 output blocks x 6 tile rows (4 x 6 + 4 + 1 = 29 of 32
+// registers; 10 loads per 24 FMAs) for K = 32 and, none fitting, K = 512;
+// 2 x 14 for K = 256 (4 x 6's panel is 64 KiB) and where kb = 4 does not
+// divide Mb; at most the T rows there are. AVX2: 2 x 6 (12 + 2 + 1 = 15 of
+// 16; 8 loads per 12 FMAs, where 4 blocks leave 2 rows: 6 per 8), 1 x 12 (the
+// accumulator budget) when no pair of blocks divides Mb. T = 20 leaves a
+// partial last tile of 6 (and of 14); the points of the sweep, the default
+// among them, against the reference.
+TEST_P(ScheduleRules, WinogradProductTiles) {
+  const int64_t b = isa() == Isa::AVX512 ? 16 : 8;
+  struct Case {
+    int64_t mb, cb, t, kb, mr;
+  };
+  const std::vector<Case> cases =
+      isa() == Isa::AVX512
+          ? std::vector<Case>{{4, 2, 20, 4, 6}, {2, 2, 20, 2, 14}, {4, 2, 5, 4, 5}, {4, 16, 20, 2, 14}, {4, 32, 20, 4, 6}}
+          : std::vector<Case>{{4, 2, 20, 2, 6}, {3, 2, 20, 1, 12}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("Mb " + std::to_string(c.mb) + ", Cb " + std::to_string(c.cb) + ", T " + std::to_string(c.t));
+    RuleTester t("WinogradGemm", "tessera");
+    t.input({16, c.cb, c.t, b}).input({16, c.mb, c.cb, b, b}, true).samples(c.cb > 2 ? 1 : 2).max_values(c.cb > 2 ? 2 : 3);
+    const auto space = t.space(isa(), "contraction");
+    ASSERT_EQ(space.size(), 1u);
+    std::map<std::string, int64_t> defaults;
+    for (const schedule::Knob& k : space[0].knobs) defaults[k.name] = k.default_value;
+    EXPECT_EQ(defaults["kb"], c.kb);
+    EXPECT_EQ(defaults["mr"], c.mr);
+    t.sweep(isa(), "contraction");
+  }
+}
+
 TEST_P(ScheduleRules, VideoBlockedConvTiles) {
   const int64_t b = isa() == Isa::AVX512 ? 16 : 8;
   // 3x3x3 with a stride in time, 3x1x1 temporal, a plain clip, depthwise 3x3x3.
