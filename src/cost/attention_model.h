@@ -9,6 +9,12 @@
 // i is faster) on groups of many targets, so the hardware embedding tells
 // targets apart; fine-tuned on a few groups of a new target by update().
 //
+// The features are prepared here; the network, its training and its files are
+// in libtessera_attention.so (attention_module.h), which links libtorch and is
+// loaded on the first call that needs it (train, update, load): a process that
+// never uses this model never loads libtorch. Without the module those calls
+// throw tessera::Error naming the paths tried.
+//
 // Deterministic for a seed (weights, batches) at one thread. Torch's
 // intra-op threads are set to the model's `threads` while it trains or
 // predicts, and given back after.
