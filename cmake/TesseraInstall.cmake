@@ -1,5 +1,6 @@
 # `cmake --install build [--prefix P]`: what goes where (README, "Install").
 #   P/lib/libtessera.so.0.1.0, .so.0, .so      the shared library (tessera_shared)
+#   P/lib/libtessera_attention.so               the attention cost model's libtorch module (dlopen'ed)
 #   P/include/tessera/*.h                       the public C and C++ headers
 #   P/bin/tessera                               the command-line tool
 #   P/<TESSERA_PYTHON_INSTALL_DIR>/tessera/     the Python package
@@ -16,13 +17,15 @@ set(TESSERA_PYTHON_INSTALL_DIR "lib/python${Python3_VERSION_MAJOR}.${Python3_VER
 
 # Installed programs keep the link directories outside the system's (LLVM's
 # /usr/lib/llvm-14/lib) in their run path, never the build tree's.
-set_target_properties(tessera_shared tessera tessera_python PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+set_target_properties(tessera_shared tessera tessera_python tessera_attention PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
 install(TARGETS tessera_shared EXPORT TesseraTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT development)
 install(FILES include/tessera/tessera.h include/tessera/runtime.h include/tessera/tensor.h include/tessera/dtype.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera COMPONENT development)
 install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+# Beside libtessera.so, where cost/attention_module.cpp looks (the install libdir, also relative to bin/).
+install(TARGETS tessera_attention LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
 install(TARGETS tessera_python LIBRARY DESTINATION ${TESSERA_PYTHON_INSTALL_DIR}/tessera COMPONENT python)
 install(FILES python/tessera/__init__.py python/tessera/__init__.pyi python/tessera/py.typed
   DESTINATION ${TESSERA_PYTHON_INSTALL_DIR}/tessera COMPONENT python)

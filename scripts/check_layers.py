@@ -7,6 +7,9 @@ but defined in a higher one, or called through a declaration written by hand.
 For every layer's archive it lists the symbols the archive leaves undefined
 (nm -u) and fails when one of them is defined by a layer outside the archive's
 own dependencies (transitively), naming the object, the symbol and both layers.
+A MODULE layer (a shared object loaded with dlopen, e.g. libtessera_attention.so)
+is read the same way from its symbol table; it links no layer, so any symbol it
+takes from one is reported.
 
 Usage: check_layers.py BUILD/layers/layers-resolved.txt [--expect N]
 (each line: NAME ARCHIVE DEP_TARGET..., written by CMakeLists.txt's table).

@@ -11,7 +11,11 @@
 #    configured and built by CMake with find_package(Tessera), and run;
 #  - the C API test compiled once more with pkg-config's flags;
 #  - the Python package imported with PYTHONPATH set to the installed site
-#    directory alone (check_python.py), and the installed CLI's --version.
+#    directory alone (check_python.py), and the installed CLI's --version;
+#  - the attention cost model's module libtessera_attention.so installed beside
+#    libtessera.so, libtorch linked by it alone (not by the CLI or
+#    libtessera.so), and the installed CLI training an attention model on a
+#    dataset it collects, then evaluating the saved model.
 # Every consumer's results are checked against sums and products computed
 # independently (in C, C++ or numpy). Tools: readelf, nm, c++filt, ldd
 # (binutils, libc-bin) and pkg-config (which llvm-14-dev's libxml2-dev brings).
@@ -34,6 +38,7 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 add_model=$onnx/node/test_add/model.onnx
 matmul_model=$onnx/node/test_matmul_2d/model.onnx
+conv_model=$onnx/node/test_conv_with_strides_padding/model.onnx
 major=${version%%.*}
 
 step() {
@@ -87,7 +92,8 @@ exports() {
 # Installed files must not depend on the build or source tree (deleted after
 # an install, or on another machine).
 no_build_paths() {
-  for f in "$prefix/$libdir/libtessera.so.$version" "$prefix/bin/tessera" "$prefix/$pysite"/tessera/_tessera*.so; do
+  for f in "$prefix/$libdir/libtessera.so.$version" "$prefix/bin/tessera" "$prefix/$pysite"/tessera/_tessera*.so \
+           "$prefix/$libdir/libtessera_attention.so"; do
     local paths
     paths=$(readelf -d "$f" | grep -E "R(UN)?PATH" || true)
     if grep -q -e "$build" -e "$src" <<<"$paths"; then
@@ -138,6 +144,28 @@ cli() {
   [ "$v" = "$version" ] || fail "installed tessera --version printed '$v', expected $version"
 }
 
+# The attention model: only its module loads libtorch; the installed CLI finds
+# the module in the prefix, trains, saves, loads and evaluates.
+attention() {
+  local module=$prefix/$libdir/libtessera_attention.so bin=$prefix/bin/tessera f deps
+  [ -f "$module" ] || fail "not installed: $libdir/libtessera_attention.so"
+  grep -q "libtorch" <<<"$(ldd "$module")" || fail "libtessera_attention.so does not link libtorch"
+  for f in "$bin" "$prefix/$libdir/libtessera.so.$version"; do
+    deps=$(ldd "$f")
+    if grep -q -e libtorch -e libc10 <<<"$deps"; then fail "${f#"$prefix"/} links libtorch"; fi
+  done
+  "$bin" dataset collect --networks "$conv_model" --out "$work/ds" --per-task 8 --targets avx2-t1 -q >"$work/ds.log" 2>&1 ||
+    { cat "$work/ds.log"; fail "tessera dataset collect"; }
+  local args=(--records "$work/ds/records.rank0.jsonl" --dataset "$work/ds" --split within-task --test-share 0.3 -q)
+  local out
+  out=$("$bin" costmodel train --model attention --epochs 3 --out "$work/attention.pt" "${args[@]}" 2>&1) ||
+    { echo "$out"; fail "tessera costmodel train --model attention"; }
+  grep -q "trained attention on" <<<"$out" || { echo "$out"; fail "costmodel train printed no summary"; }
+  out=$("$bin" costmodel eval --model attention --model-file "$work/attention.pt" "${args[@]}" 2>&1) ||
+    { echo "$out"; fail "tessera costmodel eval --model attention"; }
+  grep -q "^avx2-t1 " <<<"$out" || { echo "$out"; fail "costmodel eval printed no row for avx2-t1"; }
+}
+
 t0=$SECONDS
 step "cmake --install $build --prefix $prefix" install
 step "layout" layout
@@ -148,4 +176,5 @@ step "C++ project (find_package)" cxx_project
 step "pkg-config" pkg_config
 step "Python package alone" python_package
 step "CLI" cli
+step "attention model (its libtorch module)" attention
 echo "[install] all checks passed in $((SECONDS - t0)) s"
