@@ -153,7 +153,11 @@ int run_pet(Graph& g, const PassContext& ctx) {
       int applied = 0;
       // Once more with only the choices that saved much alone (their costs and
       // choices from the database: no new measurement but the model's).
-      if (so.fallback_gain > 0 && applied_below(report, so.fallback_gain)) {
+      // Its check times one model (the original's time is in the database):
+      // tried when what is left covers one timing of the first check.
+      const bool fallback_fits = !bounded || !all.measured || time_left() >= all.seconds / 2;
+      if (!fallback_fits) report.notes.push_back("no time left in PET's budget for the fallback's check");
+      if (so.fallback_gain > 0 && fallback_fits && applied_below(report, so.fallback_gain)) {
         pet::SearchOptions again = search_opts;
         again.min_candidate_gain = so.fallback_gain;
         again.verbose = false;

@@ -5,9 +5,11 @@
 // (pet/verifier.h) and, when partially equivalent, completed by the
 // corrector (pet/corrector.h); the likeliest candidates measured (a
 // standalone graph compiled and timed by the caller's CostFn, results kept in
-// PetDb); then a beam search over the subprograms picks one candidate each
-// (the original among them) so the model's summed cost is least, and the
-// chosen ones are spliced into the model. Fully and partially equivalent
+// PetDb; beside identity neighbours that hold its inputs and outputs in the
+// layout the model gives them, SearchOptions::blocked_values); then a beam
+// search over the subprograms picks one candidate each (the original among
+// them) so the model's summed cost is least, and the chosen ones are spliced
+// into the model. Fully and partially equivalent
 // mutants share the one pipeline: a fully equivalent mutant is a partial one
 // with no boxes.
 //
@@ -114,7 +116,9 @@ struct SearchOptions {
   // is left of the pass's budget (at least this share, more when the search
   // ends early). Each timing's runs end by the time left (the first of the
   // two timings of a check gets half of it); a timing is not started once
-  // none is left, and choices not checked are undone. What the budget cannot
+  // none is left, and choices not checked are undone; the fallback
+  // (fallback_gain) is tried only when what is left covers half the first
+  // check's time (its check times one model). What the budget cannot
   // bound is one compile of each of the two models (their fusion cells
   // profiled, kept for the deployed compile) and one warm-up and one timed
   // run of each: a check that starts ends within the budget plus those.
