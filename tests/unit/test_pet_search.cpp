@@ -405,7 +405,9 @@ TEST(PetPass, GraphTimerRunsEndByTheBound) {
   runtime::ExecutorOptions eo;
   eo.release_weights = false;
   EXPECT_EQ(runtime::time_graph(*g, eo, 1e-6).runs, 1);
-  EXPECT_GE(runtime::time_graph(*g, eo).runs, 7) << "unbounded: at least 7 timed runs of a short graph";
+  // Unbounded: at least 3 timed runs (7 when the first run is under 25 ms,
+  // which a loaded machine may not give).
+  EXPECT_GE(runtime::time_graph(*g, eo).runs, 3);
 }
 
 }  // namespace
