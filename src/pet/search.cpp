@@ -12,6 +12,7 @@
 
 #include "pet/corrector.h"
 #include "pet/estimate.h"
+#include "pet/fused_consumers.h"
 #include "pet/graph_line.h"
 #include "pet/layout_context.h"
 #include "pet/mutants.h"
@@ -130,7 +131,11 @@ class Search {
     {
       ScopedSeconds t(report_.find_seconds);
       subprograms_ = find_subprograms(g_, SubprogramOptions{});
-      for (Subprogram& sp : subprograms_) sp.context = layout_context(sp, o_.blocked_values);
+      for (Subprogram& sp : subprograms_) {
+        sp.context = layout_context(sp, o_.blocked_values);
+        if (o_.max_fused_consumers > 0)
+          find_fused_consumers(g_, sp, sp.context >> 32, static_cast<size_t>(o_.max_fused_consumers));
+      }
     }
     report_.subprograms = static_cast<int>(subprograms_.size());
     // The costliest subprograms first, by the static estimate: the budget
@@ -172,7 +177,9 @@ class Search {
  private:
   // A subprogram's key in the database and among those shared by structure:
   // its structure and the layout its neighbours hold its values in.
-  static uint64_t keyed(const Subprogram& sp) { return hash_with_context(sp.hash, sp.context); }
+  static uint64_t keyed(const Subprogram& sp) {
+    return hash_with_context(hash_with_context(sp.hash, sp.context), sp.consumers_hash);
+  }
 
   double time_left() const { return o_.budget_seconds - watch_.seconds(); }
   bool out_of_time() const { return time_left() <= 0; }
@@ -239,13 +246,15 @@ class Search {
   // Seconds of a candidate (weights bound as constants), from the database
   // or measured and recorded; throws when the cost function does.
   double measure(const Subprogram& sp, const Graph& candidate, uint64_t hash) {
-    const std::string key = target_ + ":" + hex(hash_with_context(hash, sp.context));
+    const std::string key =
+        target_ + ":" + hex(hash_with_context(hash_with_context(hash, sp.context), sp.consumers_hash));
     if (std::optional<double> s = db_.cost(key)) {
       ++report_.db_hits;
       return *s;
     }
     std::unique_ptr<Graph> bound = bind_weights(candidate, sp);
     add_layout_context(*bound, sp.context);
+    add_fused_consumers(*bound, g_, sp);
     Stopwatch w;
     const double s = cost_(*bound);
     const double took = w.seconds();

@@ -103,6 +103,10 @@ struct SearchOptions {
   // its inputs and outputs produced and consumed blocked, as in the model
   // (pet/layout_context.h). Empty: every candidate measured alone.
   std::set<std::string> blocked_values;
+  // A candidate is measured with up to this many of the model's elementwise
+  // consumers of its outputs fused after it (pet/fused_consumers.h; outputs
+  // the layout context gives a neighbour excepted); 0: none.
+  int max_fused_consumers = 6;
   // The pet pass times the whole model with the search's choices against the
   // original (both compiled for the target, as the candidates are) and keeps
   // the choices only when they make it at least this share faster: a
