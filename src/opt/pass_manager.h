@@ -32,8 +32,10 @@ struct PassContext {
   std::function<double(const Graph&)> measure;
   // Seconds of a whole model compiled as the runtime will deploy it (its
   // fusion plan profiled when the model's is), for PET's whole-model check;
-  // empty: `measure` times it.
-  std::function<double(const Graph&)> measure_model;
+  // its runs end once the second argument's seconds have passed (> 0; the
+  // compile is not bounded; pet_pass.cpp passes what is left of PET's
+  // budget). Empty: `measure` times it.
+  std::function<double(const Graph&, double)> measure_model;
   std::string target_key;
   const PassOptions* options = nullptr;  // the run's options (run_passes sets it)
 };

@@ -1,15 +1,23 @@
 // The pet pass: PET's search over the model (pet/search.h) with the cost the
-// runtime measures, then the post-optimizations PET runs after splicing
+// runtime measures (each candidate beside neighbours that hold its inputs and
+// outputs in the layout the target gives them in the model: blocked-layout
+// run on a copy names them, pet/layout_context.h), then the post-optimizations PET runs after splicing
 // mutants (PET §6.3): reshape/transpose chains moved across elementwise ops
 // and cancelled, and every op on weights alone precomputed (the mutants'
 // weight derivations: padded, concatenated, reshaped kernels). Last, the
 // whole model with the choices is timed against the original, both as the
 // runtime will deploy them (PassContext::measure_model), and the
 // choices undone unless they pay (SearchOptions::min_model_gain); then once
-// more with only the choices that saved much alone (fallback_gain).
+// more with only the choices that saved much alone (fallback_gain). The
+// checks run within PET's budget: the search has all but
+// SearchOptions::model_check_share of it, the checks' runs what is left.
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
+#include <optional>
+#include <set>
 
 #include "opt/pass_manager.h"
 #include "opt/passes.h"
@@ -29,14 +37,18 @@ std::string model_key(const PassContext& ctx, const Graph& g) {
   return ctx.target_key + (ctx.measure_model ? ":deployed-model:" : ":model:") + h;
 }
 
-// Seconds of `g` on the target: from the database, else measured and kept.
-// `announce`: name it on stderr before measuring.
-double model_seconds(const Graph& g, const PassContext& ctx, pet::PetDb& db, const char* announce, bool& measured) {
+// Seconds of `g` on the target: from the database, else measured (its runs
+// ending by `max_seconds`) and kept; nullopt when it must be measured and
+// `max_seconds` is not positive (no time left). `announce`: name it on
+// stderr before measuring.
+std::optional<double> model_seconds(const Graph& g, const PassContext& ctx, pet::PetDb& db, const char* announce,
+                                    bool& measured, double max_seconds) {
   const std::string key = model_key(ctx, g);
   if (std::optional<double> s = db.cost(key)) return *s;
+  if (max_seconds <= 0) return std::nullopt;
   if (announce) std::fprintf(stderr, "PET: timing the whole model %s\n", announce);
   measured = true;
-  const double s = ctx.measure_model ? ctx.measure_model(g) : ctx.measure(g);
+  const double s = ctx.measure_model ? ctx.measure_model(g, max_seconds) : ctx.measure(g);
   db.record_cost(key, s);
   return s;
 }
@@ -48,22 +60,50 @@ void post_optimize(Graph& g) {
 }
 
 // Times `g` (choices spliced in) against `original`: kept when it is at
-// least min_gain faster. `announce`: say so on stderr before measuring.
+// least min_gain faster. `time_left()`: seconds left of the pass's budget;
+// the original's runs get half of what is left, the choices' the rest.
+// `announce`: say so on stderr before measuring.
 pet::ModelCheck check_model(const Graph& g, const Graph& original, const PassContext& ctx, pet::PetDb& db,
-                            double min_gain, bool announce) {
+                            double min_gain, bool announce, const std::function<double()>& time_left) {
   const auto start = std::chrono::steady_clock::now();
   pet::ModelCheck m;
+  m.time_left = time_left();
   try {
-    m.before = model_seconds(original, ctx, db, announce ? "as it came" : nullptr, m.measured);
-    m.after = model_seconds(g, ctx, db, announce ? "with PET's choices" : nullptr, m.measured);
-    m.kept = m.after < m.before * (1 - min_gain);
-    if (!m.kept) m.why = "not " + std::to_string(static_cast<int>(min_gain * 100)) + "% faster than the original";
+    const std::optional<double> before =
+        model_seconds(original, ctx, db, announce ? "as it came" : nullptr, m.measured, m.time_left / 2);
+    const std::optional<double> after =
+        before ? model_seconds(g, ctx, db, announce ? "with PET's choices" : nullptr, m.measured, time_left())
+               : std::nullopt;
+    if (!before || !after) {
+      m.why = "no time left in PET's budget to time it";
+    } else {
+      m.before = *before;
+      m.after = *after;
+      m.kept = m.after < m.before * (1 - min_gain);
+      if (!m.kept) m.why = "not " + std::to_string(static_cast<int>(min_gain * 100)) + "% faster than the original";
+    }
   } catch (const Error& e) {
     // Unverified choices are not kept (a model the timer cannot run, e.g.).
     m.why = std::string("could not be timed (") + e.what() + ")";
   }
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return m;
+}
+
+// Names of the values of `g` the target will hold in the channel-blocked
+// layout: blocked-layout run on a copy; a value it reorders back from its
+// blocked twin, or that it no longer needs in NCHW, is held blocked.
+std::set<std::string> blocked_values(const Graph& g, const PassContext& ctx, const PassOptions& opts) {
+  std::set<std::string> names;
+  if (ctx.lanes < 8 || !opts.enabled("blocked-layout")) return names;
+  std::unique_ptr<Graph> b = g.clone();
+  if (to_blocked_layout(*b, ctx.lanes) == 0) return names;
+  for (const auto& v : g.values()) {
+    if (v->is_constant()) continue;
+    const Value* w = b->find_value(v->name);
+    if (!w || (w->producer && w->producer->op_type == "ReorderFromBlocked")) names.insert(v->name);
+  }
+  return names;
 }
 
 // Whether an applied candidate saved less than `gain` of its subprogram alone.
@@ -88,15 +128,23 @@ int run_pet(Graph& g, const PassContext& ctx) {
   };
   pet::SearchOptions so = opts.pet;
   so.verbose = so.verbose || opts.verbose;
+  if (so.blocked_values.empty()) so.blocked_values = blocked_values(g, ctx, opts);
   std::unique_ptr<Graph> original = so.min_model_gain >= 0 ? g.clone() : nullptr;
-  pet::SearchReport report = pet::optimize_program(g, so, cost, db, ctx.target_key);
+  // The whole-model checks' share of the budget (SearchOptions::
+  // model_check_share); a budget of a year or more bounds nothing.
+  const double budget = so.budget_seconds;
+  const bool bounded = budget < 3e7;
+  const std::function<double()> time_left = [&] { return bounded ? budget - pass_watch.seconds() : 1e300; };
+  pet::SearchOptions search_opts = so;
+  if (original && bounded) search_opts.budget_seconds = budget * (1 - std::clamp(so.model_check_share, 0.0, 1.0));
+  pet::SearchReport report = pet::optimize_program(g, search_opts, cost, db, ctx.target_key);
   if (report.applied > 0) {
     ScopedSeconds t(report.post_seconds);
     post_optimize(g);
   }
   if (report.applied > 0 && original) {
     const bool announce = so.verbose || report.seconds > so.progress_after_seconds;
-    pet::ModelCheck all = check_model(g, *original, ctx, db, so.min_model_gain, announce);
+    pet::ModelCheck all = check_model(g, *original, ctx, db, so.min_model_gain, announce, time_left);
     all.choices = "all " + std::to_string(report.applied) + " choices";
     report.model_checks.push_back(all);
     if (!all.kept) {
@@ -105,8 +153,12 @@ int run_pet(Graph& g, const PassContext& ctx) {
       int applied = 0;
       // Once more with only the choices that saved much alone (their costs and
       // choices from the database: no new measurement but the model's).
-      if (so.fallback_gain > 0 && applied_below(report, so.fallback_gain)) {
-        pet::SearchOptions again = so;
+      // Its check times one model (the original's time is in the database):
+      // tried when what is left covers one timing of the first check.
+      const bool fallback_fits = !bounded || !all.measured || time_left() >= all.seconds / 2;
+      if (!fallback_fits) report.notes.push_back("no time left in PET's budget for the fallback's check");
+      if (so.fallback_gain > 0 && fallback_fits && applied_below(report, so.fallback_gain)) {
+        pet::SearchOptions again = search_opts;
         again.min_candidate_gain = so.fallback_gain;
         again.verbose = false;
         again.progress_after_seconds = 1e300;
@@ -118,7 +170,7 @@ int run_pet(Graph& g, const PassContext& ctx) {
             ScopedSeconds t(report.post_seconds);
             post_optimize(g);
           }
-          pet::ModelCheck some = check_model(g, *original, ctx, db, so.min_model_gain, announce);
+          pet::ModelCheck some = check_model(g, *original, ctx, db, so.min_model_gain, announce, time_left);
           some.choices = "the " + std::to_string(r.applied) + " choices each " +
                          std::to_string(static_cast<int>(so.fallback_gain * 100)) + "% faster alone";
           report.model_checks.push_back(some);

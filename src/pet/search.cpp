@@ -12,7 +12,9 @@
 
 #include "pet/corrector.h"
 #include "pet/estimate.h"
+#include "pet/fused_consumers.h"
 #include "pet/graph_line.h"
+#include "pet/layout_context.h"
 #include "pet/mutants.h"
 #include "pet/subprogram.h"
 #include "pet/verifier.h"
@@ -129,6 +131,11 @@ class Search {
     {
       ScopedSeconds t(report_.find_seconds);
       subprograms_ = find_subprograms(g_, SubprogramOptions{});
+      for (Subprogram& sp : subprograms_) {
+        sp.context = layout_context(sp, o_.blocked_values);
+        if (o_.max_fused_consumers > 0)
+          find_fused_consumers(g_, sp, sp.context >> 32, static_cast<size_t>(o_.max_fused_consumers));
+      }
     }
     report_.subprograms = static_cast<int>(subprograms_.size());
     // The costliest subprograms first, by the static estimate: the budget
@@ -146,7 +153,7 @@ class Search {
       if (out_of_time()) break;
       // Once the budget has cut a search short, only subprograms that need
       // no measurement (their structure searched already) are taken.
-      if (cut_at_ >= 0 && (!o_.share_by_structure || !found_.count(subprograms_[i].hash))) continue;
+      if (cut_at_ >= 0 && (!o_.share_by_structure || !found_.count(keyed(subprograms_[i])))) continue;
       show_progress(k, i, false);
       entries_.push_back(examine(subprograms_[i], static_cast<int>(i)));
       examined[i] = 1;
@@ -168,6 +175,12 @@ class Search {
   }
 
  private:
+  // A subprogram's key in the database and among those shared by structure:
+  // its structure and the layout its neighbours hold its values in.
+  static uint64_t keyed(const Subprogram& sp) {
+    return hash_with_context(hash_with_context(sp.hash, sp.context), sp.consumers_hash);
+  }
+
   double time_left() const { return o_.budget_seconds - watch_.seconds(); }
   bool out_of_time() const { return time_left() <= 0; }
 
@@ -198,7 +211,7 @@ class Search {
   void record_not_reached(const std::vector<char>& examined) {
     std::set<uint64_t> done;
     for (size_t i = 0; i < subprograms_.size(); ++i) {
-      const uint64_t h = subprograms_[i].hash;
+      const uint64_t h = keyed(subprograms_[i]);
       if (examined[i] || found_.count(h) || !done.insert(h).second) continue;
       const std::string key = target_ + ":" + hex(h);
       const std::optional<double> before = db_.cut(key);
@@ -233,12 +246,15 @@ class Search {
   // Seconds of a candidate (weights bound as constants), from the database
   // or measured and recorded; throws when the cost function does.
   double measure(const Subprogram& sp, const Graph& candidate, uint64_t hash) {
-    const std::string key = target_ + ":" + hex(hash);
+    const std::string key =
+        target_ + ":" + hex(hash_with_context(hash_with_context(hash, sp.context), sp.consumers_hash));
     if (std::optional<double> s = db_.cost(key)) {
       ++report_.db_hits;
       return *s;
     }
     std::unique_ptr<Graph> bound = bind_weights(candidate, sp);
+    add_layout_context(*bound, sp.context);
+    add_fused_consumers(*bound, g_, sp);
     Stopwatch w;
     const double s = cost_(*bound);
     const double took = w.seconds();
@@ -553,7 +569,7 @@ class Search {
     if (!cached) return std::nullopt;
     Found f;
     if (cached->empty()) {  // the original was kept: nothing to measure
-      if (std::optional<double> s = db_.cost(target_ + ":" + hex(sp.hash))) f.original_seconds = *s;
+      if (std::optional<double> s = db_.cost(target_ + ":" + hex(keyed(sp)))) f.original_seconds = *s;
       return f;
     }
     std::optional<Candidate> c = rebuild(sp, choice_key, *cached);
@@ -574,13 +590,13 @@ class Search {
     e.index = index;
     e.label = sp.describe();
     const Found* f = nullptr;
-    auto shared = o_.share_by_structure ? found_.find(sp.hash) : found_.end();
+    auto shared = o_.share_by_structure ? found_.find(keyed(sp)) : found_.end();
     std::optional<Found> local;
     if (shared != found_.end()) {
       f = &shared->second;
       ++report_.shared;
     } else {
-      const std::string choice_key = target_ + ":" + hex(sp.hash);
+      const std::string choice_key = target_ + ":" + hex(keyed(sp));
       bool cut = false;
       // A budget no larger than the one that cut this subprogram's search
       // (or never reached it) before would cut it again: its choice so far
@@ -593,7 +609,7 @@ class Search {
         ++report_.replayed;
       } else if (cut_before && !resume) {
         local = Found{};
-        if (std::optional<double> s = db_.cost(target_ + ":" + hex(sp.hash))) local->original_seconds = *s;
+        if (std::optional<double> s = db_.cost(target_ + ":" + hex(keyed(sp)))) local->original_seconds = *s;
         ++report_.left_to_larger_budget;
       } else {
         local = search(sp, cut);
@@ -609,7 +625,7 @@ class Search {
         }
       }
       local->index = index;
-      if (o_.share_by_structure && !cut) f = &found_.emplace(sp.hash, std::move(*local)).first->second;
+      if (o_.share_by_structure && !cut) f = &found_.emplace(keyed(sp), std::move(*local)).first->second;
       else f = &*local;
     }
     // The entry: the found candidates, their report lines under this label.

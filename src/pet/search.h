@@ -5,9 +5,11 @@
 // (pet/verifier.h) and, when partially equivalent, completed by the
 // corrector (pet/corrector.h); the likeliest candidates measured (a
 // standalone graph compiled and timed by the caller's CostFn, results kept in
-// PetDb); then a beam search over the subprograms picks one candidate each
-// (the original among them) so the model's summed cost is least, and the
-// chosen ones are spliced into the model. Fully and partially equivalent
+// PetDb; beside identity neighbours that hold its inputs and outputs in the
+// layout the model gives them, SearchOptions::blocked_values); then a beam
+// search over the subprograms picks one candidate each (the original among
+// them) so the model's summed cost is least, and the chosen ones are spliced
+// into the model. Fully and partially equivalent
 // mutants share the one pipeline: a fully equivalent mutant is a partial one
 // with no boxes.
 //
@@ -31,6 +33,9 @@
 // - A subprogram without a mutant costs its generation and nothing else;
 //   its measurements stop after stop_after_losers candidates in a row lost
 //   clearly to the original.
+// - The pet pass (opt/pet_pass.cpp) keeps SearchOptions::model_check_share
+//   of its budget for the whole-model checks that follow the search: the
+//   search's own budget_seconds is the rest.
 // - The budget is a hard stop: checked before every generation, verification
 //   and measurement, inside the generator (before each mutant it builds and
 //   each DFS step: a generation over a batch-8 map takes seconds), and a
@@ -56,6 +61,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +98,15 @@ struct SearchOptions {
   // (subprogram i/N, what it found so far), at most every 2 s.
   double progress_after_seconds = 5;
   std::string only_family;     // keep only mutants of this family ("" = all: experiments, tests)
+  // Names of the model's values the target holds in the channel-blocked
+  // layout (the pet pass finds them): a candidate is measured with those of
+  // its inputs and outputs produced and consumed blocked, as in the model
+  // (pet/layout_context.h). Empty: every candidate measured alone.
+  std::set<std::string> blocked_values;
+  // A candidate is measured with up to this many of the model's elementwise
+  // consumers of its outputs fused after it (pet/fused_consumers.h; outputs
+  // the layout context gives a neighbour excepted); 0: none.
+  int max_fused_consumers = 6;
   // The pet pass times the whole model with the search's choices against the
   // original (both compiled for the target, as the candidates are) and keeps
   // the choices only when they make it at least this share faster: a
@@ -100,6 +115,18 @@ struct SearchOptions {
   // gains within the measurement's noise are not worth a different graph.
   // Negative: no such check.
   double min_model_gain = 0.02;
+  // The whole-model checks run within budget_seconds: with the check on, the
+  // search stops at (1 - this share) of the budget, and the checks have what
+  // is left of the pass's budget (at least this share, more when the search
+  // ends early). Each timing's runs end by the time left (the first of the
+  // two timings of a check gets half of it); a timing is not started once
+  // none is left, and choices not checked are undone; the fallback
+  // (fallback_gain) is tried only when what is left covers half the first
+  // check's time (its check times one model). What the budget cannot
+  // bound is one compile of each of the two models (their fusion cells
+  // profiled, kept for the deployed compile) and one warm-up and one timed
+  // run of each: a check that starts ends within the budget plus those.
+  double model_check_share = 0.25;
   // When the whole model does not pay, the pass tries once more with only the
   // candidates that saved at least this share of their subprogram's time
   // alone (the likeliest to survive their neighbours), their costs from the
@@ -116,6 +143,7 @@ struct ModelCheck {
   double before = 0, after = 0;  // seconds: the model as it came, with the choices
   bool measured = false;         // now (else both times from the database)
   double seconds = 0;            // the check's wall time
+  double time_left = 0;          // seconds of the pass's budget left when it began (its bound)
   bool kept = false;
   std::string why;               // why not kept ("" when kept)
 };

@@ -25,9 +25,12 @@ std::string SearchReport::to_text() const {
   if (pass_seconds > 0) {
     double checks = 0;
     for (const ModelCheck& m : model_checks) checks += m.seconds;
-    o << "  PET in all: " << pass_seconds << " s: the search " << seconds << " s (its budget: the search alone), "
+    o << "  PET in all: " << pass_seconds << " s: the search " << seconds << " s (within its share of the budget), "
       << "post-optimizations " << post_seconds << " s, whole-model checks " << checks << " s, the fallback's search "
       << fallback_seconds << " s\n";
+    for (const ModelCheck& m : model_checks)
+      o << "  whole-model check of " << m.choices << ": " << m.seconds << " s, " << m.time_left
+        << " s of the budget left when it began (its runs bounded by it)\n";
   }
   for (const ModelCheck& m : model_checks) {
     o << "  whole model with " << m.choices << ": " << m.before * 1e3 << " ms -> " << m.after * 1e3 << " ms (";

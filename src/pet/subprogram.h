@@ -65,6 +65,14 @@ struct Subprogram {
   std::vector<Tensor> weight_tensors;   // their contents, same order
   std::vector<Value*> outputs;          // the model values the graph's outputs stand for
   uint64_t hash = 0;                    // structural hash of `graph` (weight contents ignored)
+  // The layout the model holds its inputs and outputs in, as the search
+  // measures candidates (pet/layout_context.h; 0: all plain). Set by the search.
+  uint64_t context = 0;
+  // The model's elementwise consumers fused after its outputs, measured with
+  // every candidate, and their structure's hash (pet/fused_consumers.h; 0:
+  // none). Set by the search.
+  std::vector<const Node*> fused_consumers;
+  uint64_t consumers_hash = 0;
 
   size_t num_weights() const { return weights.size(); }
   std::string describe() const;         // "region of 3 nodes (Conv 'c1', Add 'a', ...)"

@@ -196,7 +196,9 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
     // keeps them, so the deployed compile that follows reuses them).
     ExecutorOptions deployed = candidate;
     deployed.fusion_profile = opts_.fusion_profile;
-    target.measure_model = [deployed](const Graph& g) { return time_graph(g, deployed).seconds; };
+    target.measure_model = [deployed](const Graph& g, double max_seconds) {
+      return time_graph(g, deployed, max_seconds).seconds;
+    };
     const codegen::Isa isa = opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa;
     target.target_key = std::string(codegen::isa_name(isa)) + "/t" + std::to_string(ThreadPool::global().threads()) +
                         "/r" + std::to_string(fusion::kCodegenRevision);

@@ -14,7 +14,9 @@ namespace {
 constexpr double kLongRun = 0.025;
 }  // namespace
 
-GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts) {
+GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts, double max_seconds) {
+  const Stopwatch since_call;
+  const auto past_bound = [&] { return max_seconds > 0 && since_call.seconds() >= max_seconds; };
   std::mt19937_64 rng(11);
   std::vector<Tensor> inputs;
   for (const Value* v : g.inputs()) {
@@ -32,11 +34,11 @@ GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts) {
   const Stopwatch warm;
   ex.run(inputs);
   const bool long_runs = warm.seconds() >= kLongRun;
-  if (!long_runs) ex.run(inputs);
+  if (!long_runs && !past_bound()) ex.run(inputs);
   std::vector<double> times;
   const Stopwatch all;
   const size_t min_runs = long_runs ? 3 : 7;
-  while (times.size() < min_runs || (times.size() < 31 && all.seconds() < 0.05)) {
+  while (times.empty() || (!past_bound() && (times.size() < min_runs || (times.size() < 31 && all.seconds() < 0.05)))) {
     const Stopwatch run;
     ex.run(inputs);
     times.push_back(run.seconds());

@@ -19,7 +19,11 @@ struct GraphTiming {
 // timed runs: its median is as steady (the noise of a shared machine is a
 // smaller share of a long run), and PET measures such candidates in seconds,
 // not tens of them (a 64x64x512 3x3 conv: 4 runs instead of 9).
+// `max_seconds` > 0 bounds the runs (PET's whole-model check within its
+// budget): once that long has passed since the call began, compiling
+// included, no further run starts, and one warm-up and one timed run are the
+// least it takes. The compile itself is not bounded.
 // Throws an Error (naming the graph) when it does not compile or run.
-GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts);
+GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts, double max_seconds = 0);
 
 }  // namespace tessera::runtime

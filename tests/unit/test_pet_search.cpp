@@ -4,8 +4,10 @@
 // pass run by the compiled runtime with real measurements.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
+#include <thread>
 
 #include "ops/registry.h"
 #include "opt/passes.h"
@@ -14,6 +16,8 @@
 #include "graph_test_util.h"
 #include "pet_test_util.h"
 #include "runtime/executor.h"
+#include "runtime/graph_timer.h"
+#include "support/stopwatch.h"
 #include "support/error.h"
 
 namespace tessera::pet {
@@ -271,7 +275,7 @@ TEST(PetPass, WholeModelCheckTimesTheModelAsDeployed) {
   run_passes(*g, {"pet"}, o, c);
   EXPECT_FALSE(has_dilated_conv(*g)) << "measure alone: the choices pay";
   EXPECT_EQ(measure_whole, 2);
-  c.measure_model = [&](const Graph& m) {
+  c.measure_model = [&](const Graph& m, double) {
     EXPECT_TRUE(whole_model(m));
     ++deployed_whole;
     return has_dilated_conv(m) ? 1.0 : 5.0;
@@ -335,6 +339,75 @@ TEST(PetPass, WholeModelThatCannotBeTimedKeepsTheOriginal) {
   EXPECT_EQ(recs[0].rewrites, 0);
   EXPECT_EQ(structural_hash(*g), structural_hash(*original));
   std::filesystem::remove(o.pet_db);
+}
+
+// The whole-model check runs within the pass's budget: the search leaves it
+// its share (SearchOptions::model_check_share), the original's timing may run
+// for half of what is left, the choices' for the rest, and a timing is not
+// started when nothing is left (the choices, unchecked, are undone).
+TEST(PetPass, WholeModelCheckRunsWithinTheBudget) {
+  for (bool overrun : {false, true}) {
+    SCOPED_TRACE(overrun ? "the original's timing overruns its bound" : "each timing fills its bound");
+    std::unique_ptr<Graph> original = dilated_chain();
+    std::unique_ptr<Graph> g = original->clone();
+    PassOptions o = pass_options("pet_model_check_budget.tsv");
+    o.pet.budget_seconds = 1.2;
+    o.pet.model_check_share = 0.5;
+    // Candidates take 0.2 s each to time: the search would spend the whole
+    // budget if it were not stopped at its share.
+    PassContext c = context([](const Graph& m) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      return dilation_averse(m);
+    });
+    std::vector<double> bounds;
+    const Stopwatch pass;
+    std::vector<double> started;
+    c.measure_model = [&](const Graph& m, double max_seconds) {
+      EXPECT_TRUE(whole_model(m));
+      started.push_back(pass.seconds());
+      bounds.push_back(max_seconds);
+      const double sleep = overrun ? 2 * max_seconds + 0.05 : max_seconds;
+      std::this_thread::sleep_for(std::chrono::duration<double>(sleep));
+      int dilated = 0;  // each choice pays (the search may reach one subprogram only)
+      for (const auto& n : m.nodes()) {
+        const Attribute* d = n->op_type == "Conv" ? n->attr("dilations") : nullptr;
+        dilated += d && !d->ints.empty() && d->ints[0] > 1;
+      }
+      return 1.0 + 2.0 * dilated;
+    };
+    std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
+    const double took = pass.seconds();
+    ASSERT_EQ(recs.size(), 1u);
+    if (!overrun) {
+      ASSERT_EQ(bounds.size(), 2u);
+      // The search stopped at its share, 0.6 s: at least 0.6 s were left, half for the original.
+      EXPECT_GE(bounds[0], 0.6 / 2 - 0.05);
+      EXPECT_LE(bounds[0], (1.2 - started[0]) / 2 + 1e-3);
+      EXPECT_LE(bounds[1], 1.2 - started[1] + 1e-3);
+      EXPECT_GT(bounds[1], 0);
+      EXPECT_LT(took, 1.2 + 0.15) << "the pass ran past its budget";
+      EXPECT_GE(recs[0].rewrites, 1) << "checked within the budget, the choices are kept";
+      EXPECT_NE(structural_hash(*g), structural_hash(*original));
+      expect_same_outputs(*original, *g, random_inputs(*original, 5), 1e-5);
+    } else {
+      ASSERT_EQ(bounds.size(), 1u) << "the choices' timing started with no time left";
+      EXPECT_EQ(recs[0].rewrites, 0);
+      EXPECT_EQ(structural_hash(*g), structural_hash(*original));
+    }
+    std::filesystem::remove(o.pet_db);
+  }
+}
+
+// time_graph's bound: once max_seconds have passed, no further run starts;
+// one timed run is the least (a compile alone outlasts a bound of 1 us).
+TEST(PetPass, GraphTimerRunsEndByTheBound) {
+  std::unique_ptr<Graph> g = dilated_chain();
+  runtime::ExecutorOptions eo;
+  eo.release_weights = false;
+  EXPECT_EQ(runtime::time_graph(*g, eo, 1e-6).runs, 1);
+  // Unbounded: at least 3 timed runs (7 when the first run is under 25 ms,
+  // which a loaded machine may not give).
+  EXPECT_GE(runtime::time_graph(*g, eo).runs, 3);
 }
 
 }  // namespace
