@@ -36,6 +36,12 @@ int rewrite_math_properties(Graph& g, std::vector<std::string>* applied = nullpt
 // Returns the number of Convs rewritten.
 int skip_padding_taps(Graph& g, double min_skipped_per_region = 1 << 18);
 
+// An AveragePool read only by a 1x1 stride-1 unpadded Conv with fewer output
+// than input channels moves after it (bias added after the pool), taking a
+// zero spatial Pad in front of it as its own padding (count_include_pad=1).
+// Returns the number of pools moved.
+int move_pools_after_convs(Graph& g);
+
 // Moves float 2-D convolutions to the channel-blocked layout NCHWc with
 // `block` lanes (ConvBlocked / DepthwiseConvBlocked of domain "tessera",
 // weights packed here) and carries the layout through the elementwise ops,

@@ -564,9 +564,15 @@ class ContractionRule final : public ScheduleRule {
 
 }  // namespace
 
+// The largest window whose reduction a pool's finishing stage may repeat
+// inside the tile (every output computes it: a whole plane, a global pool's
+// window, would be read twice).
+constexpr int64_t kMaxFinishWindow = 64;
+
 // The elementwise output that can finish a contraction tile by tile: the
 // stages reading `st`, and those reading them in turn, are of its shape,
-// without reductions, read each other only at their own output position
+// without reductions (but a pool's finish over a window of at most
+// kMaxFinishWindow taps), read each other only at their own output position
 // (bias, activation, residual add, x * sigmoid(x)), and all end in one
 // output stage, into which the others are inlined. Null when there is none.
 const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::vector<te::StagePtr>& stages,
@@ -578,7 +584,11 @@ const te::Stage* epilogue_of(const std::vector<te::Tensor>& outputs, const std::
     bool reads = false;  // a stage reading only the sink is not part of the chain (below)
     for (const te::Tensor& in : s->inputs()) reads |= chain.count(&in.stage()) > 0 && &in.stage() != sink;
     if (!reads) continue;
-    if (s->kind != te::StageKind::Compute || te::has_reduce(s->body) || s->shapes[0] != st.shapes[0] ||
+    // A pool's finishing stage may hold a window reduction of its own over a
+    // small window (MaxPool's NaN check, recomputed from the window in cache).
+    const bool pool_finish = st.op_class == te::OpClass::Pool && s->op_class == te::OpClass::Pool &&
+                             reduce_extent(st) <= kMaxFinishWindow;
+    if (s->kind != te::StageKind::Compute || (te::has_reduce(s->body) && !pool_finish) || s->shapes[0] != st.shapes[0] ||
         s->axes.size() != st.shapes[0].size())
       return nullptr;
     for (const te::Tensor& in : s->inputs())

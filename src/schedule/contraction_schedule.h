@@ -14,7 +14,8 @@ namespace tessera::schedule {
 
 // The elementwise output that can finish a contraction tile by tile: the
 // stages reading `st`, and those reading them in turn, are of its shape,
-// without reductions, read each other only at their own output position
+// without reductions (but a pool's finish over a small window: MaxPool's NaN
+// check), read each other only at their own output position
 // (bias, activation, residual add, x * sigmoid(x)), and all end in one
 // output stage, into which the others are inlined; only that output may be
 // read by stages outside the chain. Null when there is none.

@@ -479,5 +479,75 @@ TEST(BlockedLayout, BadBlockedNodesNameTheNode) {
       *g.add_node("ReorderFromBlocked", {x}, {"z"}, {{"channels", Attribute::of_int(40)}}, "too_many"), "40");
 }
 
+
+// Blocked max pools propagate NaN and compare infinities as the reference
+// does, their maximum finished tile by tile (the NaN check inside the tile):
+// a convolution's map plus an input holding NaN, +inf and -inf at scattered
+// positions (passed through a depthwise 1x1 convolution of weight 1) (some windows with both NaN and +inf, some with +inf only),
+// pooled 3x3 stride 2 with padding and 2x2; AVX-512 and AVX2.
+TEST(BlockedLayout, MaxPoolsPropagateNanAndInfinities) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const Dims dims{1, 20, 9, 10};
+  Tensor e = random_f32(dims, 71, -1, 1);
+  for (int64_t i = 0; i < e.numel(); i += 37) e.data<float>()[i] = nan;
+  for (int64_t i = 5; i < e.numel(); i += 29) e.data<float>()[i] = inf;
+  for (int64_t i = 11; i < e.numel(); i += 31) e.data<float>()[i] = -inf;
+  auto build = [&](std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> pads) {
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, dims, true});
+    Value* ev = g->add_input("e", {DType::F32, dims, true});
+    seed_ = 1;  // the same weights in every build
+    Value* y = conv(*g, x, 20, 20, 3, conv_attrs({1, 1, 1, 1}), "c");
+    // e through a depthwise 1x1 convolution of weight 1 (exact, NaN and
+    // infinities kept): blocked like y, so the Add and the pool stay blocked.
+    Value* ones = g->add_constant("ones", Tensor::from<float>({20, 1, 1, 1}, std::vector<float>(20, 1.0f)));
+    Value* eb = g->add_node("Conv", {ev, ones}, {"eb"}, conv_attrs({0, 0, 0, 0}, {1, 1}, 20), "e_dw")->outputs[0];
+    Value* sum = g->add_node("Add", {y, eb}, {"sum"}, {}, "add")->outputs[0];
+    AttrMap mp{{"kernel_shape", Attribute::of_ints(std::move(k))}, {"strides", Attribute::of_ints(std::move(s))},
+               {"pads", Attribute::of_ints(std::move(pads))}};
+    g->add_output(g->add_node("MaxPool", {sum}, {"pool"}, mp, "pool")->outputs[0]);
+    infer_graph(*g);
+    return g;
+  };
+  const std::vector<std::function<std::unique_ptr<Graph>()>> graphs = {
+      [&] { return build({3, 3}, {2, 2}, {1, 1, 1, 1}); }, [&] { return build({2, 2}, {1, 1}, {0, 0, 0, 0}); }};
+  std::vector<Tensor> ins{random_f32(dims, 72), e};
+  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
+    if (!codegen::host_supports(isa)) {
+      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
+      continue;
+    }
+    for (size_t gi = 0; gi < graphs.size(); ++gi) {
+      SCOPED_TRACE(std::string(codegen::isa_name(isa)) + " pool " + std::to_string(gi));
+      const Tensor want = interpret(*graphs[gi](), ins)[0];
+      runtime::ExecutorOptions o;
+      o.isa = isa;
+      runtime::Executor m(graphs[gi](), o);
+      for (const auto& n : m.graph().nodes())
+        if (n->op_type == "MaxPool") {
+          EXPECT_EQ(n->inputs[0]->type.rank(), 5);  // pooled in the blocked layout
+        }
+      const Tensor got = m.run(ins)[0];
+      ASSERT_EQ(got.dims(), want.dims());
+      int nans = 0, infs = 0;
+      for (int64_t k = 0; k < want.numel(); ++k) {
+        const float w = want.data<float>()[k], v = got.data<float>()[k];
+        if (std::isnan(w)) {
+          ++nans;
+          EXPECT_TRUE(std::isnan(v)) << "element " << k << ": " << v;
+        } else if (std::isinf(w)) {
+          ++infs;
+          EXPECT_EQ(v, w) << "element " << k;
+        } else {
+          EXPECT_NEAR(v, w, 1e-5 * (1 + std::fabs(w))) << "element " << k;
+        }
+      }
+      EXPECT_GT(nans, 0);
+      EXPECT_GT(infs, 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera
