@@ -80,12 +80,12 @@ GuardResult guard_choices(std::vector<GuardChoice> choices, const CompareChoices
   return r;
 }
 
-std::pair<double, double> time_interleaved(runtime::Executor& a, runtime::Executor& b,
-                                           const std::vector<Tensor>& inputs, int runs) {
+Interleaved time_interleaved(runtime::Executor& a, runtime::Executor& b, const std::vector<Tensor>& inputs,
+                             int runs) {
   using Clock = std::chrono::steady_clock;
   a.run(inputs);
   b.run(inputs);
-  std::vector<double> ta, tb;
+  std::vector<double> ta, tb, ratios;
   for (int i = 0; i < runs; ++i) {
     for (int which = 0; which < 2; ++which) {
       const bool first = (i + which) % 2 == 0;
@@ -94,8 +94,13 @@ std::pair<double, double> time_interleaved(runtime::Executor& a, runtime::Execut
       e.run(inputs);
       (first ? ta : tb).push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
+    ratios.push_back(ta.back() > 0 ? tb.back() / ta.back() : 1.0);
   }
-  return {median(ta), median(tb)};
+  Interleaved r;
+  r.a_ms = median(ta);
+  r.b_ms = median(tb);
+  if (!ratios.empty()) r.ratio = median(ratios);
+  return r;
 }
 
 }  // namespace tessera::tune

@@ -24,7 +24,7 @@ struct GuardChoice {
 };
 
 // The model's time with the choices `with` over its time with the choices
-// `base` (medians of interleaved runs): below 1, `with` is faster.
+// `base` (interleaved runs, time_interleaved's ratio): below 1, `with` is faster.
 using CompareChoices = std::function<double(const std::vector<size_t>& with, const std::vector<size_t>& base)>;
 
 struct GuardOptions {
@@ -46,9 +46,13 @@ struct GuardResult {
 GuardResult guard_choices(std::vector<GuardChoice> choices, const CompareChoices& compare,
                           const GuardOptions& options = {});
 
-// Median milliseconds of `runs` runs of each executor on `inputs`,
-// interleaved (a, b, b, a, a, b, ...) after one warm-up run of each.
-std::pair<double, double> time_interleaved(runtime::Executor& a, runtime::Executor& b,
-                                           const std::vector<Tensor>& inputs, int runs);
+// Two executors timed in turns (a, b, b, a, a, b, ...) after one warm-up
+// run of each: the median milliseconds of each, and the median over rounds
+// of b's time over a's in the same round (what a slow phase of the machine
+// does to both cancels in the ratio).
+struct Interleaved {
+  double a_ms = 0, b_ms = 0, ratio = 1;
+};
+Interleaved time_interleaved(runtime::Executor& a, runtime::Executor& b, const std::vector<Tensor>& inputs, int runs);
 
 }  // namespace tessera::tune

@@ -9,7 +9,6 @@
 #include <ctime>
 #include <memory>
 #include <set>
-#include <tuple>
 
 #include "codegen/llvm/jit.h"
 #include "cost/hardware.h"
@@ -51,7 +50,9 @@ void compare_models(const TuneOptions& o, TuningModel& m, TuneReport& r) {
   runtime::Executor& plain = *m.executor;
   std::vector<Tensor> a = plain.run(m.inputs), b = tuned.run(m.inputs);
   for (size_t i = 0; i < a.size(); ++i) r.output_difference = std::max(r.output_difference, relative_difference(b[i], a[i]));
-  std::tie(r.model_default_ms, r.model_tuned_ms) = time_interleaved(plain, tuned, m.inputs, o.final_runs);
+  const Interleaved t = time_interleaved(plain, tuned, m.inputs, o.final_runs);
+  r.model_default_ms = t.a_ms;
+  r.model_tuned_ms = t.b_ms;
 }
 
 }  // namespace
@@ -253,14 +254,16 @@ class Tuner {
     auto compare = [&](const std::vector<size_t>& with, const std::vector<size_t>& base) {
       runtime::Executor& b = executor(base);
       runtime::Executor& w = executor(with);
-      const auto [base_ms, with_ms] = time_interleaved(b, w, m_.inputs, o_.guard_runs);
+      const Interleaved t = time_interleaved(b, w, m_.inputs, o_.guard_runs);
       if (o_.progress) {
         char line[256];
-        std::snprintf(line, sizeof line, "[tune %s] guarding: %zu of %zu choices %.3f ms against %zu: %.3f ms",
-                      duration_text(elapsed()).c_str(), with.size(), choices.size(), with_ms, base.size(), base_ms);
+        std::snprintf(line, sizeof line,
+                      "[tune %s] guarding: %zu of %zu choices %.3f ms against %zu: %.3f ms (ratio %.3f)",
+                      duration_text(elapsed()).c_str(), with.size(), choices.size(), t.b_ms, base.size(), t.a_ms,
+                      t.ratio);
         progress_.show(line);
       }
-      return base_ms > 0 ? with_ms / base_ms : 1.0;
+      return t.ratio;
     };
     const GuardResult g = guard_choices(choices, compare);
     r_.guard_dropped = static_cast<int>(g.dropped.size());
