@@ -134,6 +134,9 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
                   "list the tasks and each one's search space (rules, knobs, values); measure nothing");
   tune_->add_option("--final-runs", tune_opts_.final_runs,
                     "end-to-end runs of the default and tuned model at the end (default 30; 0: none)");
+  tune_->add_option("--guard-runs", tune_opts_.guard_runs,
+                    "after the budget, runs of each model per comparison of the model guard, which rejects tuned "
+                    "schedules that do not make the whole model faster (default 15; 0: no guard)");
 
   fit_ = app.add_subcommand("tune-fit", "fit the static cost model on measured tuning records; report its ranking on held-out candidates");
   fit_->add_option("models", fit_args_.models, "the models whose tasks the records measured (files or zoo:NAME)")->required();

@@ -17,7 +17,7 @@ namespace tessera::tune {
 
 namespace {
 constexpr int kFormatVersion = 1;
-constexpr MeasureError kLastError = MeasureError::Timeout;
+constexpr MeasureError kLastError = MeasureError::SlowerInModel;
 }  // namespace
 
 std::string_view measure_error_name(MeasureError e) {
@@ -28,6 +28,7 @@ std::string_view measure_error_name(MeasureError e) {
     case MeasureError::Run: return "run";
     case MeasureError::WrongOutput: return "wrong output";
     case MeasureError::Timeout: return "timeout";
+    case MeasureError::SlowerInModel: return "slower in the model";
   }
   return "?";
 }
@@ -184,6 +185,7 @@ double RecordFile::pooled_cost(const std::string& task_key, const std::string& t
   bool paired = true;
   for (size_t i : it->second) {
     const Record& r = records_[i];
+    if (r.error == MeasureError::SlowerInModel) continue;
     if (r.error != MeasureError::None) return inf;
     costs.insert(costs.end(), r.costs.begin(), r.costs.end());
     paired = paired && r.paired();
@@ -194,12 +196,20 @@ double RecordFile::pooled_cost(const std::string& task_key, const std::string& t
   return paired && ref > 0 ? median(ratios) * ref : median(costs);
 }
 
+bool RecordFile::rejected(const std::string& task_key, const std::string& target, const std::string& schedule) const {
+  auto it = all_.find({task_key, target, schedule});
+  if (it == all_.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(),
+                     [&](size_t i) { return records_[i].error == MeasureError::SlowerInModel; });
+}
+
 const Record* RecordFile::best(const std::string& task_key, const std::string& target) const {
   const Record* best = nullptr;
   double best_cost = std::numeric_limits<double>::infinity();
   for (auto it = all_.lower_bound({task_key, target, ""}); it != all_.end(); ++it) {
     const auto& [key, tgt, schedule] = it->first;
     if (key != task_key || tgt != target) break;
+    if (rejected(task_key, target, schedule)) continue;
     const double c = pooled_cost(task_key, target, schedule);
     if (c < best_cost) {
       best_cost = c;

@@ -24,6 +24,10 @@ enum class MeasureError : int {
   Run = 3,          // the kernel raised an error or crashed
   WrongOutput = 4,  // outputs differ from the default schedule's
   Timeout = 5,      // the per-candidate time limit passed
+  // Not a measurement but a verdict (no costs): with this schedule the
+  // whole model ran slower than with the default (the tuner's model guard,
+  // model_guard.h). Its other records keep their costs; it is never chosen.
+  SlowerInModel = 6,
 };
 std::string_view measure_error_name(MeasureError e);  // "none", "lowering", ...
 
@@ -87,12 +91,16 @@ class RecordFile {
   // baseline, times the task's reference (the median baseline of its first
   // paired record: fixed from then on, so costs written at different times
   // compare, and a resumed run sees the costs the first one saw). Otherwise
-  // the median of every repeat.
+  // the median of every repeat. SlowerInModel verdicts are not measurements:
+  // they leave the cost as the measurements give it.
   double pooled_cost(const std::string& task_key, const std::string& target, const std::string& schedule) const;
   // The task's reference seconds for paired records; 0 when it has none.
   double reference(const std::string& task_key, const std::string& target) const;
+  // True when the schedule has a SlowerInModel verdict.
+  bool rejected(const std::string& task_key, const std::string& target, const std::string& schedule) const;
   // The record (the last) of the task's schedule on this machine with the
-  // lowest pooled cost, or null when none is valid.
+  // lowest pooled cost, or null when none is valid; rejected schedules are
+  // passed over.
   const Record* best(const std::string& task_key, const std::string& target) const;
 
  private:

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <ctime>
 #include <memory>
+#include <set>
 
 #include "codegen/llvm/jit.h"
 #include "cost/attention_model.h"
@@ -18,6 +20,7 @@
 #include "support/error.h"
 #include "support/file_util.h"
 #include "tune/measure_worker.h"
+#include "tune/model_guard.h"
 #include "tune/progress.h"
 #include "tune/record.h"
 #include "tune/record_schedules.h"
@@ -39,12 +42,6 @@ std::string ms_text(double s) {
   return buf;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 // The model's end-to-end time with the default schedules and with the
 // records, run interleaved; and how far apart their outputs are.
 void compare_models(const TuneOptions& o, TuningModel& m, TuneReport& r) {
@@ -54,17 +51,9 @@ void compare_models(const TuneOptions& o, TuningModel& m, TuneReport& r) {
   runtime::Executor& plain = *m.executor;
   std::vector<Tensor> a = plain.run(m.inputs), b = tuned.run(m.inputs);
   for (size_t i = 0; i < a.size(); ++i) r.output_difference = std::max(r.output_difference, relative_difference(b[i], a[i]));
-  std::vector<double> ta, tb;
-  for (int i = 0; i < o.final_runs; ++i) {
-    for (int which = 0; which < 2; ++which) {
-      runtime::Executor& e = (i + which) % 2 ? tuned : plain;
-      auto t0 = Clock::now();
-      e.run(m.inputs);
-      (&e == &plain ? ta : tb).push_back(since(t0) * 1e3);
-    }
-  }
-  r.model_default_ms = median(ta);
-  r.model_tuned_ms = median(tb);
+  const Interleaved t = time_interleaved(plain, tuned, m.inputs, o.final_runs);
+  r.model_default_ms = t.a_ms;
+  r.model_tuned_ms = t.b_ms;
 }
 
 }  // namespace
@@ -133,6 +122,7 @@ class Tuner {
     else if (o_.cost_model == "xgb" || o_.cost_model == "attention") search_learned();
     else search_measured();
     confirm();
+    if (o_.guard_runs > 0) guard();
     progress_.done();
     r_.search_seconds = since(start_);
     r_.worker_restarts = worker_.restarts();
@@ -220,6 +210,85 @@ class Tuner {
       tr.default_seconds = records_.pooled_cost(tr.key, target_, "");
       const Record* best = records_.best(tr.key, target_);
       tr.best_seconds = best ? records_.pooled_cost(tr.key, target_, best->schedule) : tr.default_seconds;
+    }
+  }
+
+  // The model with a set of tuned tasks' chosen schedules (the others at their defaults).
+  std::unique_ptr<runtime::Executor> model_with(const std::vector<size_t>& chosen) const {
+    runtime::ExecutorOptions eo = o_.model.executor_options();
+    auto given = std::make_shared<runtime::SavedSchedules>();
+    for (size_t t : chosen) {
+      const TaskReport& tr = r_.tasks[report_of_[t]];
+      const Record* best = records_.best(tr.key, target_);
+      if (!best || best->schedule.empty()) continue;
+      std::optional<schedule::Schedule> s = spaces_[t]->schedule_at(schedule::SchedulePoint::parse(best->schedule));
+      if (s) given->by_key[m_.tasks[report_of_[t]].task->key] = *s;
+    }
+    eo.schedule_providers.push_back(given);
+    return std::make_unique<runtime::Executor>(load_model(o_.model.model, o_.model.load_options()), eo);
+  }
+
+  // The model guard (model_guard.h): the tasks whose records choose a
+  // schedule other than the default are judged in the model, and every
+  // schedule of a rejected task that beats its default gets a
+  // SlowerInModel verdict, so the records choose the default for it.
+  void guard() {
+    std::vector<GuardChoice> choices;
+    for (size_t t = 0; t < spaces_.size(); ++t) {
+      const TaskReport& tr = r_.tasks[report_of_[t]];
+      const Record* best = tr.skipped.empty() ? records_.best(tr.key, target_) : nullptr;
+      if (best && !best->schedule.empty())
+        choices.push_back({t, tr.weight * (tr.default_seconds - tr.best_seconds)});
+    }
+    r_.guard_choices = static_cast<int>(choices.size());
+    // The executors of the last sets compared (a kept set is the next comparison's base).
+    std::vector<std::pair<std::vector<size_t>, std::unique_ptr<runtime::Executor>>> built;
+    auto executor = [&](std::vector<size_t> set) -> runtime::Executor& {
+      std::sort(set.begin(), set.end());
+      if (set.empty()) return *m_.executor;
+      for (auto& [s, e] : built)
+        if (s == set) return *e;
+      if (built.size() >= 2) built.erase(built.begin());
+      built.emplace_back(set, model_with(set));
+      return *built.back().second;
+    };
+    auto compare = [&](const std::vector<size_t>& with, const std::vector<size_t>& base) {
+      runtime::Executor& b = executor(base);
+      runtime::Executor& w = executor(with);
+      const Interleaved t = time_interleaved(b, w, m_.inputs, o_.guard_runs);
+      if (o_.progress) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "[tune %s] guarding: %zu of %zu choices %.3f ms against %zu: %.3f ms (ratio %.3f)",
+                      duration_text(elapsed()).c_str(), with.size(), choices.size(), t.b_ms, base.size(), t.a_ms,
+                      t.ratio);
+        progress_.show(line);
+      }
+      return t.ratio;
+    };
+    const GuardResult g = guard_choices(choices, compare);
+    r_.guard_dropped = static_cast<int>(g.dropped.size());
+    r_.guard_comparisons = g.comparisons;
+    r_.guard_ratio = g.ratio;
+    for (size_t t : g.dropped) {
+      TaskReport& tr = r_.tasks[report_of_[t]];
+      std::set<std::string> schedules;
+      for (const Record& rec : records_.records())
+        if (rec.task_key == tr.key && rec.target == target_ && !rec.schedule.empty()) schedules.insert(rec.schedule);
+      for (const std::string& text : schedules) {
+        if (records_.rejected(tr.key, target_, text) ||
+            !(records_.pooled_cost(tr.key, target_, text) < tr.default_seconds))
+          continue;
+        Record v;
+        v.task_key = tr.key;
+        v.task = tr.description;
+        v.target = target_;
+        v.schedule = text;
+        v.error = MeasureError::SlowerInModel;
+        v.timestamp = static_cast<int64_t>(std::time(nullptr));
+        records_.append(v);
+      }
+      tr.best_seconds = tr.default_seconds;
     }
   }
 
@@ -495,6 +564,13 @@ std::string report_table(const TuneReport& r) {
                   "model end to end (median, interleaved): default %.3f ms, tuned %.3f ms (%.2fx); outputs differ by %.2g "
                   "(relative)\n",
                   r.model_default_ms, r.model_tuned_ms, r.model_default_ms / r.model_tuned_ms, r.output_difference);
+    out += line;
+  }
+  if (r.guard_choices > 0) {
+    std::snprintf(line, sizeof line,
+                  "model guard: kept %d of %d tuned tasks' schedules (%d model comparisons; model with them %.3fx the "
+                  "default's time)\n",
+                  r.guard_choices - r.guard_dropped, r.guard_choices, r.guard_comparisons, r.guard_ratio);
     out += line;
   }
   std::snprintf(line, sizeof line, "search %s: %d measured, %d from records, %d errors, %d worker restarts\n",

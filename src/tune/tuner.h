@@ -7,8 +7,10 @@
 // run re-measures nothing it already has. The last share of the budget
 // measures each task's best again beside its default (the best of many
 // noisy measurements is often lucky; records pool a schedule's
-// measurements). At the end the model compiled with the records is timed
-// against the defaults, interleaved.
+// measurements). Then the model guard (model_guard.h) times the model with
+// the chosen schedules against the defaults and rejects the choices that do
+// not pay in the model; at the end the model compiled with the records is
+// timed against the defaults, interleaved.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +52,9 @@ struct TuneOptions {
   uint64_t seed = 1;
   bool progress = true;             // a progress line on stderr
   int final_runs = 30;              // end-to-end runs of each model at the end (0: no comparison)
+  // Runs of each model per comparison of the model guard (model_guard.h),
+  // after the budget; 0: no guard (every task's best is applied).
+  int guard_runs = 15;
 };
 
 struct TaskReport {
@@ -70,6 +75,11 @@ struct TuneReport {
   // End-to-end medians (ms) with the default schedules and with the records,
   // and the largest relative difference between their outputs.
   double model_default_ms = 0, model_tuned_ms = 0, output_difference = 0;
+  // The model guard: choices it judged (tasks whose best is not the
+  // default), those it rejected, its comparisons, and its last ratio of the
+  // model's time with what it kept over the defaults' (1: nothing kept).
+  int guard_choices = 0, guard_dropped = 0, guard_comparisons = 0;
+  double guard_ratio = 1;
   double weighted_default_ms() const;  // sum of weight × task time
   double weighted_tuned_ms() const;
 };

@@ -159,6 +159,31 @@ TEST_F(Records, ReopenedFileResumesAndPicksTheBestForItsMachine) {
   EXPECT_EQ(f.best("k9", kAvx512), nullptr);
 }
 
+// The model guard's verdict: a schedule slower in the model is never
+// chosen again (the next best is), its measured cost stands, and the
+// verdict survives reopening.
+TEST_F(Records, SlowerInModelVerdictIsNeverChosenAndKeepsTheCost) {
+  {
+    RecordFile f(path_);
+    f.append(make("k1", kAvx512, "", {3e-3}));
+    f.append(make("k1", kAvx512, "a", {1e-3}));
+    f.append(make("k1", kAvx512, "b", {2e-3}));
+    ASSERT_EQ(f.best("k1", kAvx512)->schedule, "a");
+    f.append(make("k1", kAvx512, "a", {}, MeasureError::SlowerInModel));
+    f.append(make("k1", kAvx512, "b", {}, MeasureError::SlowerInModel));
+  }
+  RecordFile f(path_);
+  ASSERT_EQ(f.records().size(), 5u);
+  EXPECT_EQ(f.records()[3].error, MeasureError::SlowerInModel);
+  EXPECT_TRUE(f.rejected("k1", kAvx512, "a"));
+  EXPECT_FALSE(f.rejected("k1", kAvx512, ""));
+  EXPECT_FALSE(f.rejected("k1", kAvx2, "a"));
+  EXPECT_DOUBLE_EQ(f.pooled_cost("k1", kAvx512, "a"), 1e-3);
+  ASSERT_TRUE(f.best("k1", kAvx512));
+  EXPECT_EQ(f.best("k1", kAvx512)->schedule, "") << "both faster schedules rejected: the default is chosen";
+  EXPECT_EQ(measure_error_name(MeasureError::SlowerInModel), "slower in the model");
+}
+
 TEST_F(Records, InterruptedLastLineIsDroppedAndOverwritten) {
   {
     RecordFile f(path_);

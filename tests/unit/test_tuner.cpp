@@ -22,6 +22,7 @@
 #include "codegen/llvm/jit.h"
 #include "tune/measure.h"
 #include "tune/model_config.h"
+#include "tune/model_guard.h"
 #include "tune/record.h"
 #include "tune/record_schedules.h"
 #include "tune/task_scheduler.h"
@@ -84,6 +85,7 @@ TuneOptions quick_options(const std::string& records) {
   o.budget_seconds = 4;
   o.per_round = 4;
   o.final_runs = 0;
+  o.guard_runs = 0;
   o.progress = false;
   o.measure.timing.min_repeats = 2;
   o.measure.timing.max_repeats = 3;
@@ -327,6 +329,86 @@ TEST(Tuner, WrongOutputsAreRecordedAndNeverApplied) {
   RecordSchedules provider(records, machine);
   for (const runtime::TaskUse& u : e.tasks({random_f32({1, 8, 12, 12}, 1)}))
     EXPECT_FALSE(provider.schedule_for(*u.task).has_value()) << u.task->describe();
+}
+
+namespace {
+
+// x f32[1,256,28,28] -> Conv 256x256x1x1 -> Relu: one contraction that
+// dominates the model, so a bad schedule of it shows end to end.
+std::unique_ptr<Graph> one_conv_net() {
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 256, 28, 28}, true});
+  Value* w = g->add_constant("w", random_f32({256, 256, 1, 1}, 5, -0.5f, 0.5f));
+  Value* c = g->add_node("Conv", {x, w}, {"c"}, {}, "conv")->outputs[0];
+  Value* y = g->add_node("Relu", {c}, {"y"}, {}, "relu")->outputs[0];
+  g->add_output(y);
+  return g;
+}
+
+}  // namespace
+
+// A record injected with a cost far below every other claims the conv
+// task's best for a schedule that makes the model slower (one register row,
+// the smallest reduction block, no unrolling: checked first, end to end).
+// After a resumed run the model guard has rejected it: the records no
+// longer choose it, and what the guard kept is not slower than the defaults.
+TEST(Tuner, ModelGuardRejectsAChoiceThatMakesTheModelSlower) {
+  const std::string model = temp_path("one_conv.onnx");
+  export_onnx_file(*one_conv_net(), model);
+  const std::string records = temp_path("guard.jsonl");
+  std::filesystem::remove(records);
+  TuneOptions o = quick_options(records);
+  o.model.model = model;
+  o.budget_seconds = 3;
+  tune_model(o);  // the default and some candidates measured
+
+  // The conv task and its slow point.
+  TuningModel m = open_model(o.model);
+  const Target machine = Target::for_isa(codegen::host_isa());
+  const std::string target = machine.to_string();
+  const compile::Task* conv = nullptr;
+  for (const runtime::TaskUse& u : m.tasks)
+    if (u.task->describe().find("conv") != std::string::npos) conv = u.task.get();
+  ASSERT_NE(conv, nullptr);
+  TaskSpace space(*conv, machine);
+  ASSERT_FALSE(space.stages().empty());
+  schedule::SchedulePoint slow;
+  slow.stages[stage_position(0)] = {{"kb", 1}, {"mr", 1}, {"unroll", 0}};
+  std::optional<schedule::Schedule> s = space.schedule_at(slow);
+  ASSERT_TRUE(s) << "the conv's contraction has knobs kb, mr and unroll: " << space.stages()[0].rule;
+  {
+    runtime::ExecutorOptions eo = o.model.executor_options();
+    auto given = std::make_shared<runtime::SavedSchedules>();
+    given->by_key[conv->key] = *s;
+    eo.schedule_providers.push_back(given);
+    runtime::Executor with(load_model(model, o.model.load_options()), eo);
+    const Interleaved t = time_interleaved(*m.executor, with, m.inputs, 15);
+    ASSERT_GT(t.ratio, 1.5) << "the injected schedule must really be slower in the model: " << t.b_ms << " ms against "
+                            << t.a_ms;
+  }
+  const std::string key = compile::key_text(conv->key);
+  RecordFile f(records);
+  const Record* def = f.find(key, target, "");
+  ASSERT_NE(def, nullptr) << "the first run measured the default";
+  Record cheat = *def;
+  cheat.schedule = slow.to_text();
+  for (double& c : cheat.costs) c *= 0.01;
+  f.append(cheat);
+  ASSERT_EQ(RecordFile(records).best(key, target)->schedule, slow.to_text());
+
+  o.guard_runs = 15;
+  TuneReport r = tune_model(o);
+  EXPECT_GE(r.guard_choices, 1);
+  EXPECT_GE(r.guard_dropped, 1);
+  RecordFile after(records);
+  EXPECT_TRUE(after.rejected(key, target, slow.to_text()));
+  ASSERT_NE(after.best(key, target), nullptr);
+  EXPECT_NE(after.best(key, target)->schedule, slow.to_text());
+  RecordSchedules provider(records, machine);
+  std::optional<schedule::Schedule> chosen = provider.schedule_for(*conv);
+  EXPECT_TRUE(!chosen || schedule::to_text(*chosen) != schedule::to_text(*s));
+  EXPECT_LE(r.guard_ratio, 1.0);
 }
 
 // quick_options with a cost model, an empty records file, the host's ISA and
