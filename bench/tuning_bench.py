@@ -4,7 +4,9 @@ For every model, ISA and search (measurement-only, `--cost-model none`; the
 static model, `--cost-model static`), one `tessera tune` run with a fixed
 budget writes its records; the records carry their timestamps, so the model
 "as tuned after t minutes" is the model compiled with the records written in
-the first t minutes. Each checkpoint's model and the untuned one are then
+the first t minutes; the last checkpoint also has the verdicts of the
+tuner's model guard, which times the whole model after the budget and drops
+choices that do not make it faster (src/tune/model_guard.h). Each checkpoint's model and the untuned one are then
 timed side by side: `tessera serve` processes, all loaded at once, asked for
 one run each round in rotating order (bench/perf_harness.py's Worker and
 settle), medians over the rounds. Outputs are compared with torch's (an
@@ -142,11 +144,12 @@ def fit_static_model(args, isa):
     return tessera_fit(args, isa, args.train_models, records, judge=False)
 
 
-def records_until(records, start, minutes, path):
-    """Writes the records of the first `minutes` of a run to `path`."""
+def records_until(records, start, minutes, path, everything=False):
+    """Writes the records of the first `minutes` of a run to `path` (all of
+    them with `everything`: the model guard's verdicts come after the budget)."""
     with open(records) as f, open(path, "w") as out:
         for line in f:
-            if line.strip() and json.loads(line)["timestamp"] <= start + minutes * 60:
+            if line.strip() and (everything or json.loads(line)["timestamp"] <= start + minutes * 60):
                 out.write(line)
     return path
 
@@ -170,7 +173,8 @@ def evaluate(args, name, isa, runs):
     variants = {"default": None}
     for mode, (records, start) in runs.items():
         for c in checkpoints:
-            variants[f"{mode}@{c:g}"] = records_until(records, start, c, os.path.join(work, f"{mode}-{c:g}.jsonl"))
+            variants[f"{mode}@{c:g}"] = records_until(records, start, c, os.path.join(work, f"{mode}-{c:g}.jsonl"),
+                                                      everything=(c == checkpoints[-1]))
     base = [args.tessera, "serve", os.path.join(d, "model.onnx"), "--threads", str(args.threads), "--isa", isa,
             "--inputs", *perf_models.input_files(d)]
     cells, workers = {}, {}
