@@ -104,8 +104,8 @@ class Walk {
     // — unless the copy also computes something (a SiLU before it). So does
     // an F(2x2, 3x3) input transform (4x4 windows, each pixel read by 4
     // tiles) when the image is stored or an activation of a stored one (a
-    // fused block's previous output transform), not a reorder recomputed at
-    // every read; the copy is one more read and write of the whole image.
+    // fused block's previous output transform or convolution, a pool), not
+    // a reorder recomputed at every read; the copy is one more read and write of the whole image.
     // (F(4x4)'s 36 point formulas read the 6x6 window 100 times: it keeps
     // the copy.)
     auto padding_in_place = [&](const te::Tensor& in) {
@@ -136,9 +136,15 @@ class Walk {
     }
   }
 
-  // True when the stage is stored whole: an input, an output or rooted.
+  // True when the stage is stored whole: an input, an output, rooted, or a
+  // reduction (root by default) that no step computes inside another loop.
   bool materialized(const Schedule& s, const te::Stage& st) const {
-    return st.kind != te::StageKind::Compute || is_output(outputs_, &st) || rooted(s, st.name);
+    if (st.kind != te::StageKind::Compute || is_output(outputs_, &st) || rooted(s, st.name)) return true;
+    if (!te::has_reduce(st.body)) return false;
+    for (const Directive& d : s.directives)
+      if (d.stage == st.name && (d.kind == DirectiveKind::ComputeAt || d.kind == DirectiveKind::ComputeInline))
+        return false;
+    return true;
   }
   // True when the stage is elementwise at its own positions over stored
   // stages only (a ReLU over a rooted Winograd output transform).

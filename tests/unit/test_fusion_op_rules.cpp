@@ -193,6 +193,48 @@ TEST(FusionOpRules, InternalOutputTransformKeepsItsSchedule) {
   }
 }
 
+// VGG's pattern: 3x3 + ReLU, 2x2 max pool, 3x3 + ReLU. Each F(2x2) input
+// transform whose image its block stores — the pool's output, or the ReLU of
+// a stored output transform — reads it in place under guards (no padded
+// copy); the first, behind the reorder from the plain layout, keeps its copy.
+std::unique_ptr<Graph> conv_pool_conv() {
+  seed_ = 1;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 12, 10}, true});
+  Value* a = relu(*g, conv(*g, x, 16, 16, 3, "first"), "first_relu");
+  AttrMap pool;
+  pool["kernel_shape"] = Attribute::of_ints({2, 2});
+  pool["strides"] = Attribute::of_ints({2, 2});
+  Value* p = g->add_node("MaxPool", {a}, {"pool"}, pool, "pool")->outputs[0];
+  g->add_output(relu(*g, conv(*g, p, 16, 16, 3, "second"), "second_relu"));
+  infer_graph(*g);
+  return g;
+}
+
+TEST(FusionOpRules, InputTransformsReadStoredImagesInPlace) {
+  Case c = rewrite(conv_pool_conv, 2);
+  const Graph& g = *c.rewritten;
+  std::vector<Tensor> ins{tessera::testing::random_f32({1, 16, 12, 10}, 17, -1, 1)};
+  std::vector<std::vector<int>> blocks;
+  for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
+  auto p = runtime::compile_plan(g, ins, {}, nullptr, &blocks);
+  tessera::testing::expect_near_scaled(runtime::run_plan(g, *p, ins), interpret(*c.plain, ins), 2e-5);
+  int in_place = 0, copied = 0;
+  for (const runtime::Step& st : p->steps) {
+    std::set<std::string> ops;
+    for (const Node* n : st.nodes) ops.insert(n->op_type);
+    if (!ops.count("WinogradInput")) continue;
+    const std::string text = schedule::to_text(st.schedule);
+    // A padded copy is a compute_root step (the only one ending with the stage name).
+    const bool copy = text.find("winograd_in.pad\n") != std::string::npos;
+    EXPECT_EQ(copy, ops.count("ReorderToBlocked") > 0) << text;
+    (copy ? copied : in_place)++;
+  }
+  EXPECT_EQ(copied, 1);
+  EXPECT_EQ(in_place, 1);  // the pool's block
+}
+
 // A MatMul's bias add (the bias broadcast over rows: one-to-many, a profile
 // cell) joins the product without a measurement; an Add that broadcasts the
 // product itself (a [4, 1] product against [4, 48]) is not its epilogue and
