@@ -8,6 +8,7 @@
 #include "schedule/generic_schedule.h"
 #include "schedule/stage_queries.h"
 #include "support/error.h"
+#include "support/winograd_transform.h"
 
 namespace tessera::schedule {
 
@@ -100,12 +101,24 @@ class Walk {
     // A depthwise blocked convolution reads its padded input with guards
     // alike across lanes: one test and a masked vector load per tap, cheaper
     // than copying the whole image when each input is read only a few times
-    // — unless the copy also computes something (a SiLU before it).
+    // — unless the copy also computes something (a SiLU before it). So does
+    // an F(2x2, 3x3) input transform (4x4 windows, each pixel read by 4
+    // tiles) when the image is stored or an activation of a stored one (a
+    // fused block's previous output transform or convolution, a pool), not
+    // a reorder recomputed at every read; the copy is one more read and write of the whole image.
+    // (F(4x4)'s 36 point formulas read the 6x6 window 100 times: it keeps
+    // the copy.)
     auto padding_in_place = [&](const te::Tensor& in) {
-      if (st.op_class != te::OpClass::DepthwiseConvBlocked || !lane_uniform_guards(in.stage(), target)) return false;
-      for (const te::Tensor& in2 : in.stage().inputs())
-        if (in2.stage().kind != te::StageKind::Placeholder && !cheap_prologue(outputs_, in2.stage(), true))
-          return false;
+      const bool depthwise = st.op_class == te::OpClass::DepthwiseConvBlocked;
+      const bool winograd = st.op_class == te::OpClass::WinogradInput && st.shapes[0].size() == 4 &&
+                            winograd_tile_of_points(st.shapes[0][0]) == 2;
+      if (!(depthwise || winograd) || !lane_uniform_guards(in.stage(), target)) return false;
+      for (const te::Tensor& in2 : in.stage().inputs()) {
+        const te::Stage& src = in2.stage();
+        const bool ok = depthwise ? src.kind == te::StageKind::Placeholder || cheap_prologue(outputs_, src, true)
+                                  : materialized(s, src) || elementwise_over_materialized(s, src);
+        if (!ok) return false;
+      }
       return true;
     };
     for (const te::Tensor& in : st.inputs()) {
@@ -121,6 +134,25 @@ class Walk {
           apply(*generic_, in2.stage(), s);
         }
     }
+  }
+
+  // True when the stage is stored whole: an input, an output, rooted, or a
+  // reduction (root by default) that no step computes inside another loop.
+  bool materialized(const Schedule& s, const te::Stage& st) const {
+    if (st.kind != te::StageKind::Compute || is_output(outputs_, &st) || rooted(s, st.name)) return true;
+    if (!te::has_reduce(st.body)) return false;
+    for (const Directive& d : s.directives)
+      if (d.stage == st.name && (d.kind == DirectiveKind::ComputeAt || d.kind == DirectiveKind::ComputeInline))
+        return false;
+    return true;
+  }
+  // True when the stage is elementwise at its own positions over stored
+  // stages only (a ReLU over a rooted Winograd output transform).
+  bool elementwise_over_materialized(const Schedule& s, const te::Stage& st) const {
+    if (!reads_in_place(st)) return false;
+    for (const te::Tensor& in : st.inputs())
+      if (!materialized(s, in.stage())) return false;
+    return true;
   }
 
   // Inlined stages that several stages read (a fused block's shared values:

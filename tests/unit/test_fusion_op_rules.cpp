@@ -73,21 +73,33 @@ Case rewrite(std::unique_ptr<Graph> (*build)(), int winograd_convs) {
 // The rewrite compiled with the plan's blocks, run on seeded inputs of
 // `shape` against the reference interpreter on the plain graph (the
 // rewrite's own reference kernels are what expect_fused_matches_reference
-// compares with). Returns the schedules of the steps that hold an output
-// transform and the next input transform.
-std::vector<std::string> check_against_plain(const Case& c, const Dims& shape) {
+// compares with). Returns the op types and schedule of every step that
+// holds an input transform.
+struct StepSchedule {
+  std::set<std::string> ops;
+  std::string text;
+};
+std::vector<StepSchedule> check_against_plain(const Case& c, const Dims& shape) {
   std::vector<Tensor> ins{tessera::testing::random_f32(shape, 17, -1, 1)};
   std::vector<std::vector<int>> blocks;
   for (const auto& b : c.plan.blocks) blocks.push_back(b.nodes);
   auto p = runtime::compile_plan(*c.rewritten, ins, {}, nullptr, &blocks);
   tessera::testing::expect_near_scaled(runtime::run_plan(*c.rewritten, *p, ins), interpret(*c.plain, ins), 2e-5);
-  std::vector<std::string> schedules;
+  std::vector<StepSchedule> r;
   for (const runtime::Step& st : p->steps) {
     std::set<std::string> ops;
     for (const Node* n : st.nodes) ops.insert(n->op_type);
-    if (ops.count("WinogradOutput") && ops.count("WinogradInput")) schedules.push_back(schedule::to_text(st.schedule));
+    if (ops.count("WinogradInput")) r.push_back({ops, schedule::to_text(st.schedule)});
   }
-  return schedules;
+  return r;
+}
+
+// The schedules of the steps that hold an output transform and the next input transform.
+std::vector<std::string> with_output_transform(const std::vector<StepSchedule>& steps) {
+  std::vector<std::string> r;
+  for (const StepSchedule& st : steps)
+    if (st.ops.count("WinogradOutput")) r.push_back(st.text);
+  return r;
 }
 
 // A ResNet-50 bottleneck on 16 channels: 1x1 + ReLU, 3x3 + ReLU, 1x1 +
@@ -154,7 +166,7 @@ TEST(FusionOpRules, ChainedWinogradConvolutionsShareBlocks) {
   // The middle block's output transform is scheduled by the Winograd rule
   // in its epilogue's loops (the ReLU's: rows and columns of 2x2 tiles
   // unrolled), not left to the generic rule's rows.
-  const std::vector<std::string> schedules = check_against_plain(c, {1, 16, 9, 11});
+  const std::vector<std::string> schedules = with_output_transform(check_against_plain(c, {1, 16, 9, 11}));
   EXPECT_EQ(schedules.size(), 1u);
   for (const std::string& text : schedules) {
     EXPECT_NE(text.find("split first_relu i2 2\n"), std::string::npos) << text;
@@ -185,12 +197,44 @@ TEST(FusionOpRules, InternalOutputTransformKeepsItsSchedule) {
   const Graph& g = *c.rewritten;
   EXPECT_EQ(c.plan.blocks.size(), 4u) << fusion::print_fusion(g, c.plan);
   EXPECT_EQ(expect_fused_matches_reference(g, c.plan, 3, 2e-4), 4u);
-  const std::vector<std::string> schedules = check_against_plain(c, {1, 16, 10, 10});
+  const std::vector<std::string> schedules = with_output_transform(check_against_plain(c, {1, 16, 10, 10}));
   EXPECT_EQ(schedules.size(), 1u);
   for (const std::string& text : schedules) {
     EXPECT_NE(text.find("compute_root first.winograd_out\n"), std::string::npos) << text;
     EXPECT_NE(text.find("unroll first.winograd_out h.i\n"), std::string::npos) << text;
   }
+}
+
+// VGG's pattern: 3x3 + ReLU, 2x2 max pool, 3x3 + ReLU. Each F(2x2) input
+// transform whose image its block stores — the pool's output, or the ReLU of
+// a stored output transform — reads it in place under guards (no padded
+// copy); the first, behind the reorder from the plain layout, keeps its copy.
+std::unique_ptr<Graph> conv_pool_conv() {
+  seed_ = 1;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 16, 12, 10}, true});
+  Value* a = relu(*g, conv(*g, x, 16, 16, 3, "first"), "first_relu");
+  AttrMap pool;
+  pool["kernel_shape"] = Attribute::of_ints({2, 2});
+  pool["strides"] = Attribute::of_ints({2, 2});
+  Value* p = g->add_node("MaxPool", {a}, {"pool"}, pool, "pool")->outputs[0];
+  g->add_output(relu(*g, conv(*g, p, 16, 16, 3, "second"), "second_relu"));
+  infer_graph(*g);
+  return g;
+}
+
+TEST(FusionOpRules, InputTransformsReadStoredImagesInPlace) {
+  Case c = rewrite(conv_pool_conv, 2);
+  int in_place = 0, copied = 0;
+  for (const StepSchedule& st : check_against_plain(c, {1, 16, 12, 10})) {
+    // A padded copy is a compute_root step (the only one ending with the stage name).
+    const bool copy = st.text.find("winograd_in.pad\n") != std::string::npos;
+    EXPECT_EQ(copy, st.ops.count("ReorderToBlocked") > 0) << st.text;
+    (copy ? copied : in_place)++;
+  }
+  EXPECT_EQ(copied, 1);
+  EXPECT_EQ(in_place, 1);  // the pool's block
 }
 
 // A MatMul's bias add (the bias broadcast over rows: one-to-many, a profile

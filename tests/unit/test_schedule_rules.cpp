@@ -172,6 +172,21 @@ TEST_P(ScheduleRules, WinogradProductTiles) {
   }
 }
 
+// The Winograd input transform on an image with partial tiles (9 x 10,
+// padded by 1): F(2x2) reads the image in place under guards, F(3x3) and
+// F(4x4) a padded copy; each against the reference kernel.
+TEST_P(ScheduleRules, WinogradInputTransform) {
+  const int64_t b = isa() == Isa::AVX512 ? 16 : 8;
+  for (int64_t tile : {2, 3, 4}) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    const int64_t tiles_h = (9 + tile - 1) / tile, tiles_w = (10 + tile - 1) / tile;
+    RuleTester t("WinogradInput", "tessera");
+    t.input({1, 2, 9, 10, b}).attr("pads", ints({1, 1})).attr("tiles", ints({tiles_h, tiles_w}))
+        .attr("tile", Attribute::of_int(tile));
+    EXPECT_EQ(t.check(isa(), {}), std::optional<bool>(true));
+  }
+}
+
 TEST_P(ScheduleRules, VideoBlockedConvTiles) {
   const int64_t b = isa() == Isa::AVX512 ? 16 : 8;
   // 3x3x3 with a stride in time, 3x1x1 temporal, a plain clip, depthwise 3x3x3.

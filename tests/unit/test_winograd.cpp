@@ -195,9 +195,13 @@ TEST(Winograd, TransformKernelsFoldTheirPointFormulas) {
     EXPECT_NE(text.find(n == in ? "unroll in.winograd_in p" : "unroll out.winograd_out h.i"), std::string::npos)
         << text;
     // The output's rows past 9 (the last tile's) are guarded, not selected.
+    // F(2x2)'s input transform reads the image in place under guards (no
+    // padded copy); the larger tiles' read a padded copy, their one select.
+    const bool in_place = n == in && tile == 2;
+    EXPECT_EQ(text.find("compute_root in.pad") == std::string::npos, n != in || in_place) << text;
     size_t selects = 0;
     for (size_t at = ir.find("select("); at != std::string::npos; at = ir.find("select(", at + 1)) ++selects;
-    EXPECT_EQ(selects, n == in ? 1u : 0u) << ir;  // the input's one: the padded copy
+    if (!in_place) EXPECT_EQ(selects, n == in ? 1u : 0u) << ir;
   }
   }
 }
