@@ -6,13 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
-#include <fstream>
-#include <iterator>
 
 #include "cost/attention_module.h"
 #include "cost/program_features.h"
 #include "cost/value_features.h"
 #include "support/error.h"
+#include "support/file_util.h"
 
 namespace tessera::cost {
 
@@ -133,6 +132,20 @@ void check(int32_t code, const char* error, const std::string& what) {
   if (code != TESSERA_ATTENTION_OK) TESSERA_FAIL("attention model: ", what, ": ", error);
 }
 
+// One call of the module's training entry `fit` (train or fine_tune) on `a`,
+// with `options`' progress callback; throws what the callback threw, then the
+// module's error prefixed with `what`.
+void run_fit(decltype(&tessera_attention_train) fit, tessera_attention_model* model, const Arrays& a,
+             const AttentionOptions& options, int epochs, double lr, double anchor, const std::string& what) {
+  Progress progress{&options.on_epoch, nullptr};
+  const tessera_attention_options o = module_options(options, epochs, lr, anchor, progress);
+  const tessera_attention_programs view = a.view();
+  char error[kErrorSize] = "";
+  const int32_t code = fit(model, &view, &o, error, sizeof error);
+  if (progress.thrown) std::rethrow_exception(progress.thrown);
+  check(code, error, what);
+}
+
 }  // namespace
 
 struct AttentionModel::State {
@@ -198,13 +211,7 @@ void AttentionModel::train(const std::vector<SampleGroup>& groups) {
   const Arrays a = training_arrays(groups);
   TESSERA_CHECK(!a.groups.empty(), "attention model: nothing to train on: no group has two programs of different cost");
   tessera_attention_model* model = state_->get();
-  Progress progress{&options_.on_epoch, nullptr};
-  const tessera_attention_options o = module_options(options_, options_.epochs, options_.lr, 0, progress);
-  const tessera_attention_programs view = a.view();
-  char error[kErrorSize] = "";
-  const int32_t code = state_->module->train(model, &view, &o, error, sizeof error);
-  if (progress.thrown) std::rethrow_exception(progress.thrown);
-  check(code, error, "training");
+  run_fit(state_->module->train, model, a, options_, options_.epochs, options_.lr, 0, "training");
 }
 
 void AttentionModel::update(const std::vector<SampleGroup>& groups) {
@@ -213,15 +220,8 @@ void AttentionModel::update(const std::vector<SampleGroup>& groups) {
     train(groups);
     return;
   }
-  const Arrays a = training_arrays(groups);
-  Progress progress{&options_.on_epoch, nullptr};
-  const tessera_attention_options o =
-      module_options(options_, options_.fine_tune_epochs, options_.fine_tune_lr, options_.fine_tune_anchor, progress);
-  const tessera_attention_programs view = a.view();
-  char error[kErrorSize] = "";
-  const int32_t code = state_->module->fine_tune(state_->model, &view, &o, error, sizeof error);
-  if (progress.thrown) std::rethrow_exception(progress.thrown);
-  check(code, error, "fine-tuning");
+  run_fit(state_->module->fine_tune, state_->model, training_arrays(groups), options_, options_.fine_tune_epochs,
+          options_.fine_tune_lr, options_.fine_tune_anchor, "fine-tuning");
 }
 
 void AttentionModel::save(const std::string& path) const {
@@ -233,15 +233,11 @@ void AttentionModel::save(const std::string& path) const {
   char error[kErrorSize] = "";
   check(state_->module->save(state_->model, layout().c_str(), append, &bytes, error, sizeof error), error,
         "saving " + path);
-  std::ofstream f(path, std::ios::binary);
-  TESSERA_CHECK(f.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) && f.flush(),
-                "cannot write the model file ", path);
+  write_file(path, bytes);
 }
 
 void AttentionModel::load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  TESSERA_CHECK(f, "cannot read the model file ", path);
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_file(path);
   tessera_attention_model* model = state_->get();
   char error[kErrorSize] = "";
   const int32_t code = state_->module->load(model, bytes.data(), bytes.size(), layout().c_str(), kValueFeatureCount,

@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "cost/program_features.h"
 #include "support/error.h"
+#include "support/file_util.h"
 
 namespace tessera::cost {
 
@@ -150,14 +149,11 @@ void XgbModel::save(const std::string& path) const {
   bst_ulong n = 0;
   const char* bytes = nullptr;
   check(XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &n, &bytes), "saving");
-  std::ofstream f(path, std::ios::binary);
-  TESSERA_CHECK(f.write(bytes, static_cast<std::streamsize>(n)) && f.flush(), "cannot write the model file ", path);
+  write_file(path, std::string(bytes, n));
 }
 
 void XgbModel::load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  TESSERA_CHECK(f, "cannot read the model file ", path);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string bytes = read_file(path);
   BoosterHandle b = nullptr;
   check(XGBoosterCreate(nullptr, 0, &b), "creating a booster");
   const char* value = nullptr;

@@ -80,7 +80,7 @@ class XgbModel : public CostModel {
   int threads_;
   XgbOptions options_;
   void* booster_ = nullptr;       // BoosterHandle
-  std::vector<char> base_;        // the loaded model, for update() to build on
+  std::string base_;              // the loaded model, for update() to build on
 };
 
 }  // namespace tessera::cost
