@@ -78,6 +78,23 @@ void print_row(const std::string& name, const Scores& s, bool network) {
   std::printf("\n");
 }
 
+// The closing line of `costmodel train`: the model's pairwise accuracy on the
+// groups it was trained on, `score(group)` its scores (higher = faster).
+template <typename Group, typename Score>
+void print_trained(const char* name, const std::vector<Group>& groups, int candidates,
+                   std::chrono::steady_clock::time_point start, const std::string& file, const Score& score) {
+  cost::CostGroups measured, predicted;
+  for (const Group& g : groups) {
+    measured.push_back(g.seconds);
+    std::vector<double> p = score(g);
+    for (double& x : p) x = -x;
+    predicted.push_back(p);
+  }
+  std::printf("trained %s on %d candidates (%zu groups) in %s; pairwise accuracy on them %.4f; written to %s\n", name,
+              candidates, groups.size(), tune::duration_text(since(start)).c_str(),
+              cost::pairwise_accuracy(measured, predicted), file.c_str());
+}
+
 void check_model(const std::string& model) {
   TESSERA_CHECK(model == "xgb" || model == "attention", "unknown --model '", model, "' (available: xgb, attention)");
 }
@@ -93,16 +110,8 @@ int train_attention(const CostModelArgs& a, const SplitData& s) {
   cost::AttentionModel model(cost::HardwareDesc{}, attention_options(a, "training attention"));
   model.train(groups);
   model.save(a.model_file);
-  cost::CostGroups measured, predicted;
-  for (const cost::SampleGroup& g : groups) {
-    measured.push_back(g.seconds);
-    std::vector<double> p = model.predict_samples(g.programs);
-    for (double& x : p) x = -x;
-    predicted.push_back(p);
-  }
-  std::printf("trained attention on %d candidates (%zu groups) in %s; pairwise accuracy on them %.4f; written to %s\n",
-              candidates, groups.size(), tune::duration_text(since(start)).c_str(),
-              cost::pairwise_accuracy(measured, predicted), a.model_file.c_str());
+  print_trained("attention", groups, candidates, start, a.model_file,
+                [&](const cost::SampleGroup& g) { return model.predict_samples(g.programs); });
   return 0;
 }
 
@@ -141,17 +150,9 @@ int cmd_costmodel_train(const CostModelArgs& a) {
   TESSERA_CHECK(!a.model_file.empty(), "costmodel train needs --out FILE (the model file to write)");
   SplitData s = load_split(a, a.model == "attention");
   if (a.model == "attention") return train_attention(a, s);
-  std::vector<cost::RankGroup> groups;
+  const std::vector<cost::RankGroup> groups = rank_groups(s.data, groups_of(s, false));
   int candidates = 0;
-  for (const auto& [key, members] : groups_of(s, false)) {
-    cost::RankGroup g;
-    for (size_t i : members) {
-      g.rows.push_back(s.data.samples[i].row);
-      g.seconds.push_back(s.data.samples[i].seconds);
-    }
-    candidates += static_cast<int>(members.size());
-    groups.push_back(std::move(g));
-  }
+  for (const cost::RankGroup& g : groups) candidates += static_cast<int>(g.rows.size());
   std::fprintf(stderr, "costmodel: training xgb (rank:pairwise, %d rounds) on %d candidates of %zu task-target groups\n",
                a.rounds, candidates, groups.size());
   const auto start = std::chrono::steady_clock::now();
@@ -165,16 +166,8 @@ int cmd_costmodel_train(const CostModelArgs& a) {
   model.train(groups);
   line.done();
   model.save(a.model_file);
-  cost::CostGroups measured, predicted;
-  for (const cost::RankGroup& g : groups) {
-    measured.push_back(g.seconds);
-    std::vector<double> p = model.predict_rows(g.rows);
-    for (double& x : p) x = -x;
-    predicted.push_back(p);
-  }
-  std::printf("trained xgb on %d candidates (%zu groups) in %s; pairwise accuracy on them %.4f; written to %s\n",
-              candidates, groups.size(), tune::duration_text(since(start)).c_str(),
-              cost::pairwise_accuracy(measured, predicted), a.model_file.c_str());
+  print_trained("xgb", groups, candidates, start, a.model_file,
+                [&](const cost::RankGroup& g) { return model.predict_rows(g.rows); });
   return 0;
 }
 
