@@ -75,6 +75,8 @@ void add_layout_context(Graph& g, uint64_t context) {
   }
 }
 
+uint64_t context_outputs(uint64_t context) { return context >> kOutputBit; }
+
 uint64_t hash_with_context(uint64_t hash, uint64_t context) {
   return context ? hash_combine(hash, context ^ 0x9e3779b97f4a7c15ull) : hash;
 }

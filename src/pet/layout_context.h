@@ -27,6 +27,9 @@ namespace tessera::pet {
 // the 32nd are taken as plain.
 uint64_t layout_context(const Subprogram& sp, const std::set<std::string>& blocked);
 
+// The output bits of a context (bit j: output j held blocked).
+uint64_t context_outputs(uint64_t context);
+
 // The standalone graph (activations first among its inputs, as the search
 // binds them) with the context's neighbours added: each input of a set bit
 // read through an identity depthwise 1x1 Conv from a new graph input of its

@@ -134,7 +134,7 @@ class Search {
       for (Subprogram& sp : subprograms_) {
         sp.context = layout_context(sp, o_.blocked_values);
         if (o_.max_fused_consumers > 0)
-          find_fused_consumers(g_, sp, sp.context >> 32, static_cast<size_t>(o_.max_fused_consumers));
+          find_fused_consumers(g_, sp, context_outputs(sp.context), static_cast<size_t>(o_.max_fused_consumers));
       }
     }
     report_.subprograms = static_cast<int>(subprograms_.size());
@@ -175,11 +175,16 @@ class Search {
   }
 
  private:
-  // A subprogram's key in the database and among those shared by structure:
-  // its structure and the layout its neighbours hold its values in.
-  static uint64_t keyed(const Subprogram& sp) {
-    return hash_with_context(hash_with_context(sp.hash, sp.context), sp.consumers_hash);
+  // A graph's hash (the subprogram's or a candidate's) keyed by what it is
+  // measured beside: the layout its neighbours hold its values in and the
+  // consumers fused after it. Keys costs in the database and the subprograms
+  // shared by structure.
+  static uint64_t in_context(uint64_t hash, const Subprogram& sp) {
+    return hash_with_context(hash_with_context(hash, sp.context), sp.consumers_hash);
   }
+  static uint64_t keyed(const Subprogram& sp) { return in_context(sp.hash, sp); }
+  // The database key of a graph hash already in context.
+  std::string db_key(uint64_t keyed_hash) const { return target_ + ":" + hex(keyed_hash); }
 
   double time_left() const { return o_.budget_seconds - watch_.seconds(); }
   bool out_of_time() const { return time_left() <= 0; }
@@ -213,7 +218,7 @@ class Search {
     for (size_t i = 0; i < subprograms_.size(); ++i) {
       const uint64_t h = keyed(subprograms_[i]);
       if (examined[i] || found_.count(h) || !done.insert(h).second) continue;
-      const std::string key = target_ + ":" + hex(h);
+      const std::string key = db_key(h);
       const std::optional<double> before = db_.cut(key);
       if (!before && db_.choice(key)) continue;  // searched to the end by an earlier compile: replayed
       db_.record_cut(key, std::max(o_.budget_seconds, before.value_or(0)));
@@ -246,8 +251,7 @@ class Search {
   // Seconds of a candidate (weights bound as constants), from the database
   // or measured and recorded; throws when the cost function does.
   double measure(const Subprogram& sp, const Graph& candidate, uint64_t hash) {
-    const std::string key =
-        target_ + ":" + hex(hash_with_context(hash_with_context(hash, sp.context), sp.consumers_hash));
+    const std::string key = db_key(in_context(hash, sp));
     if (std::optional<double> s = db_.cost(key)) {
       ++report_.db_hits;
       return *s;
@@ -569,7 +573,7 @@ class Search {
     if (!cached) return std::nullopt;
     Found f;
     if (cached->empty()) {  // the original was kept: nothing to measure
-      if (std::optional<double> s = db_.cost(target_ + ":" + hex(keyed(sp)))) f.original_seconds = *s;
+      if (std::optional<double> s = db_.cost(db_key(keyed(sp)))) f.original_seconds = *s;
       return f;
     }
     std::optional<Candidate> c = rebuild(sp, choice_key, *cached);
@@ -596,7 +600,7 @@ class Search {
       f = &shared->second;
       ++report_.shared;
     } else {
-      const std::string choice_key = target_ + ":" + hex(keyed(sp));
+      const std::string choice_key = db_key(keyed(sp));
       bool cut = false;
       // A budget no larger than the one that cut this subprogram's search
       // (or never reached it) before would cut it again: its choice so far
@@ -609,7 +613,7 @@ class Search {
         ++report_.replayed;
       } else if (cut_before && !resume) {
         local = Found{};
-        if (std::optional<double> s = db_.cost(target_ + ":" + hex(keyed(sp)))) local->original_seconds = *s;
+        if (std::optional<double> s = db_.cost(db_key(keyed(sp)))) local->original_seconds = *s;
         ++report_.left_to_larger_budget;
       } else {
         local = search(sp, cut);
