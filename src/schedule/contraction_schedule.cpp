@@ -542,9 +542,10 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
 
 // The rule's knobs: the tile (mr rows; nr columns in vectors; the row axis
 // of a product, channels or pixels as a convolution's columns; kb output
-// blocks of a blocked convolution), packing of constant operands, halves of
-// a blocked convolution's rows, unrolled rows, and for large products the
-// cache blocking (blocked, kc, mb, nb, pack_a).
+// blocks, th rows of H and td slices of D of a blocked convolution), packing
+// of constant operands, halves of a blocked convolution's rows, unrolled
+// rows, and for large products the cache blocking (blocked, kc, mb, nb,
+// pack_a).
 class ContractionRule final : public ScheduleRule {
  public:
   std::string_view name() const override { return "contraction"; }
