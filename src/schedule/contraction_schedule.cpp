@@ -16,16 +16,23 @@ namespace {
 // `nr` columns of axis `col` (vectorized), accumulated in registers; with
 // `kb` > 1 also `kb` consecutive indices of axis `blk` (unrolled: a blocked
 // convolution's output channel blocks, each row's input value then feeding
-// kb FMAs).
+// kb FMAs). A blocked convolution's tile may also span `th` output rows of H
+// and `td` slices of D (the axes before the run of W, unrolled): each weight
+// vector loaded then feeds th * td * mr FMAs, and a small map is covered by
+// fewer tiles, each reading the weight group once.
 struct Tile {
   size_t row = 0, col = 0;
   int64_t mr = 1, nr = 1;
   size_t blk = 0;
   int64_t kb = 1;
+  int64_t th = 1, td = 1;
 };
 
 // Output blocks a blocked convolution's tile may take (knob kb's values).
 constexpr int64_t kTileBlocks[] = {1, 2, 4};
+// Rows of H (knob th) and slices of D (knob td) a blocked convolution's tile
+// may span, those within the axis.
+constexpr int64_t kTileSpatialRows[] = {1, 2, 4};
 
 // Rows of a tile with `vectors` accumulators per row that fit the register
 // budget (28 of 32 zmm registers with AVX-512, 12 of 16 ymm with AVX2: a few
@@ -126,6 +133,13 @@ bool blocked_tile(const te::Stage& st, int64_t lanes) {
   return te::is_blocked_conv(st.op_class) && rank >= 3 && shape[rank - 1] % lanes == 0 && shape[rank - 1] <= 2 * lanes;
 }
 
+// True for a blocked convolution with rows of H before its run of W (rank 5,
+// and rank 6 with slices of D): its tile may span several of them (th, td).
+bool spatial_tile(const te::Stage& st, int64_t lanes) {
+  const size_t rank = st.shapes[0].size();
+  return blocked_tile(st, lanes) && !winograd_product(st) && (rank == 5 || rank == 6);
+}
+
 // The tile at `v` (today's heuristic for knobs left out); none when the
 // stage has no vector-wide tile or `v` is not a valid tile.
 //
@@ -145,7 +159,9 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target, c
   // The register budget holds the accumulators, and rows stay within the axis.
   auto valid = [&](const Tile& t) -> std::optional<Tile> {
     if (t.mr < 1 || t.mr > std::max<int64_t>(shape[t.row], 1) || t.nr < 1 || t.kb < 1) return std::nullopt;
-    if (t.mr * std::max<int64_t>(t.nr / lanes, 1) * t.kb > target.register_budget()) return std::nullopt;
+    if (t.th < 1 || t.td < 1 || (t.th > 1 && t.th > shape[t.row - 1]) || (t.td > 1 && t.td > shape[t.row - 2]))
+      return std::nullopt;
+    if (t.th * t.td * t.mr * std::max<int64_t>(t.nr / lanes, 1) * t.kb > target.register_budget()) return std::nullopt;
     return t;
   };
   // Blocked convolutions ([N, Kb, H, W, b]): the block's lanes are the
@@ -154,15 +170,30 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target, c
   // Two output blocks a tile (knob kb) when there are pairs of them (not
   // depthwise: its blocks read different inputs): half the input reads per
   // FMA, and enough accumulators on narrow images (7 pixels x 2 blocks).
+  //
+  // Rows of H (knob th) and slices of D (knob td) in the tile too: the
+  // defaults then follow, so that one knob moved gives a good tile (a 4x4 map
+  // at th=4: kb=1, mr=4): kb pairs only while a tile of th x td x min(W, 4)
+  // pixels by two blocks fits the budget, mr the rows that fit beside them.
   if (blocked_tile(st, lanes)) {
     Tile t{rank - 2, rank - 1, 1, shape[rank - 1]};
     const bool depthwise = st.op_class == te::OpClass::DepthwiseConvBlocked;
     const bool product = winograd_product(st);
-    t.kb = knob_or(v, "kb", product ? product_blocks(st, target, lanes) : shape[1] % 2 == 0 && !depthwise ? 2 : 1);
+    const int64_t vectors = t.nr / lanes;
+    if (spatial_tile(st, lanes)) {
+      t.th = knob_or(v, "th", 1);
+      if (rank == 6) t.td = knob_or(v, "td", 1);
+    }
+    if (!spatial_tile(st, lanes) && v.count("th")) return std::nullopt;
+    if (rank != 6 && v.count("td")) return std::nullopt;
+    const int64_t pixels = t.th * t.td;
+    const bool pairs = shape[1] % 2 == 0 && !depthwise &&
+                       (pixels == 1 || 2 * vectors * pixels * std::min<int64_t>(shape[rank - 2], 4) <= target.register_budget());
+    t.kb = knob_or(v, "kb", product ? product_blocks(st, target, lanes) : pairs ? 2 : 1);
     if (t.kb < 1 || shape[1] % t.kb != 0 || (depthwise && t.kb > 1)) return std::nullopt;
     if (t.kb > 1) t.blk = 1;
     t.mr = knob_or(v, "mr", product ? product_rows(st, target, lanes, t.kb)
-                                    : tile_rows(shape[rank - 2], t.kb * t.nr / lanes, target));
+                                    : tile_rows(shape[rank - 2], t.kb * vectors * pixels, target));
     return valid(t);
   }
   // Channel vectors need an input (the image) that every output channel
@@ -324,8 +355,10 @@ std::optional<Contraction> choose(const te::Stage& st, const TargetInfo& target,
   Contraction c;
   c.tile = *tile;
   c.pack = knob_or(v, "pack", 1);
-  c.halves = knob_or(v, "halves", spatial_halves(st, target));
-  if (c.halves && !halves_possible(st)) return std::nullopt;
+  // Halves split H first, th rows then tile each half.
+  const bool halves_fit = halves_possible(st) && st.shapes[0][2] / 2 >= tile->th;
+  c.halves = knob_or(v, "halves", spatial_halves(st, target) && halves_fit);
+  if (c.halves && !halves_fit) return std::nullopt;
   c.unroll = knob_or(v, "unroll", 1);
   c.sum_blocks = knob_or(v, "sum_blocks", can_sum_blocks(st) ? 1 : 0);
   if (c.sum_blocks && !can_sum_blocks(st)) return std::nullopt;
@@ -396,8 +429,11 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
     s.split_shift(tiled.name, J, tile->nr);
   else
     s.split(tiled.name, J, tile->nr);
-  if (shape[tile->row] % tile->mr != 0 && shape[tile->row] > tile->mr) s.split_shift(tiled.name, I, tile->mr);
-  else s.split(tiled.name, I, tile->mr);
+  auto split_rows = [&](const std::string& loop, int64_t extent, int64_t f) {
+    if (extent % f != 0 && extent > f) s.split_shift(tiled.name, loop, f);
+    else s.split(tiled.name, loop, f);
+  };
+  split_rows(I, shape[tile->row], tile->mr);
   std::string B = tiled.axes[tile->blk].name();
   if (tile->kb > 1) s.split(tiled.name, B, tile->kb);
   // Tile loops: the output axes in order, split axes by their outer part;
@@ -422,13 +458,26 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   // wrote from its own cache; with the output blocks outermost, every layer
   // read half its input from the other core (bench/MEASUREMENTS.md, "Row
   // halves").
-  if (c.halves && outer[2] == tiled.axes[2].name()) {
+  const bool halves = c.halves && outer[2] == tiled.axes[2].name();
+  if (halves) {
     const std::string hname = tiled.axes[2].name();
     s.split(tiled.name, hname, shape[2] / 2);
     outer[2] = inner_name(hname);
-    outer.insert(outer.begin() + 1, outer_name(hname));
   }
+  // Slices of D and rows of H in the tile (a half's rows with halves): the
+  // axis split by td or th, its outer part a tile loop, its inner part in
+  // the tile outside the blocks and the run of W.
+  std::vector<std::string> spatial;
+  for (auto [axis, f] : {std::pair{tile->row - 2, tile->td}, std::pair{tile->row - 1, tile->th}}) {
+    if (f == 1) continue;
+    const std::string a = outer[axis];
+    split_rows(a, halves && axis == 2 ? shape[2] / 2 : shape[axis], f);
+    outer[axis] = outer_name(a);
+    spatial.push_back(inner_name(a));
+  }
+  if (halves) outer.insert(outer.begin() + 1, outer_name(tiled.axes[2].name()));
   std::vector<std::string> full = outer;
+  full.insert(full.end(), spatial.begin(), spatial.end());
   if (tile->kb > 1) full.push_back(inner_name(B));
   full.push_back(inner_name(I));
   full.push_back(inner_name(J));
@@ -466,26 +515,37 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   // once instead of kept live across them (register pressure).
   const size_t reduce_loops = lorder.size();
   const std::string block_loop = c.sum_blocks ? sum_block_loop(s, st, local, lorder, reduce_loops) : "";
+  std::vector<std::string> local_spatial;
+  if (tile->td > 1) local_spatial.push_back(st.axes[tile->row - 2].name());
+  if (tile->th > 1) local_spatial.push_back(st.axes[tile->row - 1].name());
+  lorder.insert(lorder.end(), local_spatial.begin(), local_spatial.end());
   lorder.push_back(AI);
   if (tile->kb > 1) lorder.push_back(st.axes[tile->blk].name());
   lorder.push_back(AJ);
   s.reorder(local, lorder);
   if (!block_loop.empty()) s.accumulate(local, block_loop);
   if (tile->kb > 1) s.unroll(local, st.axes[tile->blk].name());
-  if (c.unroll) s.unroll(local, AI);
+  if (c.unroll) {
+    for (const std::string& a : local_spatial) s.unroll(local, a);
+    s.unroll(local, AI);
+  }
   s.vectorize(local, AJ);
   // The tile's write-back (with its epilogue) unrolled too: constant indices
   // into the accumulator keep it in registers.
   if (tile->kb > 1) s.unroll(tiled.name, inner_name(B));
-  if (c.unroll) s.unroll(tiled.name, inner_name(I));
+  if (c.unroll) {
+    for (const std::string& a : spatial) s.unroll(tiled.name, a);
+    s.unroll(tiled.name, inner_name(I));
+  }
   s.vectorize(tiled.name, inner_name(J));
 }
 
 // The rule's knobs: the tile (mr rows; nr columns in vectors; the row axis
 // of a product, channels or pixels as a convolution's columns; kb output
-// blocks of a blocked convolution), packing of constant operands, halves of
-// a blocked convolution's rows, unrolled rows, and for large products the
-// cache blocking (blocked, kc, mb, nb, pack_a).
+// blocks, th rows of H and td slices of D of a blocked convolution), packing
+// of constant operands, halves of a blocked convolution's rows, unrolled
+// rows, and for large products the cache blocking (blocked, kc, mb, nb,
+// pack_a).
 class ContractionRule final : public ScheduleRule {
  public:
   std::string_view name() const override { return "contraction"; }
@@ -528,6 +588,15 @@ class ContractionRule final : public ScheduleRule {
       for (int64_t v = 1; v <= 4; ++v)
         if ((v - 1) * lanes < shape[t.col]) nr.values.push_back(v);
       k.push_back(nr);
+    }
+    if (spatial_tile(st, lanes)) {
+      const size_t h = rank - 3;
+      for (auto [name, extent] : {std::pair{"th", shape[h]}, std::pair{"td", rank == 6 ? shape[h - 1] : 1}}) {
+        Knob rows{name, {}, 1};
+        for (int64_t r : kTileSpatialRows)
+          if (r <= extent) rows.values.push_back(r);
+        if (rows.values.size() > 1) k.push_back(rows);
+      }
     }
     Knob mr{"mr", {}, t.mr};
     const int64_t max_mr = std::min<int64_t>(std::max<int64_t>(shape[t.row], 1), ctx.target.register_budget());

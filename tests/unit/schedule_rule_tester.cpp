@@ -88,6 +88,11 @@ std::vector<schedule::StageSpace> RuleTester::space(Isa isa, const std::string& 
   return r;
 }
 
+std::optional<schedule::Schedule> RuleTester::schedule(Isa isa, const schedule::SchedulePoint& point) const {
+  Program p = build(isa);
+  return schedule::schedule_at(p.outs, p.target, point);
+}
+
 std::optional<bool> RuleTester::check(Isa isa, const schedule::SchedulePoint& point) const {
   Program p = build(isa);
   std::optional<schedule::Schedule> sched = schedule::schedule_at(p.outs, p.target, point);

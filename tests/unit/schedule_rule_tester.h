@@ -36,6 +36,8 @@ class RuleTester {
 
   // Stages scheduled by `rule` in the program of this op for `isa`.
   std::vector<schedule::StageSpace> space(Isa isa, const std::string& rule = "") const;
+  // The schedule at `point` for `isa`; nullopt when the point is invalid.
+  std::optional<schedule::Schedule> schedule(Isa isa, const schedule::SchedulePoint& point) const;
   // The schedule at `point` for `isa`, checked against the reference; false
   // (adding failures) on a mismatch, nullopt when the point is invalid.
   std::optional<bool> check(Isa isa, const schedule::SchedulePoint& point) const;
