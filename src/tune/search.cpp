@@ -46,7 +46,7 @@ std::vector<schedule::SchedulePoint> TaskSearch::propose(int n) {
     exhausted_ = true;
     return out;
   }
-  if (!opened_) {
+  if (!opened_ && options_.openings) {
     opened_ = true;
     openings_ = seed_points(space_);
     for (schedule::SchedulePoint& p : space_.neighbours()) openings_.push_back(std::move(p));

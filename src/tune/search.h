@@ -23,6 +23,7 @@ struct SearchOptions {
   int population = 24;        // best points kept to breed from
   double mutation = 0.75;     // share of children made by mutation (the rest: crossover / random)
   double random_share = 0.1;  // of children drawn fresh
+  bool openings = true;       // seeds and the default's neighbours before the rest (off: random samples)
 };
 
 class TaskSearch {
