@@ -124,9 +124,13 @@ DatasetIndex DatasetIndex::from_json(const std::string& text, const std::string&
 
 std::vector<std::string> sample_schedules(const tune::TaskSpace& space, const std::string& key, Isa isa, int per_task,
                                           uint64_t seed) {
-  // With nothing observed the search draws every point at random (uniform
-  // over each free knob's values), deduplicated by the schedule it gives.
-  tune::TaskSearch search(space, mix(seed ^ fnv1a(key + "/" + std::string(isa_name(isa)))));
+  // With nothing observed and no openings the search draws every point at
+  // random (uniform over each free knob's values), deduplicated by the
+  // schedule it gives: a dataset wants samples of the space, not the tuner's
+  // first guesses.
+  tune::SearchOptions options;
+  options.openings = false;
+  tune::TaskSearch search(space, mix(seed ^ fnv1a(key + "/" + std::string(isa_name(isa)))), options);
   std::vector<std::string> out;
   for (const schedule::SchedulePoint& p : search.propose(per_task)) out.push_back(p.to_text());
   return out;

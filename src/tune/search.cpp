@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "tune/seeds.h"
+
 namespace tessera::tune {
 
 TaskSearch::TaskSearch(const TaskSpace& space, uint64_t seed, SearchOptions options)
@@ -43,6 +45,15 @@ std::vector<schedule::SchedulePoint> TaskSearch::propose(int n) {
   if (space_.free_knobs() == 0) {
     exhausted_ = true;
     return out;
+  }
+  if (!opened_ && options_.openings) {
+    opened_ = true;
+    openings_ = seed_points(space_);
+    for (schedule::SchedulePoint& p : space_.neighbours()) openings_.push_back(std::move(p));
+  }
+  while (static_cast<int>(out.size()) < n && next_opening_ < openings_.size()) {
+    const schedule::SchedulePoint& p = openings_[next_opening_++];
+    if (accept(p)) out.push_back(p);
   }
   while (static_cast<int>(out.size()) < n) {
     schedule::SchedulePoint p;

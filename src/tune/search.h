@@ -4,7 +4,9 @@
 // (crossover), now and then a fresh random point — deduplicated by the
 // schedule they give. The caller measures them (or predicts their costs)
 // and reports back. The default schedule comes first, so the best is never
-// worse than it.
+// worse than it; then the openings: the rules' seed points (seeds.h) and the
+// default's one-knob neighbours, before anything bred or random (a short
+// budget gives a task about ten candidates).
 #pragma once
 
 #include <limits>
@@ -21,6 +23,7 @@ struct SearchOptions {
   int population = 24;        // best points kept to breed from
   double mutation = 0.75;     // share of children made by mutation (the rest: crossover / random)
   double random_share = 0.1;  // of children drawn fresh
+  bool openings = true;       // seeds and the default's neighbours before the rest (off: random samples)
 };
 
 class TaskSearch {
@@ -28,7 +31,7 @@ class TaskSearch {
   TaskSearch(const TaskSpace& space, uint64_t seed, SearchOptions options = {});
 
   // Up to `n` valid points not proposed before (fewer when the space is
-  // used up); the first call starts with the default point.
+  // used up): the default point, the openings, then bred and random points.
   std::vector<schedule::SchedulePoint> propose(int n);
   // The cost of a proposed point, measured or predicted (infinity: an error).
   void observe(const schedule::SchedulePoint& p, double cost);
@@ -50,6 +53,9 @@ class TaskSearch {
   SearchOptions options_;
   std::vector<std::pair<double, schedule::SchedulePoint>> population_;  // best first
   std::set<std::string> seen_;  // schedules proposed, by text
+  std::vector<schedule::SchedulePoint> openings_;  // seeds then neighbours, made at the first propose
+  size_t next_opening_ = 0;
+  bool opened_ = false;
   double best_cost_ = std::numeric_limits<double>::infinity();
   schedule::SchedulePoint best_point_;
   bool exhausted_ = false;

@@ -1,7 +1,9 @@
 // A task's space of schedules (see task_space.h).
 #include "tune/task_space.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "compile/node_kernel.h"
 #include "support/error.h"
@@ -87,6 +89,27 @@ schedule::SchedulePoint TaskSpace::mutate(const schedule::SchedulePoint& p, std:
     if (v != current) others.push_back(v);
   values[k->name] = others.empty() ? current : others[pick(others.size(), rng)];
   return r;
+}
+
+std::vector<schedule::SchedulePoint> TaskSpace::neighbours() const {
+  std::vector<schedule::SchedulePoint> out;
+  auto at = [&](size_t s, const schedule::Knob& k, int64_t v) {
+    schedule::SchedulePoint p;
+    p.stages[stage_position(s)][k.name] = v;
+    out.push_back(std::move(p));
+  };
+  for (size_t s = 0; s < stages_.size(); ++s)
+    for (const schedule::Knob& k : stages_[s].knobs) {
+      if (k.values.size() < 2) continue;
+      // By value (a row knob lists axes in its own order); the default need not be a candidate.
+      std::vector<int64_t> v = k.values;
+      std::sort(v.begin(), v.end());
+      auto below = std::lower_bound(v.begin(), v.end(), k.default_value);
+      auto above = std::upper_bound(v.begin(), v.end(), k.default_value);
+      if (below != v.begin()) at(s, k, *std::prev(below));
+      if (above != v.end()) at(s, k, *above);
+    }
+  return out;
 }
 
 schedule::SchedulePoint TaskSpace::crossover(const schedule::SchedulePoint& a, const schedule::SchedulePoint& b,

@@ -42,6 +42,9 @@ class TaskSpace {
   schedule::SchedulePoint random_point(std::mt19937_64& rng) const;
   // One free knob of `p` set to another of its values.
   schedule::SchedulePoint mutate(const schedule::SchedulePoint& p, std::mt19937_64& rng) const;
+  // The default's one-knob neighbours: each free knob at the candidates
+  // just below and just above its default, stage by stage, knob by knob.
+  std::vector<schedule::SchedulePoint> neighbours() const;
   // Each stage's knobs from one parent or the other.
   schedule::SchedulePoint crossover(const schedule::SchedulePoint& a, const schedule::SchedulePoint& b,
                                     std::mt19937_64& rng) const;
