@@ -3,8 +3,9 @@
 // the reference interpreter on the original graph — padded and unpadded
 // convolutions, images that leave partial tiles, a batch of two, grouped
 // convolutions, no bias, epilogues (residual add, ReLU) — compiled for
-// AVX-512 and AVX2, the static estimate's choices and the error budget, the
-// transforms' folded point formulas, artifacts, and errors naming the node.
+// AVX-512 and AVX2, the static estimate's choices and the error budget
+// (F(4x4) in branches and on PET's convolutions), the transforms' folded
+// point formulas, artifacts, and errors naming the node.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -329,6 +330,35 @@ TEST(Winograd, ResidualBranchesTakeTheLargeTiles) {
     EXPECT_EQ(tiles, kind == kPlain ? 4 : 8);
     expect_near_scaled(m.run(ins), want, 2e-5);
   }
+}
+
+// In a plain chain the convolutions PET made (named with its prefix,
+// pet/subprogram.h) take F(4x4), the model's own F(2x2): a chain of six 3x3
+// layers with ReLUs, the middle four PET's. The compiled chain gives the
+// interpreter's outputs on the original graph within PET's bound, 1e-4 of
+// the largest output.
+TEST(Winograd, PetConvolutionsInAChainTakeTheLargeTiles) {
+  const std::vector<std::string> names = {"c0", "pet/c1", "pet/c2", "pet/c3", "pet/c4", "c5"};
+  auto model = [&] {
+    seed_ = 60;
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* v = g->add_input("x", {DType::F32, {1, 64, 56, 56}, true});
+    for (const std::string& name : names) v = relu(*g, conv(*g, v, 64, 64, 3, {1, 1, 1, 1}, name), name + "_relu");
+    g->add_output(v);
+    infer_graph(*g);
+    return g;
+  };
+  std::vector<Tensor> ins{random_f32({1, 64, 56, 56}, 11)};
+  std::vector<Tensor> want = interpret(*model(), ins);
+  runtime::Executor m(model(), {});
+  std::set<std::string> large, small;
+  for (const auto& node : m.graph().nodes())
+    if (node->op_type == "WinogradOutput")
+      (OpAttrs(*node, kAnyOpset).i("tile") == 4 ? large : small).insert(node->name);
+  EXPECT_EQ(large, (std::set<std::string>{"pet/c1", "pet/c2", "pet/c3", "pet/c4"}));
+  EXPECT_EQ(small, (std::set<std::string>{"c0", "c5"}));
+  expect_near_scaled(m.run(ins), want, 1e-4);
 }
 
 }  // namespace
