@@ -85,6 +85,7 @@ struct Exec {
   int threads = 0;
   bool dump_ir = false, dump_llvm = false, dump_asm = false, verbose = false;
   bool no_fusion = false;
+  bool no_concat_in_place = false;
   std::string kernel;
   std::string records;
   bool pet = false;
@@ -110,6 +111,7 @@ struct Exec {
     o.dump_kernel = kernel;
     o.verbose = verbose;
     o.fusion = !no_fusion;
+    o.concat_in_place = !no_concat_in_place;
     o.records = records;
     PassOptions passes = c.pass_options();
     o.disabled_passes.assign(passes.disabled.begin(), passes.disabled.end());
@@ -412,6 +414,7 @@ int cmd_viz(const Common& c, const Exec& e, const std::string& out, bool fusion)
     eo.isa = isa_from_name(e.isa);
     eo.threads = e.threads;
     eo.fusion = !e.no_fusion;
+    eo.concat_in_place = !e.no_concat_in_place;
     eo.passes = c.load_options().passes;
     const CompileOptions co = e.compile_options(c);
     eo.pet = co.pet;
@@ -513,6 +516,8 @@ int main(int argc, char** argv) {
     sub->add_option("--kernel", exec.kernel, "dump only kernels whose node name contains NAME");
     sub->add_flag("-v,--verbose", exec.verbose, "print compile progress (stderr)");
     sub->add_flag("--no-fusion", exec.no_fusion, "one kernel per op: no DNNFusion fusion planning");
+    sub->add_flag("--no-concat-in-place", exec.no_concat_in_place,
+                  "copy every Concat (default: a batch-1 channel concat's producers write into its buffer)");
     sub->add_option("--records", exec.records, "apply the best schedules of a tuning records file ('tessera tune')");
     add_pass_flags(sub, PassStage::Target);
     sub->add_flag("--pet", exec.pet, "PET: replace multi-linear subprograms by mutants measured faster (see 'tessera passes')");

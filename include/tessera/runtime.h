@@ -64,6 +64,9 @@ struct CompileOptions {
   bool verbose = false;
   // DNNFusion's fusion planner: blocks of ops compiled as one kernel each.
   bool fusion = true;
+  // Batch-1 channel concats done in place: each input's producer writes into
+  // its slice of the concat's buffer, and the concat copies nothing.
+  bool concat_in_place = true;
   // A tuning records file (`tessera tune`): each kernel gets the schedule of
   // its task's best record measured on this machine; others the default.
   std::string records;

@@ -52,6 +52,7 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   e.dump_kernel = o.dump_kernel;
   e.verbose = o.verbose;
   e.fusion = o.fusion;
+  e.concat_in_place = o.concat_in_place;
   e.pet = o.pet;
   e.passes = pass_options(o);
   if (!o.records.empty())
@@ -116,7 +117,8 @@ std::vector<StepProfile> CompiledModel::profile(const std::vector<Tensor>& input
     p.node = st.node->name.empty() ? "#" + std::to_string(i) : st.node->name;
     p.op.clear();
     for (const Node* n : st.nodes) p.op += (p.op.empty() ? "" : "+") + n->op_type;
-    p.compiled = st.compiled;
+    if (st.view) p.op += " (in place)";
+    p.compiled = st.compiled || st.view;  // a view step runs no reference kernel
     std::vector<double> v;
     for (const auto& run : samples) v.push_back(i < run.size() ? run[i] : 0.0);
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());

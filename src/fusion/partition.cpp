@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "fusion/concat_in_place.h"
 #include "opexpr/expr_registry.h"
 #include "support/hash.h"
 
@@ -84,6 +85,7 @@ class Partitioner {
     }
     for (size_t i = 0; i < nodes.size(); ++i)
       if (!taken[i]) blocks_by_group_[group_[i]] = Block{{static_cast<int>(i)}, type_[i], -1};
+    if (opts_.concat_in_place) split_in_place_concats();
     order_blocks();
     return std::move(plan_);
   }
@@ -251,6 +253,48 @@ class Partitioner {
     return e->fuse();
   }
 
+  // Concats done in place that end a block (no node of the block reads them)
+  // become blocks of their own, until none is left: the branch then writes
+  // its slice of the concat's buffer, and the concat copies nothing. Removing
+  // a block's sink cannot make a cycle.
+  void split_in_place_concats() {
+    std::unordered_set<int> in_place;
+    for (const ConcatPlacement& p : in_place_concats(g_, [](const Value* v) { return v->type; }))
+      in_place.insert(index_.at(p.concat));
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<int> split;
+      for (auto& [id, b] : blocks_by_group_) {
+        if (b.nodes.size() < 2) continue;
+        for (size_t k = 0; k < b.nodes.size(); ++k) {
+          int c = b.nodes[k];
+          if (!in_place.count(c) || read_in_block(b, c)) continue;
+          b.nodes.erase(b.nodes.begin() + static_cast<std::ptrdiff_t>(k));
+          if (b.seed == c) b.seed = -1;
+          split.push_back(c);
+          break;
+        }
+      }
+      for (int c : split) {
+        group_[static_cast<size_t>(c)] = c;
+        blocks_by_group_[c] = Block{{c}, type_[static_cast<size_t>(c)], -1};
+        changed = true;
+      }
+    }
+    for (const auto& [id, b] : blocks_by_group_)
+      if (b.nodes.size() == 1 && in_place.count(b.nodes[0])) plan_.concats_in_place.push_back(b.nodes[0]);
+    std::sort(plan_.concats_in_place.begin(), plan_.concats_in_place.end());
+  }
+
+  // True when a node of block `b` reads an output of node `c`.
+  bool read_in_block(const Block& b, int c) const {
+    for (const Value* v : g_.nodes()[static_cast<size_t>(c)]->outputs)
+      if (v)
+        for (int r : readers(v))
+          if (std::count(b.nodes.begin(), b.nodes.end(), r)) return true;
+    return false;
+  }
+
   // Blocks in a topological order of the block graph, ties by first node.
   void order_blocks() {
     std::unordered_map<int, int> indegree;
@@ -383,10 +427,13 @@ FusionStats fusion_stats(const Graph& g, const Partition& p) {
   for (const auto& n : g.nodes())
     for (const Value* v : n->outputs)
       if (v && !graph_out.count(v)) s.intermediate_before += value_bytes(v);
+  std::unordered_set<const Value*> in_place;  // written into a concat's buffer: no buffer of their own
+  for (int c : p.concats_in_place)
+    for (const Value* v : g.nodes()[static_cast<size_t>(c)]->inputs) in_place.insert(v);
   for (const Block& b : p.blocks) {
     s.fused_blocks += b.nodes.size() > 1;
     for (const Value* v : block_outputs(g, b))
-      if (!graph_out.count(v)) s.intermediate_after += value_bytes(v);
+      if (!graph_out.count(v) && !in_place.count(v)) s.intermediate_after += value_bytes(v);
   }
   return s;
 }
@@ -410,6 +457,8 @@ std::string print_fusion(const Graph& g, const Partition& p) {
             o << "  (op rule: " << r->why << ")";
             break;
           }
+      if (std::count(p.concats_in_place.begin(), p.concats_in_place.end(), n))
+        o << "  (in place: its inputs write into its output)";
       if (b.nodes.size() == 1 && b.seed < 0) {
         std::string why = unfusable_reason(node, g.opset);
         if (!why.empty()) o << "  (not fusible: " << why << ")";

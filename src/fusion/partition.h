@@ -41,6 +41,7 @@ struct Partition {
   std::vector<int> block_of;        // per node: its block
   std::vector<ProfileDecision> profiled;
   int unmeasured = 0;               // profile cells decided "break" for lack of a measurement
+  std::vector<int> concats_in_place;  // Concat nodes alone in their block, done in place (concat_in_place.h)
 };
 
 // Measures a candidate block (node indices) as one kernel against its parts
@@ -56,6 +57,9 @@ struct PartitionOptions {
   std::string target;         // ISA name, part of the database key
   Target machine;             // the kernels' machine (AVX-512 unless set)
   int max_live = 0;           // distinct live values a block's loop body may hold; 0: machine.register_budget()
+  // Concats done in place (concat_in_place.h) that end a block are split off
+  // into blocks of their own, so each branch writes its slice directly.
+  bool concat_in_place = true;
 };
 
 // Why `n` cannot share a kernel with other nodes ("" when it can): ops

@@ -99,6 +99,7 @@ std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector
       if (si > 0) (*step_seconds)[si - 1] += std::chrono::duration<double>(Clock::now() - step_start).count();
       step_start = Clock::now();
     }
+    if (st.view) continue;  // a concat done in place: its inputs were written into its output
     if (st.compiled) {
       for (int o : st.outputs) {
         const Slot& sl = plan.slots[static_cast<size_t>(o)];
@@ -433,6 +434,7 @@ std::string Executor::report() const {
     if (p.fused_steps > 0)
       os << "  fused steps " << p.fused_steps << " (intermediates inside fused kernels "
          << format_bytes(p.internal_bytes) << ")\n";
+    if (p.concat_views > 0) os << "  concats in place " << p.concat_views << " (their inputs written into their output)\n";
     for (const std::string& f : p.fusion_fallbacks) os << "  not fused: " << f << "\n";
     if (p.packed_bytes > 0) {
       os << "  packed weights " << format_bytes(p.packed_bytes);
@@ -442,7 +444,7 @@ std::string Executor::report() const {
     }
     std::map<std::string, std::pair<int, std::string>> ref;
     for (const Step& st : p.steps)
-      if (!st.compiled) {
+      if (!st.compiled && !st.view) {
         auto& e = ref[st.node->op_type];
         ++e.first;
         if (e.second.empty()) e.second = st.reason;

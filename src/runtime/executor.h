@@ -85,6 +85,10 @@ struct ExecutorOptions {
   size_t max_idle_arenas = 16;
   // DNNFusion: nodes planned into blocks (src/fusion), each block one kernel.
   bool fusion = true;
+  // Concats whose inputs are contiguous slices of their output (batch 1
+  // channel concats) are done in place: the producers write into the
+  // concat's buffer, and the concat is a view step (fusion/concat_in_place.h).
+  bool concat_in_place = true;
   // Profile cells of the fusion table are decided by measuring the fused
   // kernel against its parts (false: they are not fused).
   bool fusion_profile = true;
@@ -124,6 +128,10 @@ struct Slot {
   int64_t bytes = 0;
   int64_t first_step = 0, last_step = 0;  // live range (steps reading or writing it)
   int64_t offset = 0;                     // Arena: offset into the arena
+  // Arena slots inside another's bytes (an input of a concat done in place):
+  // the parent slot and the byte offset within it; the arena places roots only.
+  int parent = -1;
+  int64_t parent_offset = 0;
   Tensor data;                            // Packed: the packed values
 };
 
@@ -140,6 +148,9 @@ struct Step {
   const Node* node = nullptr;        // the (first) node of the step
   std::vector<const Node*> nodes;    // every node the step computes (a fused block: several)
   bool compiled = false;
+  // A concat done in place: its inputs (slots inside its output's) are
+  // already in place, so running it does nothing.
+  bool view = false;
   std::shared_ptr<codegen::JitKernel> kernel;  // compiled steps
   std::vector<int> args;     // compiled: the slot of every kernel parameter
   std::vector<int> inputs;   // per node input (fused: per block input): its slot, -1 when absent
@@ -175,6 +186,7 @@ struct Plan {
   // inputs, a compiled kernel's unpacked params, constant outputs.
   std::vector<const Value*> original_reads;
   int fused_steps = 0;       // steps computing a block of several nodes
+  int concat_views = 0;      // concats done in place (view steps)
   int64_t internal_bytes = 0;  // intermediates fused kernels materialize inside themselves
   std::vector<std::string> fusion_fallbacks;  // blocks that could not be one kernel, and why
   double compile_seconds = 0;

@@ -147,6 +147,7 @@ fusion::ProfileFn make_fusion_profiler(const Graph& g, const ExecutorOptions& op
 fusion::Partition partition_model(const Graph& g, const ExecutorOptions& opts) {
   fusion::PartitionOptions po;
   po.fuse = opts.fusion;
+  po.concat_in_place = opts.concat_in_place;
   codegen::Isa isa = opts.isa == codegen::Isa::Host ? codegen::host_isa() : opts.isa;
   po.target = std::string(codegen::isa_name(isa)) + " r" + std::to_string(fusion::kCodegenRevision);
   po.machine = Target::for_isa(isa);

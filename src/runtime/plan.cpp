@@ -14,7 +14,9 @@
 #include <unordered_set>
 
 #include "compile/task.h"
+#include "fusion/concat_in_place.h"
 #include "ops/registry.h"
+#include "runtime/concat_views.h"
 #include "runtime/concrete_types.h"
 #include "runtime/executor.h"
 #include "runtime/task_kernel.h"
@@ -55,6 +57,8 @@ struct PendingStep {
   std::unique_ptr<compile::Task> task;  // null: a reference step
   std::shared_ptr<const TaskKernel> kernel;
   std::string reason;                   // reference steps: why
+  std::vector<int64_t> view_offsets;    // a concat done in place: per input, its byte offset in the output
+  bool view = false;
 };
 
 class PlanCompiler {
@@ -111,13 +115,16 @@ class PlanCompiler {
   // --- steps --------------------------------------------------------------------
 
   void plan_steps() {
+    if (opts_.concat_in_place)  // the concrete types: a dynamic batch that is 1 in this run qualifies
+      for (fusion::ConcatPlacement& c : fusion::in_place_concats(g_, [this](const Value* v) { return types_->type_of(v); }))
+        views_[c.concat] = std::move(c.offsets);
     if (blocks_ && !blocks_->empty()) {
       size_t covered = 0;
       for (const auto& b : *blocks_) covered += b.size();
       TESSERA_CHECK(covered == g_.nodes().size(), "fusion plan covers ", covered, " of ", g_.nodes().size(), " nodes");
       for (const auto& b : *blocks_) {
         if (b.size() == 1) {
-          pending_.push_back(node_step(*g_.nodes().at(static_cast<size_t>(b[0]))));
+          pending_.push_back(single_step(*g_.nodes().at(static_cast<size_t>(b[0]))));
           continue;
         }
         std::vector<const Node*> ns;
@@ -127,8 +134,20 @@ class PlanCompiler {
         else for (const Node* n : ns) pending_.push_back(node_step(*n));
       }
     } else {
-      for (const auto& n : g_.nodes()) pending_.push_back(node_step(*n));
+      for (const auto& n : g_.nodes()) pending_.push_back(single_step(*n));
     }
+  }
+
+  // A node alone in its step: a view step if it is a concat done in place
+  // (a concat in a block that fell apart stays a copy).
+  PendingStep single_step(const Node& n) {
+    auto it = views_.find(&n);
+    if (it == views_.end()) return node_step(n);
+    PendingStep p;
+    p.nodes = {&n};
+    p.view = true;
+    p.view_offsets = it->second;
+    return p;
   }
 
   void fall_back(const std::string& why) {
@@ -293,7 +312,8 @@ class PlanCompiler {
   void bind_steps() {
     for (size_t i = 0; i < g_.inputs().size(); ++i) value_slot(g_.inputs()[i]);
     for (size_t i = 0; i < pending_.size(); ++i) {
-      if (pending_[i].task) bind_compiled(pending_[i], static_cast<int64_t>(i));
+      if (pending_[i].view) bind_view(pending_[i], static_cast<int64_t>(i));
+      else if (pending_[i].task) bind_compiled(pending_[i], static_cast<int64_t>(i));
       else bind_reference(pending_[i], static_cast<int64_t>(i));
     }
     for (const Value* o : g_.outputs()) {
@@ -444,6 +464,23 @@ class PlanCompiler {
     plan_->steps.push_back(std::move(st));
   }
 
+  // A concat done in place: its inputs become children of its output slot.
+  void bind_view(PendingStep& p, int64_t step) {
+    const Node& n = *p.nodes[0];
+    Step st;
+    st.node = &n;
+    st.nodes = {&n};
+    st.view = true;
+    st.def = &op_registry().get(n, g_.opset);
+    for (const Value* v : n.inputs) st.inputs.push_back(read_slot(v, step));
+    TensorType t = types_->type_of(n.outputs[0]);
+    st.outputs.push_back(output_slot(n.outputs[0], t.dtype, t.dims, step));
+    for (size_t k = 0; k < st.inputs.size(); ++k)
+      place_in_parent(*plan_, st.inputs[k], st.outputs[0], p.view_offsets.at(k), st);
+    ++plan_->concat_views;
+    plan_->steps.push_back(std::move(st));
+  }
+
   // Kernels do not check their buffers: a binding mismatch must not reach them.
   void check_binding(const std::string& what, const TaskKernel& k, const Step& st) {
     TESSERA_CHECK(st.args.size() == k.params.size(), what, ": kernel has ", k.params.size(),
@@ -490,18 +527,22 @@ class PlanCompiler {
   }
 
   // Places the arena slots; elementwise steps may overwrite a dying input.
+  // Slots inside a concat's output (concat_views.h) get no buffer of their
+  // own, so no step overwrites one in place, nor writes in place into one.
   void plan_memory_slots() {
+    widen_view_roots(*plan_);
     std::vector<BufferRequest> reqs;
     std::vector<int> req_of(plan_->slots.size(), -1);
     for (size_t i = 0; i < plan_->slots.size(); ++i) {
       const Slot& s = plan_->slots[i];
-      if (s.kind != SlotKind::Arena) continue;
+      if (s.kind != SlotKind::Arena || s.parent >= 0) continue;
       req_of[i] = static_cast<int>(reqs.size());
       reqs.push_back({s.bytes, s.first_step, s.last_step, 64, -1});
     }
     for (size_t si = 0; si < plan_->steps.size(); ++si) {
       const Step& st = plan_->steps[si];
       int64_t step = static_cast<int64_t>(si);
+      if (st.view) continue;
       int present = 0;
       for (int o : st.outputs) present += o >= 0;
       // A reference step's output is copied into its slot after the kernel ran,
@@ -532,6 +573,7 @@ class PlanCompiler {
                   format_bytes(plan_->arena_layout.arena_bytes), " at their peak, more than this machine's memory (", format_bytes(memory_limit_bytes()), ")");
     for (size_t i = 0; i < plan_->slots.size(); ++i)
       if (req_of[i] >= 0) plan_->slots[i].offset = plan_->arena_layout.offsets[static_cast<size_t>(req_of[i])];
+    resolve_view_offsets(*plan_);
   }
 
   const Graph& g_;
@@ -547,6 +589,7 @@ class PlanCompiler {
   std::vector<const ScheduleProvider*> providers_;
   std::unique_ptr<ConcreteTypes> types_;
   std::vector<PendingStep> pending_;
+  std::unordered_map<const Node*, std::vector<int64_t>> views_;  // concats done in place: their inputs' offsets
   std::unordered_map<const Value*, int> slot_of_;
   std::vector<const Value*> value_deps_;
   std::set<const Value*> original_reads_;

@@ -295,6 +295,11 @@ TEST_F(Cli, FusionPlanDumpVizAndSwitches) {
           " --dump-fusion --no-fusion --no-rewrite --no-blocked-layout");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("fusion: 65 ops -> 65 kernels"), std::string::npos) << r.out;
+  // The eight fire modules' concats are done in place: steps without a kernel.
+  EXPECT_NE(r.out.find("57 compiled kernels"), std::string::npos) << r.out;
+  r = cli("compile zoo:squeezenet1_1 --shape input=1x3x64x64 -o " + tsr +
+          " --no-fusion --no-rewrite --no-blocked-layout --no-concat-in-place");
+  ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("65 compiled kernels"), std::string::npos) << r.out;
   std::string svg = (dir_ / "plan.svg").string();
   r = cli("viz zoo:squeezenet1_1 --shape input=1x3x64x64 --fusion -o " + svg);

@@ -1,0 +1,393 @@
+// Concats done in place (fusion/concat_in_place.*, runtime/concat_views.*):
+// which concats qualify and where their inputs sit (offsets computed here
+// from the shapes), the fusion plan leaving them out of their branches'
+// blocks, and the compiled runtime's view steps against the reference
+// interpreter on NCHW and blocked layouts, both ISAs: producers that are
+// fused kernels, reference steps or other concats, values read elsewhere
+// too, in-place elementwise consumers, repeated runs and artifacts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "codegen/llvm/jit.h"
+#include "driver/driver.h"
+#include "fusion/concat_in_place.h"
+#include "fusion/partition.h"
+#include "interp/interpreter.h"
+#include "ops/registry.h"
+#include "runtime/executor.h"
+#include "graph_test_util.h"
+#include "random_tensor.h"
+
+namespace tessera {
+namespace {
+
+using runtime::Executor;
+using runtime::ExecutorOptions;
+using runtime::Plan;
+using runtime::Slot;
+using runtime::SlotKind;
+using runtime::Step;
+using tessera::testing::expect_near_scaled;
+using tessera::testing::random_f32;
+using tessera::testing::save_and_load;
+
+uint32_t seed_ = 1;
+
+Value* conv(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name) {
+  AttrMap a;
+  a["pads"] = Attribute::of_ints({k / 2, k / 2, k / 2, k / 2});
+  Value* w = g.add_constant(name + ".w", random_f32({M, C, k, k}, seed_++, -0.5f, 0.5f));
+  Value* b = g.add_constant(name + ".b", random_f32({M}, seed_++));
+  return g.add_node("Conv", {x, w, b}, {name}, std::move(a), name)->outputs[0];
+}
+
+Value* unary(Graph& g, const std::string& op, Value* x, const std::string& name) {
+  return g.add_node(op, {x}, {name}, {}, name)->outputs[0];
+}
+
+Value* concat(Graph& g, const std::vector<Value*>& xs, int64_t axis, const std::string& name) {
+  AttrMap a;
+  a["axis"] = Attribute::of_int(axis);
+  return g.add_node("Concat", xs, {name}, std::move(a), name)->outputs[0];
+}
+
+// An Inception-like block: x -> {1x1 conv+relu, 1x1 -> 3x3 conv+relu,
+// avgpool -> 1x1 conv+relu} -> Concat -> 1x1 conv. Channel counts `c` per
+// branch (odd counts: NCHW slices at unaligned offsets; the last one short of
+// a block: the blocked concat's padding lanes).
+std::unique_ptr<Graph> inception(int64_t batch, std::vector<int64_t> c, int64_t H = 9, int64_t W = 7) {
+  seed_ = 1;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {batch, 8, H, W}, true});
+  Value* a = unary(*g, "Relu", conv(*g, x, c[0], 8, 1, "a_conv"), "a");
+  Value* b1 = unary(*g, "Relu", conv(*g, x, 8, 8, 1, "b1_conv"), "b1");
+  Value* b = unary(*g, "Relu", conv(*g, b1, c[1], 8, 3, "b_conv"), "b");
+  AttrMap ap;
+  ap["kernel_shape"] = Attribute::of_ints({3, 3});
+  ap["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* p = g->add_node("AveragePool", {x}, {"pool"}, ap, "pool")->outputs[0];
+  Value* d = unary(*g, "Relu", conv(*g, p, c[2], 8, 1, "d_conv"), "d");
+  Value* y = concat(*g, {a, b, d}, 1, "cat");
+  g->add_output(conv(*g, y, 4, c[0] + c[1] + c[2], 1, "head"));
+  infer_graph(*g);
+  return g;
+}
+
+int block_of(const Graph& g, const fusion::Partition& p, const std::string& node) {
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (g.nodes()[i]->name == node) return p.block_of[i];
+  ADD_FAILURE() << "no node " << node;
+  return -1;
+}
+
+std::vector<ExecutorOptions> isas() {
+  std::vector<ExecutorOptions> r;
+  for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
+    if (!codegen::host_supports(isa)) {
+      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run on it";
+      continue;
+    }
+    ExecutorOptions o;
+    o.isa = isa;
+    o.fusion_profile = false;
+    r.push_back(o);
+  }
+  return r;
+}
+
+const fusion::ConcatPlacement* placement(const std::vector<fusion::ConcatPlacement>& ps, const std::string& name) {
+  for (const auto& p : ps)
+    if (p.concat->name == name) return &p;
+  return nullptr;
+}
+
+std::vector<fusion::ConcatPlacement> in_place(const Graph& g) {
+  return fusion::in_place_concats(g, [](const Value* v) { return v->type; });
+}
+
+// Every view step's inputs lie inside its output at the channel prefix times
+// the bytes per channel, computed from the graph's shapes; the root (the
+// outermost concat's output, which the arena places) lives from its
+// children's producers through the view step.
+void expect_views_in_place(const Plan& p) {
+  for (size_t si = 0; si < p.steps.size(); ++si) {
+    const Step& st = p.steps[si];
+    if (!st.view) continue;
+    EXPECT_FALSE(st.compiled);
+    EXPECT_EQ(st.kernel, nullptr);
+    const Slot& out = p.slots[static_cast<size_t>(st.outputs.at(0))];
+    int r = st.outputs[0];
+    while (p.slots[static_cast<size_t>(r)].parent >= 0) r = p.slots[static_cast<size_t>(r)].parent;
+    const Slot& root = p.slots[static_cast<size_t>(r)];
+    int64_t axis = st.node->attrs.at("axis").i;
+    int64_t per = static_cast<int64_t>(dtype_size(out.dtype));
+    for (size_t d = static_cast<size_t>(axis) + 1; d < out.dims.size(); ++d) per *= out.dims[d];
+    int64_t prefix = 0;
+    for (int s : st.inputs) {
+      const Slot& in = p.slots[static_cast<size_t>(s)];
+      EXPECT_EQ(in.parent, st.outputs[0]);
+      EXPECT_EQ(in.offset, out.offset + prefix * per) << st.node->name << " input " << in.value->name;
+      EXPECT_LE(root.first_step, in.first_step);
+      EXPECT_GE(root.last_step, std::max(in.last_step, static_cast<int64_t>(si)));
+      prefix += in.dims.at(static_cast<size_t>(axis));
+    }
+  }
+}
+
+// Arena slots that are not one inside the other and live at the same step
+// never share bytes, unless one is handed over to the other in place at the
+// step where one dies and the other is born.
+void expect_arena_sound(const Plan& p) {
+  auto root = [&](size_t s) {
+    while (p.slots[s].parent >= 0) s = static_cast<size_t>(p.slots[s].parent);
+    return s;
+  };
+  auto inside = [&](size_t a, size_t b) {  // a is b or lies inside it
+    for (int s = static_cast<int>(a); s >= 0; s = p.slots[static_cast<size_t>(s)].parent)
+      if (static_cast<size_t>(s) == b) return true;
+    return false;
+  };
+  for (size_t a = 0; a < p.slots.size(); ++a)
+    for (size_t b = a + 1; b < p.slots.size(); ++b) {
+      const Slot &s = p.slots[a], &t = p.slots[b];
+      if (s.kind != SlotKind::Arena || t.kind != SlotKind::Arena || s.bytes == 0 || t.bytes == 0) continue;
+      bool overlap = s.offset < t.offset + t.bytes && t.offset < s.offset + s.bytes;
+      if (!overlap || inside(a, b) || inside(b, a)) continue;
+      const Slot &rs = p.slots[root(a)], &rt = p.slots[root(b)];
+      if (root(a) == root(b)) {
+        ADD_FAILURE() << "slots " << a << " and " << b << " overlap inside one concat";
+        continue;
+      }
+      bool live_together = rs.first_step <= rt.last_step && rt.first_step <= rs.last_step;
+      bool handover = rs.last_step == rt.first_step || rt.last_step == rs.first_step;
+      EXPECT_TRUE(!live_together || handover) << "slots " << a << " and " << b;
+    }
+}
+
+// Runs `build()` compiled on every ISA, blocked layout on and off, twice with
+// different inputs, against the interpreter; each plan has `views_blocked`
+// (`views_nchw`) view steps.
+void expect_runs_in_place(const std::function<std::unique_ptr<Graph>()>& build, int views_blocked, int views_nchw,
+                          bool fusion = true) {
+  for (ExecutorOptions o : isas())
+    for (bool blocked : {true, false}) {
+      SCOPED_TRACE(std::string(codegen::isa_name(o.isa)) + (blocked ? " blocked" : " NCHW"));
+      if (!blocked) o.passes.disable("blocked-layout");
+      o.fusion = fusion;
+      Executor m(build(), o);
+      for (uint32_t s : {3u, 4u}) {
+        std::vector<Tensor> ins;
+        for (const Value* v : m.graph().inputs()) ins.push_back(random_f32(v->type.dims, s++));
+        auto ref = build();
+        expect_near_scaled(m.run(ins), interpret(*ref, ins), 1e-5);
+      }
+      const Plan& p = *m.last_plan();
+      int views = blocked ? views_blocked : views_nchw;
+      EXPECT_EQ(p.concat_views, views) << print_graph(m.graph()) << fusion::print_fusion(m.graph(), m.partition());
+      EXPECT_EQ(m.report().find("concats in place") != std::string::npos, views > 0);
+      expect_views_in_place(p);
+      expect_arena_sound(p);
+    }
+}
+
+TEST(ConcatInPlace, TheConcatLeavesItsBranchsBlock) {
+  auto g = inception(1, {16, 16, 3});
+  fusion::Partition on = fusion::partition_graph(*g);
+  fusion::PartitionOptions off_opts;
+  off_opts.concat_in_place = false;
+  fusion::Partition off = fusion::partition_graph(*g, off_opts);
+  // Without: the concat ends one branch's block (the reason for the split).
+  int cat_off = block_of(*g, off, "cat");
+  EXPECT_GT(off.blocks[static_cast<size_t>(cat_off)].nodes.size(), 1u) << fusion::print_fusion(*g, off);
+  EXPECT_TRUE(off.concats_in_place.empty());
+  // With: alone, each branch's block ends at its ReLU, which stays with its conv.
+  int cat = block_of(*g, on, "cat");
+  EXPECT_EQ(on.blocks[static_cast<size_t>(cat)].nodes.size(), 1u) << fusion::print_fusion(*g, on);
+  EXPECT_EQ(on.concats_in_place.size(), 1u);
+  for (const char* r : {"a", "b", "d"}) EXPECT_NE(block_of(*g, on, r), cat) << r;
+  EXPECT_EQ(block_of(*g, on, "a"), block_of(*g, on, "a_conv"));
+  EXPECT_EQ(block_of(*g, on, "d"), block_of(*g, on, "d_conv"));
+  EXPECT_NE(fusion::print_fusion(*g, on).find("(in place"), std::string::npos);
+  // The branch outputs are written into the concat's buffer: not counted.
+  EXPECT_LT(fusion::fusion_stats(*g, on).intermediate_after, fusion::fusion_stats(*g, off).intermediate_after);
+}
+
+TEST(ConcatInPlace, OffsetsAreChannelPrefixes) {
+  auto g = inception(1, {5, 7, 3}, 9, 7);
+  auto ps = in_place(*g);
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps[0].offsets, (std::vector<int64_t>{0, 5 * 9 * 7 * 4, 12 * 9 * 7 * 4}));
+  // Batch 2: each slice repeats per image, not contiguous (phase 2).
+  EXPECT_TRUE(in_place(*inception(2, {5, 7, 3})).empty());
+}
+
+TEST(ConcatInPlace, WhichConcatsQualify) {
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 4, 3, 5}, true});
+  Value* r = unary(*g, "Relu", x, "r");
+  Value* e = unary(*g, "Exp", x, "e");
+  Value* t = unary(*g, "Tanh", x, "t");
+  Value* k = g->add_constant("k", random_f32({1, 2, 3, 5}, 9));
+  std::vector<Value*> outs{
+      concat(*g, {x, r}, 1, "graph_input"),   // x is a graph input
+      concat(*g, {r, k}, 1, "constant"),      // k is a constant
+      concat(*g, {e, e}, 1, "repeated"),      // e twice
+      concat(*g, {r, e}, 2, "axis2"),         // dims before the axis: 1x4
+      concat(*g, {r, t}, 1, "first"),         // qualifies: claims r and t
+      concat(*g, {t, e}, 1, "second"),        // t claimed by "first"
+  };
+  Value* out_cat = concat(*g, {unary(*g, "Sigmoid", x, "s"), unary(*g, "Neg", x, "n")}, 1, "graph_output");
+  Value* nested = concat(*g, {outs[4], unary(*g, "Abs", x, "abs")}, 1, "outer");  // nests "first"
+  for (Value* v : outs) g->add_output(unary(*g, "Identity", v, v->name + "_id"));
+  g->add_output(out_cat);
+  g->add_output(unary(*g, "Identity", nested, "outer_id"));
+  infer_graph(*g);
+  auto ps = in_place(*g);
+  std::vector<std::string> names;
+  for (const auto& p : ps) names.push_back(p.concat->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"first", "outer"}));
+  ASSERT_NE(placement(ps, "outer"), nullptr);
+  EXPECT_EQ(placement(ps, "outer")->offsets, (std::vector<int64_t>{0, 8 * 3 * 5 * 4}));
+  // The ones left out still run (copies), and right.
+  auto build = [&] { return g->clone(); };
+  expect_runs_in_place(build, 2, 2, false);  // fused, each concat would join its Identity
+}
+
+TEST(ConcatInPlace, InceptionBlockMatchesTheInterpreter) {
+  // Odd channel counts: unaligned NCHW offsets; blocked, the concat stays
+  // NCHW and fuses with the reorder that reads it (not in place).
+  expect_runs_in_place([] { return inception(1, {5, 7, 3}); }, 0, 1);
+  // Block multiples with a short last input (padding lanes), fused and not.
+  expect_runs_in_place([] { return inception(1, {16, 32, 3}); }, 1, 1);
+  expect_runs_in_place([] { return inception(1, {16, 32, 3}); }, 1, 1, false);
+}
+
+// Inception v3's Mixed_7b shape: a concat of a concat, both in place.
+TEST(ConcatInPlace, NestedConcats) {
+  auto build = [] {
+    seed_ = 30;
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, {1, 8, 6, 6}, true});
+    Value* a = unary(*g, "Relu", conv(*g, x, 16, 8, 1, "a_conv"), "a");
+    Value* b0 = unary(*g, "Relu", conv(*g, x, 8, 8, 1, "b0_conv"), "b0");
+    Value* b1 = unary(*g, "Relu", conv(*g, b0, 16, 8, 3, "b1_conv"), "b1");
+    Value* b2 = unary(*g, "Relu", conv(*g, b0, 16, 8, 3, "b2_conv"), "b2");
+    Value* inner = concat(*g, {b1, b2}, 1, "inner");
+    Value* y = concat(*g, {a, inner}, 1, "outer");
+    g->add_output(conv(*g, y, 4, 48, 1, "head"));
+    infer_graph(*g);
+    return g;
+  };
+  auto g = build();
+  fusion::Partition p = fusion::partition_graph(*g);
+  EXPECT_EQ(p.blocks[static_cast<size_t>(block_of(*g, p, "inner"))].nodes.size(), 1u) << fusion::print_fusion(*g, p);
+  EXPECT_EQ(p.blocks[static_cast<size_t>(block_of(*g, p, "outer"))].nodes.size(), 1u) << fusion::print_fusion(*g, p);
+  expect_runs_in_place(build, 2, 2);
+}
+
+// A branch output read after the concat by an elementwise op that could
+// overwrite a dying input, and an elementwise consumer of the concat (fusion
+// off: a step of its own, free to overwrite the concat's buffer).
+TEST(ConcatInPlace, OtherReadersAndInPlaceConsumers) {
+  auto build = [] {
+    seed_ = 40;
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, {1, 8, 5, 5}, true});
+    Value* a = conv(*g, x, 16, 8, 1, "a_conv");
+    Value* b = unary(*g, "Relu", conv(*g, x, 16, 8, 3, "b_conv"), "b");
+    Value* y = concat(*g, {a, b}, 1, "cat");
+    Value* z = unary(*g, "Sigmoid", unary(*g, "Relu", y, "cat_relu"), "cat_sigmoid");
+    Value* later = unary(*g, "Tanh", a, "a_tanh");  // reads a at its last use
+    g->add_output(conv(*g, z, 4, 32, 1, "head"));
+    g->add_output(conv(*g, later, 4, 16, 1, "head_a"));
+    infer_graph(*g);
+    return g;
+  };
+  expect_runs_in_place(build, 1, 1, false);
+  expect_runs_in_place(build, 0, 0, true);  // the concat fuses with its ReLU: a copy
+}
+
+// Producers that are reference steps (NonZero has no expression) whose
+// output length depends on the values: the plan's concrete types make the
+// concat contiguous, and the reference outputs are copied into their slices.
+TEST(ConcatInPlace, ReferenceProducers) {
+  auto build = [] {
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, {9}, true});
+    Value* y = g->add_input("y", {DType::F32, {7}, true});
+    Value* nx = unary(*g, "NonZero", unary(*g, "Relu", x, "rx"), "nx");
+    Value* ny = unary(*g, "NonZero", unary(*g, "Relu", y, "ry"), "ny");
+    Value* c = concat(*g, {nx, ny}, 1, "cat");
+    AttrMap to;
+    to["to"] = Attribute::of_int(1);  // ONNX FLOAT
+    g->add_output(unary(*g, "Neg", g->add_node("Cast", {c}, {"f"}, to, "cast")->outputs[0], "out"));
+    infer_graph(*g);
+    return g;
+  };
+  for (ExecutorOptions o : isas()) {
+    Executor m(build(), o);
+    for (uint32_t s : {5u, 6u}) {
+      std::vector<Tensor> ins{random_f32({9}, s), random_f32({7}, s + 10)};
+      expect_near_scaled(m.run(ins), interpret(*build(), ins), 0);
+      const Plan& p = *m.last_plan();
+      EXPECT_EQ(p.concat_views, 1);
+      expect_views_in_place(p);
+      expect_arena_sound(p);
+    }
+  }
+}
+
+TEST(ConcatInPlace, OptionOffCopies) {
+  ExecutorOptions o;
+  o.fusion_profile = false;
+  o.concat_in_place = false;
+  Executor m(inception(1, {16, 16, 3}), o);
+  std::vector<Tensor> ins{random_f32({1, 8, 9, 7}, 7)};
+  expect_near_scaled(m.run(ins), interpret(*inception(1, {16, 16, 3}), ins), 1e-5);
+  EXPECT_EQ(m.last_plan()->concat_views, 0);
+  for (const Step& st : m.last_plan()->steps) EXPECT_FALSE(st.view);
+}
+
+// An artifact keeps the blocks, so the loaded model has the view steps too;
+// one saved with the option off (the concat fused) loads and runs as well.
+TEST(ConcatInPlace, Artifacts) {
+  std::vector<Tensor> ins{random_f32({1, 8, 9, 7}, 8)};
+  for (bool on : {true, false}) {
+    ExecutorOptions o;
+    o.fusion_profile = false;
+    o.concat_in_place = on;
+    Executor m(inception(1, {16, 16, 3}), o);
+    std::vector<Tensor> first = m.run(ins);
+    auto loaded = save_and_load(m, on ? "concat_views" : "concat_copies");
+    expect_near_scaled(loaded->run(ins), first, 0);
+    EXPECT_EQ(loaded->last_plan()->concat_views, on ? 1 : 0);
+  }
+}
+
+// SqueezeNet 1.1's eight fire modules: every expand concat (counted in the
+// compiled graph) is done in place, and the model still matches the interpreter.
+TEST(ConcatInPlace, SqueezeNetFireModules) {
+  ExecutorOptions o;
+  o.fusion_profile = false;
+  Executor m(load_model("zoo:squeezenet1_1"), o);
+  int concats = 0;
+  for (const auto& n : m.graph().nodes()) concats += n->op_type == "Concat";
+  EXPECT_EQ(concats, 8);
+  std::vector<Tensor> ins{random_f32(m.graph().inputs()[0]->type.dims, 12, -1, 1)};
+  std::vector<Tensor> got = m.run(ins);
+  const Plan& p = *m.last_plan();
+  EXPECT_EQ(p.concat_views, concats) << fusion::print_fusion(m.graph(), m.partition());
+  expect_views_in_place(p);
+  expect_arena_sound(p);
+  expect_near_scaled(got, interpret(m.graph(), ins), 1e-4);
+}
+
+}  // namespace
+}  // namespace tessera
