@@ -291,6 +291,7 @@ struct Contraction {
   GemmBlocks blocks;
   std::string pack_a;    // A packed per block ("" for none)
   bool sum_blocks = false;  // the reduction summed in blocks (sum_block_loop), each added to the total
+  bool prefetch = false;    // each tile prefetches its share of the next column panel (prefetch_ahead.h)
 };
 
 // Terms a block of the reduction sums before it joins the total: one chain
@@ -347,6 +348,13 @@ bool can_block(const te::Stage& st, const Tile& t, const te::Stage* epilogue) {
   return !epilogue && t.kb == 1 && st.op_class == te::OpClass::MatMul && gemm_blockable(st, {t.row, t.col, t.mr, t.nr});
 }
 
+// True when a product's tiles may prefetch the next column panel: a matrix
+// product (not cache-blocked) whose constant operand is packed into panels
+// of the tile's columns.
+bool panel_prefetchable(const te::Stage& st, const TargetInfo& target, const Tile& t, bool pack, bool blocked) {
+  return st.op_class == te::OpClass::MatMul && pack && !blocked && !packings(st, target, t).empty();
+}
+
 // The choices at `v`; none when `v` is not valid.
 std::optional<Contraction> choose(const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue,
                                   const KnobValues& v) {
@@ -365,6 +373,9 @@ std::optional<Contraction> choose(const te::Stage& st, const TargetInfo& target,
   const GemmTile g{tile->row, tile->col, tile->mr, tile->nr};
   const bool blockable = can_block(st, *tile, epilogue);
   c.blocked = knob_or(v, "blocked", blockable && gemm_needs_blocking(st, g, target.planned));
+  const bool prefetchable = panel_prefetchable(st, target, *tile, c.pack, c.blocked);
+  c.prefetch = knob_or(v, "prefetch", prefetchable);
+  if (c.prefetch && !prefetchable) return std::nullopt;
   if (!c.blocked) return c;
   if (!blockable) return std::nullopt;
   const GemmBlocks d = gemm_default_blocks(st, g, target.planned);
@@ -402,11 +413,13 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   // by nr and its inner part moved last ([K, C, R, S] -> [K/nr, C, R, S, nr],
   // B^T [N, K] -> [N/nr, K, nr]), so each tile row reads one vector.
   bool cols_packed = false;  // some input's column dim split into panels of nr
+  std::string panels;        // the first such packed copy
   if (c.pack)
     for (const Packing& p : packings(st, target, *tile)) {
       s.cache_read(p.input, name);
       if (p.kd >= 0) s.layout(p.input + "." + name, p.kd, p.kd_extent);
       s.layout(p.input + "." + name, p.d, tile->nr);
+      if (!cols_packed) panels = p.input + "." + name;
       cols_packed = true;
     }
   // Large products: cache-blocked, the register tiles accumulating across
@@ -439,19 +452,25 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   // Tile loops: the output axes in order, split axes by their outer part;
   // then the tile's rows and columns.
   std::vector<std::string> outer;
-  for (size_t d = 0; d < rank; ++d)
+  std::vector<int64_t> outer_extent;  // iterations of each (a matrix product's: no kb)
+  for (size_t d = 0; d < rank; ++d) {
     outer.push_back(d == tile->row   ? outer_name(I)
                     : d == tile->col ? outer_name(J)
                     : tile->kb > 1 && d == tile->blk ? outer_name(B)
                                                      : tiled.axes[d].name());
+    outer_extent.push_back(d == tile->row ? (shape[d] + tile->mr - 1) / tile->mr
+                           : d == tile->col ? (shape[d] + tile->nr - 1) / tile->nr
+                                            : shape[d]);
+  }
   // A matrix product walks the rows inside each column panel: consecutive
   // tiles (one thread's chunk) reuse the same panel of B from cache instead
   // of streaming all of B once per row of tiles. (Convolutions already have
   // their channel tiles outside the pixel tiles; pools have no panel.)
-  if (tile->row < tile->col && st.op_class == te::OpClass::MatMul)
-    std::rotate(outer.begin() + static_cast<std::ptrdiff_t>(tile->row),
-                outer.begin() + static_cast<std::ptrdiff_t>(tile->col),
-                outer.begin() + static_cast<std::ptrdiff_t>(tile->col) + 1);
+  if (tile->row < tile->col && st.op_class == te::OpClass::MatMul) {
+    const auto r = static_cast<std::ptrdiff_t>(tile->row), col = static_cast<std::ptrdiff_t>(tile->col);
+    std::rotate(outer.begin() + r, outer.begin() + col, outer.begin() + col + 1);
+    std::rotate(outer_extent.begin() + r, outer_extent.begin() + col, outer_extent.begin() + col + 1);
+  }
   // Blocked convolutions over maps larger than their weights: the rows in
   // two halves outermost, so with the thread pool's fixed runs each thread
   // computes the same half of the image in every layer and reads what it
@@ -515,6 +534,7 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   // once instead of kept live across them (register pressure).
   const size_t reduce_loops = lorder.size();
   const std::string block_loop = c.sum_blocks ? sum_block_loop(s, st, local, lorder, reduce_loops) : "";
+  const std::string step_loop = lorder.back();  // the innermost reduction loop
   std::vector<std::string> local_spatial;
   if (tile->td > 1) local_spatial.push_back(st.axes[tile->row - 2].name());
   if (tile->th > 1) local_spatial.push_back(st.axes[tile->row - 1].name());
@@ -524,6 +544,15 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   lorder.push_back(AJ);
   s.reorder(local, lorder);
   if (!block_loop.empty()) s.accumulate(local, block_loop);
+  // Each tile prefetches its share of the panel the tiles of the next column
+  // panel stream (the tile loops inside the column loop: one panel's tiles),
+  // spread over its reduction steps (prefetch_ahead.h).
+  const auto col = std::find(outer.begin(), outer.end(), outer_name(J));
+  if (c.prefetch && parallel && !panels.empty() && col != outer.end()) {
+    int64_t ahead = 1;
+    for (auto it = col + 1; it != outer.end(); ++it) ahead *= outer_extent[static_cast<size_t>(it - outer.begin())];
+    s.prefetch(local, panels, step_loop, tiled.name, tile_loop, ahead, gemm_prefetch_spread(ahead));
+  }
   if (tile->kb > 1) s.unroll(local, st.axes[tile->blk].name());
   if (c.unroll) {
     for (const std::string& a : local_spatial) s.unroll(local, a);
@@ -603,6 +632,7 @@ class ContractionRule final : public ScheduleRule {
     for (int64_t v = 1; v <= max_mr; ++v) mr.values.push_back(v);
     k.push_back(mr);
     if (!packings(st, ctx.target, t).empty()) k.push_back(switch_knob("pack", true));
+    if (panel_prefetchable(st, ctx.target, t, true, c.blocked)) k.push_back(switch_knob("prefetch", c.prefetch));
     if (halves_possible(st)) k.push_back(switch_knob("halves", c.halves));
     k.push_back(switch_knob("unroll", true));
     if (can_sum_blocks(st)) k.push_back(switch_knob("sum_blocks", true));

@@ -27,7 +27,19 @@ int64_t block_steps(int64_t k, int64_t max_kc) {
   return (k + blocks - 1) / blocks;
 }
 
+// Reduction steps at most between two prefetches of a tile: with two
+// vectors of columns (a panel row of two lines) one line every 8 steps of 16
+// FMAs, far below what memory delivers, yet an 8 x 32 tile over 197 rows
+// (25 tiles to a panel) still covers the next panel in its first 16 tiles.
+constexpr int64_t kPrefetchSpread = 16;
+
 }  // namespace
+
+int64_t gemm_prefetch_spread(int64_t tiles) {
+  int64_t s = 1;
+  while (s * 2 <= std::min(tiles, kPrefetchSpread)) s *= 2;
+  return s;
+}
 
 bool gemm_blockable(const te::Stage& st, const GemmTile& tile) {
   if (!te::is_top_reduce(st)) return false;

@@ -54,6 +54,12 @@ std::vector<int64_t> gemm_nb_values(const te::Stage& st, const GemmTile& tile, i
 // True when `b` is a valid blocking of `st` (each block count within its extent).
 bool gemm_blocks_valid(const te::Stage& st, const GemmTile& tile, const GemmBlocks& b);
 
+// The spread of a prefetch of the next panel (schedule.h, prefetch) for
+// `tiles` tiles to a panel: the reduction steps between two prefetches of a
+// tile, a power of two at most `tiles` (so the tiles of a panel cover every
+// row of the next one) and at most 16.
+int64_t gemm_prefetch_spread(int64_t tiles);
+
 // Schedules `st` (computed at root, written in place: no epilogue) with the
 // blocks; `pack_a` names the input read as A ([.., rows, K], packed per
 // block and task into [rows/mr, kc, mr]), empty for none.

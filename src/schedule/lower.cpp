@@ -13,6 +13,7 @@
 #include "loop/vectorize.h"
 #include "loop/visitor.h"
 #include "schedule/loop_nest.h"
+#include "schedule/prefetch_ahead.h"
 #include "schedule/region.h"
 #include "schedule/stage_graph.h"
 #include "support/error.h"
@@ -209,6 +210,7 @@ class Lowering {
     }
     Flattener f(storage_);
     body = f.mutate(lower_inner_reductions(body));
+    for (const Directive& st : prefetch_steps_) body = insert_prefetch(body, st, prefetch_buffer(st));
     for (auto it = root_temps.rbegin(); it != root_temps.rend(); ++it)
       body = loop::allocate(*it, loop::int_imm(numel_of(it->dims())), body);
     LoweredKernels r;
@@ -263,6 +265,7 @@ class Lowering {
         case DirectiveKind::ComputeAt: set_place(st, Place::At); break;
         case DirectiveKind::Layout:
         case DirectiveKind::Pad: storage_steps_[st.stage].push_back(st); break;
+        case DirectiveKind::Prefetch: prefetch_steps_.push_back(st); break;
         default: loop_steps_[st.stage].push_back(st); break;
       }
     }
@@ -380,6 +383,13 @@ class Lowering {
   }
 
   // The storage of a stage's output, which must have been decided.
+  // The buffer a prefetch step reads: its input stage's storage.
+  const Buffer& prefetch_buffer(const Directive& st) const {
+    for (const StagePtr& s : stages_)
+      if (s->name == st.names.at(0)) return storage_of(*s, 0).buffer;
+    TESSERA_FAIL("lower ", name_, ": ", st.to_text(), ": no stage '", st.names.at(0), "'");
+  }
+
   const Storage& storage_of(const Stage& s, int index) const {
     auto it = storage_.find({&s, index});
     TESSERA_CHECK(it != storage_.end(), "lower ", name_, ": output ", index, " of stage ", s.name, " has no storage");
@@ -555,6 +565,7 @@ class Lowering {
   std::unordered_set<std::string> created_;
   std::map<std::string, Placement> placement_;
   std::map<std::string, std::vector<Directive>> loop_steps_, storage_steps_;
+  std::vector<Directive> prefetch_steps_;  // applied to the flattened body
   std::unordered_map<StageKey, Storage, StageKeyHash> storage_;
   std::map<std::string, std::unique_ptr<LoopNest>> nests_;
   std::vector<StagePtr> keep_;  // padded copies the nests refer to

@@ -28,7 +28,7 @@ constexpr DirectiveSyntax kSyntax[] = {
     {DirectiveKind::ComputeRoot, "compute_root", 0, 0}, {DirectiveKind::CacheWrite, "cache_write", 0, 0},
     {DirectiveKind::CacheRead, "cache_read", 1, 0},  {DirectiveKind::Layout, "layout", 0, 2},
     {DirectiveKind::Pad, "pad", 0, 2},               {DirectiveKind::RFactor, "rfactor", 1, 1},
-    {DirectiveKind::Accumulate, "accumulate", 1, 0},
+    {DirectiveKind::Accumulate, "accumulate", 1, 0}, {DirectiveKind::Prefetch, "prefetch", 4, 2},
 };
 
 const DirectiveSyntax& syntax_of(DirectiveKind k) {
@@ -107,6 +107,11 @@ Schedule& Schedule::rfactor(std::string stage, std::string axis, int64_t factor)
 }
 Schedule& Schedule::accumulate(std::string stage, std::string loop) {
   return add(make(DirectiveKind::Accumulate, std::move(stage), {std::move(loop)}, {}));
+}
+Schedule& Schedule::prefetch(std::string stage, std::string input, std::string loop, std::string target,
+                             std::string target_loop, int64_t ahead, int64_t spread) {
+  return add(make(DirectiveKind::Prefetch, std::move(stage),
+                  {std::move(input), std::move(loop), std::move(target), std::move(target_loop)}, {ahead, spread}));
 }
 
 Schedule& Schedule::layout(std::string stage, int64_t dim, int64_t factor) {

@@ -11,6 +11,7 @@
 //   compute_at pad conv h    compute_inline pad        compute_root pad
 //   cache_write conv         cache_read w conv         layout conv 1 16
 //   pad conv 1 16            rfactor sum r 16          accumulate gemm k.i
+//   prefetch gemm b.gemm k gemm_out t 25 16
 // `to_text` and `parse_schedule` round-trip exactly.
 #pragma once
 
@@ -42,6 +43,11 @@ enum class DirectiveKind : uint8_t {
   Accumulate,     // stage, reduction loop: the elements updated inside the loop are held in a local accumulator
                   // across it (registers), read before it (init on the first iteration of the reduction loops
                   // outside) and written after: register tiles for a reduction split into blocks
+  Prefetch,       // stage, input, reduction loop k, target stage, target loop t, ints ahead A, spread S: once every
+                  // S iterations of k, the cache lines of `input` that k's body reads are prefetched as the
+                  // iteration t + A of t (the next tile row's panel; at most t's last) reads them at step
+                  // (k's S-block start + (t mod A) mod S), vector loops at their first vector: consecutive tiles
+                  // prefetch interleaved rows of the operand the next A tiles stream, spread over their steps
 };
 std::string_view directive_kind_name(DirectiveKind k);  // the text keyword: "split", "compute_at" ...
 
@@ -81,6 +87,8 @@ struct Schedule {
   Schedule& pad(std::string stage, int64_t dim, int64_t multiple);
   Schedule& rfactor(std::string stage, std::string axis, int64_t factor);
   Schedule& accumulate(std::string stage, std::string loop);
+  Schedule& prefetch(std::string stage, std::string input, std::string loop, std::string target,
+                     std::string target_loop, int64_t ahead, int64_t spread);
 };
 
 // True when some directive is a SplitShift (outputs recomputed in part: not in place).

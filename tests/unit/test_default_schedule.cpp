@@ -118,6 +118,28 @@ TEST_P(DefaultSchedule, ConstantMatmulOperandIsPackedIntoPanels) {
   check({a, b}, c, avx512 ? "layout b.mm 0 19\nlayout b.mm 1 32" : "layout b.mm 0 19\nlayout b.mm 1 16");
 }
 
+// Tiles of a product with a constant operand packed into column panels
+// prefetch the next panel (a model's weights come from memory, and the
+// panel's first tile would wait for them): each tile its share of the rows,
+// one every few reduction steps; the numbers stay the plain program's.
+TEST_P(DefaultSchedule, PackedPanelsArePrefetchedAhead) {
+  constants_ = {"b"};
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{37, 40}, {70, 600}}) {
+    TE a = te::placeholder({m, k}, DType::F32, "a"), b = te::placeholder({k, 70}, DType::F32, "b");
+    TE c = matmul_of(a, b, "mm", {"i", "j"});
+    // The rows' tiles are the tiles of one panel; k = 600 sums in blocks (r.i).
+    const std::string step = k == 600 ? " r.i " : " r ";
+    check({a, b}, c, ("prefetch mm.local b.mm" + step + "mm j.o_i.o ").c_str());
+    std::string ir = loop::to_string(schedule::lower("k", {a, b}, {c}, schedule::default_schedule({c}, target())));
+    EXPECT_NE(ir.find("prefetch(b.mm["), std::string::npos) << ir;
+  }
+  // An operand that is not constant is not packed, and not prefetched.
+  constants_ = {};
+  TE a = te::placeholder({37, 40}, DType::F32, "a"), b = te::placeholder({40, 70}, DType::F32, "b");
+  EXPECT_EQ(schedule::to_text(schedule::default_schedule({matmul_of(a, b, "mm")}, target())).find("prefetch"),
+            std::string::npos);
+}
+
 // Products too large for the caches are blocked: the reduction in blocks
 // outermost (kc = 16 or 13 steps with AVX-512, 32 or 20 with AVX2, from the
 // 16 KiB L2 given), A's rows packed per block, the register tiles

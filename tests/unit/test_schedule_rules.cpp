@@ -95,6 +95,27 @@ TEST_P(ScheduleRules, SumBlocksByDefaultMasksPartialVectors) {
   EXPECT_EQ(ir.find("min(ramp("), std::string::npos) << ir;
 }
 
+// A softmax computes each exponential once: a stage of its own, kept per
+// row, that the sum and the quotient both read (inlined into both it ran
+// twice); the rows rule's sweep checks its numbers against the reference.
+TEST_P(ScheduleRules, SoftmaxExponentialsOnce) {
+  Graph g;
+  g.opset = 13;
+  Value* x = g.add_input("x", {DType::F32, {12, 37, 37}, true});
+  Node* n = g.add_node("Softmax", {x}, {"y"}, {}, "attn_softmax");
+  infer_graph(g);
+  compile::NodeKernelOptions o;
+  o.target = Target::for_isa(isa());
+  o.constant_inputs = {false};
+  compile::NodeKernel k = compile::compile_node(*n, 13, std::nullopt, o);
+  const std::string ir = loop::to_string(k.kernel);
+  size_t exps = 0;
+  for (size_t at = ir.find("exp("); at != std::string::npos; at = ir.find("exp(", at + 1)) ++exps;
+  EXPECT_EQ(exps, 1u) << ir;
+  EXPECT_NE(ir.find("allocate attn_softmax.exp: f32[37]"), std::string::npos) << ir;
+  RuleTester("Softmax").input({3, 37, 37}).sweep(isa(), "rows");
+}
+
 TEST_P(ScheduleRules, GemmPacksConstantOperand) {
   RuleTester("Gemm").input({13, 40}).input({33, 40}, true).input({33}, true).attr("transB", Attribute::of_int(1))
       .sweep(isa(), "contraction");

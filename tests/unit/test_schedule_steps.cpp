@@ -373,6 +373,31 @@ TEST(ScheduleSteps, HostileFactorsAreRefused) {
   EXPECT_THROW(schedule::parse_schedule("split conv x -4\n"), Error);
 }
 
+// A prefetch step whose loops are not nested as it says (its reduction loop
+// inside the target's loop), or whose tiles ahead are 0, is an error naming
+// the step.
+TEST(ScheduleSteps, PrefetchNeedsItsLoops) {
+  Program p;
+  auto lower_error = [&](const Schedule& s) { return testing::error_of([&] { p.lower(s); }); };
+  std::string err = lower_error(Schedule().prefetch("conv", "f", "rz", "conv", "y", 4, 2));
+  EXPECT_NE(err.find("prefetch conv f rz conv y 4 2: no loop rz of conv inside loop y of conv"), std::string::npos)
+      << err;
+  // Where they are: at the start of every second ry step, the row of f of
+  // step (ry's 2-block start + y mod 4 mod 2), clamped to f; it computes
+  // nothing (the evaluator skips it).
+  loop::Kernel k = p.lower(Schedule().prefetch("conv", "f", "ry", "conv", "y", 4, 2));
+  const std::string ir = loop::to_string(k);
+  EXPECT_NE(ir.find("for (conv.ry, 0, 3) {\n        if (conv.ry%2 == 0) {\n"
+                    "          prefetch(f[max(min((conv.ry - conv.ry%2 + conv.y%2)*3, 8), 0)])"),
+            std::string::npos)
+      << ir;
+  expect_same(p.run(k), p.run(p.lower()));
+  err = lower_error(Schedule().prefetch("conv", "f", "ry", "conv", "y", 0, 2));
+  EXPECT_NE(err.find("the tiles ahead and the spread must be at least 1"), std::string::npos) << err;
+  err = lower_error(Schedule().prefetch("conv", "nothing", "ry", "conv", "y", 4, 2));
+  EXPECT_NE(err.find("no stage 'nothing'"), std::string::npos) << err;
+}
+
 TEST(ScheduleText, RoundTrips) {
   Schedule s = Schedule()
                    .split("conv", "x", 16)
@@ -390,8 +415,10 @@ TEST(ScheduleText, RoundTrips) {
                    .pad("pad", 1, 8)
                    .rfactor("conv", "rx", 16)
                    .split_shift("conv", "y", 4)
-                   .accumulate("conv", "rx.i");
+                   .accumulate("conv", "rx.i")
+                   .prefetch("conv", "f.conv", "rx", "out", "y_x.o", 25, 16);
   std::string text = schedule::to_text(s);
+  EXPECT_NE(text.find("prefetch conv f.conv rx out y_x.o 25 16\n"), std::string::npos) << text;
   EXPECT_EQ(schedule::parse_schedule(text), s);
   EXPECT_NE(text.find("compute_at pad conv y_x.o\n"), std::string::npos) << text;
   EXPECT_EQ(schedule::parse_schedule("# comment\n\nsplit a b 4  # tail\n"), Schedule().split("a", "b", 4));
