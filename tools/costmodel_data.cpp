@@ -115,7 +115,7 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
       if (measured.count(key)) continue;
       const double s = rf.label_cost(r.task_key, r.target, r.schedule, label);
       if (!std::isfinite(s) || s <= 0) continue;
-      measured[key] = {s, r.hardware.empty() ? t->second->hardware : cost::HardwareDesc::parse(r.hardware)};
+      measured[key] = {s, t->second->hardware};
     }
   }
   TESSERA_CHECK(!measured.empty(), "no valid record of the datasets' tasks and targets in the records files");

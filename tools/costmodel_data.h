@@ -4,7 +4,9 @@
 // (cost/program_features.h) computed from the task — re-extracted from the
 // network the dataset measured it in (DIR/tasks.json, src/dataset) — lowered
 // at the schedule for the target's ISA, with the target's hardware
-// description from the record. Rows are loop-IR features only (no
+// description from tasks.json (one per target: records of one target
+// collected at different times, or probed before a probe fix, do not give it
+// two hardware vectors; the first dataset directory naming a target wins). Rows are loop-IR features only (no
 // machine code: JIT-compiling every record would take hours on a big
 // dataset), the same as the tuner computes for `--cost-model xgb`.
 #pragma once
