@@ -33,14 +33,7 @@ struct SplitData {
 
 SplitData load_split(const CostModelArgs& a, bool keep_values) {
   SplitData s;
-  s.data = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet, keep_values);
-  std::vector<cost::SplitItem> items;
-  for (const CostSample& c : s.data.samples) {
-    cost::SplitItem it{c.task, c.target, {}};
-    if (auto w = s.data.weights.find(c.task); w != s.data.weights.end())
-      for (const auto& [net, n] : w->second) it.networks.push_back(net);
-    items.push_back(std::move(it));
-  }
+  s.data = load_cost_dataset(a.records, a.datasets, a.cache, tune::parse_cost_label(a.label), !a.quiet, keep_values);
   cost::SplitOptions o;
   o.split = cost::parse_split(a.split);
   o.test_share = a.test_share;
@@ -49,9 +42,9 @@ SplitData load_split(const CostModelArgs& a, bool keep_values) {
   TESSERA_CHECK((o.split != cost::Split::ByTarget && o.split != cost::Split::ByNetwork) || !a.held_out.empty(),
                 "split ", a.split, " needs --held-out NAME (the ", o.split == cost::Split::ByTarget ? "target" : "network",
                 " to hold out)");
-  s.test = cost::test_items(items, o);
-  std::fprintf(stderr, "costmodel: %zu measured schedules (%d could not be rebuilt), split %s\n",
-               s.data.samples.size(), s.data.skipped, a.split.c_str());
+  s.test = cost::test_items(split_items(s.data), o);
+  std::fprintf(stderr, "costmodel: %zu measured schedules (%d could not be rebuilt), split %s, label %s\n",
+               s.data.samples.size(), s.data.skipped, a.split.c_str(), a.label.c_str());
   return s;
 }
 
@@ -67,11 +60,21 @@ struct Scores {
   std::vector<double> network_weights;  // by-network: the task's weight in the held-out network
 };
 
+void print_header(bool network) {
+  std::printf("%-10s %6s %10s %7s %9s %8s %8s %9s %8s %8s %8s %8s%s\n", "target", "tasks", "candidates", "pairs",
+              "pairwise", "ci95_lo", "ci95_hi", "per-task", "recall@1", "recall@5", "peak@1", "peak@5",
+              network ? "  net@1    net@5" : "");
+}
+
+// pairwise: pooled over the pairs; ci95: its bootstrap interval over the
+// groups; per-task: TenSet's average of each group's accuracy.
 void print_row(const std::string& name, const Scores& s, bool network) {
-  std::printf("%-10s %6d %10d %9.4f %8.4f %8.4f %8.4f %8.4f", name.c_str(), s.tasks, s.candidates,
-              cost::pairwise_accuracy(s.measured, s.predicted), cost::top_k_recall(s.measured, s.predicted, 1),
-              cost::top_k_recall(s.measured, s.predicted, 5), cost::peak_score(s.measured, s.predicted, 1),
-              cost::peak_score(s.measured, s.predicted, 5));
+  const cost::Interval ci = cost::pairwise_interval(s.measured, s.predicted);
+  std::printf("%-10s %6d %10d %7ld %9.4f %8.4f %8.4f %9.4f %8.4f %8.4f %8.4f %8.4f", name.c_str(), s.tasks,
+              s.candidates, cost::comparable_pairs(s.measured), cost::pairwise_accuracy(s.measured, s.predicted),
+              ci.low, ci.high, cost::per_task_pairwise_accuracy(s.measured, s.predicted),
+              cost::top_k_recall(s.measured, s.predicted, 1), cost::top_k_recall(s.measured, s.predicted, 5),
+              cost::peak_score(s.measured, s.predicted, 1), cost::peak_score(s.measured, s.predicted, 5));
   if (network)
     std::printf(" %8.4f %8.4f", cost::network_top_k_score(s.measured, s.predicted, s.network_weights, 1),
                 cost::network_top_k_score(s.measured, s.predicted, s.network_weights, 5));
@@ -112,6 +115,88 @@ int train_attention(const CostModelArgs& a, const SplitData& s) {
   model.save(a.model_file);
   print_trained("attention", groups, candidates, start, a.model_file,
                 [&](const cost::SampleGroup& g) { return model.predict_samples(g.programs); });
+  return 0;
+}
+
+// A group's program rows.
+std::vector<std::vector<float>> rows_of(const CostDataset& d, const std::vector<size_t>& members) {
+  std::vector<std::vector<float>> rows;
+  for (size_t i : members) rows.push_back(d.samples[i].row);
+  return rows;
+}
+
+// eval's tables: the model's scores per target and over all, and the
+// baseline's, ranking by the static model's analytic estimate (its default
+// coefficients weigh only that), a column of the same rows.
+struct EvalTables {
+  explicit EvalTables(bool network) : network(network) {
+    const auto& columns = cost::program_feature_columns();
+    while (est < columns.size() && columns[est].name != "static_est_seconds") ++est;
+    TESSERA_CHECK(est < columns.size(), "no static_est_seconds column");
+  }
+  // One judged group: its members (indices into d's samples) and the
+  // model's scores of them (higher = faster); weight: by-network's.
+  void add(const CostDataset& d, const GroupKey& key, const std::vector<size_t>& members, std::vector<double> p,
+           double weight) {
+    std::vector<double> seconds;
+    for (size_t i : members) seconds.push_back(d.samples[i].seconds);
+    for (double& x : p) x = -x;
+    Scores& b = baseline[key.second];
+    b.measured.push_back(seconds);
+    b.predicted.emplace_back();
+    for (size_t i : members) b.predicted.back().push_back(d.samples[i].row[est]);
+    for (Scores* sc : {&by_target[key.second], &all}) {
+      sc->tasks += 1;
+      sc->candidates += static_cast<int>(members.size());
+      sc->measured.push_back(seconds);
+      sc->predicted.push_back(p);
+      sc->network_weights.push_back(weight);
+    }
+  }
+  void print() const {
+    print_header(network);
+    for (const auto& [target, sc] : by_target) print_row(target, sc, network);
+    if (by_target.size() > 1) print_row("all", all, network);
+    std::printf("baseline, the static model's analytic estimate: pairwise");
+    for (const auto& [target, sc] : baseline)
+      std::printf(" %s %.4f", target.c_str(), cost::pairwise_accuracy(sc.measured, sc.predicted));
+    std::printf("\n");
+  }
+  bool network;
+  size_t est = 0;  // the static_est_seconds column
+  std::map<std::string, Scores> by_target, baseline;
+  Scores all;
+};
+
+// eval --folds: k-fold cross-validation within task. Each (task, target)
+// group's candidates are dealt into k folds; for each fold an xgb model is
+// trained on the others and judges it, so every candidate is judged once,
+// and pairs are those within one fold of one group.
+int eval_folds(const CostModelArgs& a) {
+  TESSERA_CHECK(a.model == "xgb", "costmodel eval --folds trains xgb per fold; for --model ", a.model,
+                " give --model-file and a split");
+  TESSERA_CHECK(a.model_file.empty(), "costmodel eval --folds trains a model per fold: it reads no --model-file");
+  TESSERA_CHECK(a.split == "none" || a.split == "within-task", "costmodel eval --folds is within task; --split ",
+                a.split, " does not go with it");
+  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, tune::parse_cost_label(a.label), !a.quiet);
+  const std::vector<int> fold = cost::within_task_folds(split_items(d), a.folds, a.seed);
+  EvalTables t(false);
+  tune::Progress line(!a.quiet, "costmodel: ");
+  const auto start = std::chrono::steady_clock::now();
+  for (int f = 0; f < a.folds; ++f) {
+    line.show("fold " + std::to_string(f + 1) + "/" + std::to_string(a.folds) + ", " + tune::duration_text(since(start)));
+    const std::vector<cost::RankGroup> train = rank_groups(d, sample_groups(d, [&](size_t i) { return fold[i] != f; }));
+    cost::XgbModel model(cost::HardwareDesc{}, 0, xgb_options(a));
+    model.train(train);
+    for (const auto& [key, members] : sample_groups(d, [&](size_t i) { return fold[i] == f; }))
+      t.add(d, key, members, model.predict_rows(rows_of(d, members)), 0);
+  }
+  line.done();
+  TESSERA_CHECK(t.all.candidates > 0, "no candidate to judge");
+  std::printf("xgb (%d rounds), %d-fold cross-validation within task, seed %llu, label %s: %d candidates, each judged "
+              "once by the model trained on the other folds (tasks: a task's fold groups)\n",
+              a.rounds, a.folds, static_cast<unsigned long long>(a.seed), a.label.c_str(), t.all.candidates);
+  t.print();
   return 0;
 }
 
@@ -172,71 +257,41 @@ int cmd_costmodel_train(const CostModelArgs& a) {
 }
 
 int cmd_costmodel_eval(const CostModelArgs& a) {
-  TESSERA_CHECK(!a.model_file.empty(), "costmodel eval needs --model-file FILE (made by 'tessera costmodel train')");
   check_model(a.model);
+  if (a.folds > 0) return eval_folds(a);
+  TESSERA_CHECK(!a.model_file.empty(), "costmodel eval needs --model-file FILE (made by 'tessera costmodel train') "
+                                       "or --folds K (cross-validation within task, a model trained per fold)");
   cost::XgbModel xgb(cost::HardwareDesc{}, 0, xgb_options(a));
   cost::AttentionModel attention(cost::HardwareDesc{}, attention_options(a, ""));
   if (a.model == "xgb") xgb.load(a.model_file);
   else attention.load(a.model_file);
   SplitData s = load_split(a, a.model == "attention");
-  const bool network = a.split == "by-network";
-  // The baseline: ranking by the static model's analytic estimate (its
-  // default coefficients weigh only that), a column of the same rows.
-  size_t est = 0;
-  const auto& columns = cost::program_feature_columns();
-  while (est < columns.size() && columns[est].name != "static_est_seconds") ++est;
-  TESSERA_CHECK(est < columns.size(), "no static_est_seconds column");
-  std::map<std::string, Scores> by_target, baseline;
-  Scores all;
+  EvalTables t(a.split == "by-network");
   for (const auto& [key, members] : groups_of(s, true)) {
-    std::vector<std::vector<float>> rows;
-    std::vector<double> seconds;
-    for (size_t i : members) {
-      rows.push_back(s.data.samples[i].row);
-      seconds.push_back(s.data.samples[i].seconds);
-    }
     std::vector<double> p;
     if (a.model == "xgb") {
-      p = xgb.predict_rows(rows);
+      p = xgb.predict_rows(rows_of(s.data, members));
     } else {
       std::vector<cost::ProgramSample> programs;
       for (size_t i : members) programs.push_back(program_sample(s.data.samples[i]));
       p = attention.predict_samples(programs);
     }
-    for (double& x : p) x = -x;
     double weight = 0;
-    if (network)
+    if (t.network)
       if (auto w = s.data.weights.find(key.first); w != s.data.weights.end() && w->second.count(a.held_out))
         weight = w->second.at(a.held_out);
-    Scores& b = baseline[key.second];
-    b.measured.push_back(seconds);
-    b.predicted.emplace_back();
-    for (const std::vector<float>& row : rows) b.predicted.back().push_back(row[est]);
-    for (Scores* sc : {&by_target[key.second], &all}) {
-      sc->tasks += 1;
-      sc->candidates += static_cast<int>(members.size());
-      sc->measured.push_back(seconds);
-      sc->predicted.push_back(p);
-      sc->network_weights.push_back(weight);
-    }
+    t.add(s.data, key, members, p, weight);
   }
-  TESSERA_CHECK(all.candidates > 0, "the split's test part is empty");
-  std::printf("model %s, split %s%s%s: test part of %d candidates\n", a.model_file.c_str(), a.split.c_str(),
-              a.held_out.empty() ? "" : " held out ", a.held_out.c_str(), all.candidates);
-  std::printf("%-10s %6s %10s %9s %8s %8s %8s %8s%s\n", "target", "tasks", "candidates", "pairwise", "recall@1",
-              "recall@5", "peak@1", "peak@5", network ? "  net@1    net@5" : "");
-  for (const auto& [target, sc] : by_target) print_row(target, sc, network);
-  if (by_target.size() > 1) print_row("all", all, network);
-  std::printf("baseline, the static model's analytic estimate: pairwise");
-  for (const auto& [target, sc] : baseline)
-    std::printf(" %s %.4f", target.c_str(), cost::pairwise_accuracy(sc.measured, sc.predicted));
-  std::printf("\n");
+  TESSERA_CHECK(t.all.candidates > 0, "the split's test part is empty");
+  std::printf("model %s, split %s%s%s, label %s: test part of %d candidates\n", a.model_file.c_str(), a.split.c_str(),
+              a.held_out.empty() ? "" : " held out ", a.held_out.c_str(), a.label.c_str(), t.all.candidates);
+  t.print();
   return 0;
 }
 
 int cmd_costmodel_dump(const CostModelArgs& a) {
   TESSERA_CHECK(!a.model_file.empty(), "costmodel dump needs --out FILE");
-  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet, true);
+  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, tune::parse_cost_label(a.label), !a.quiet, true);
   std::ofstream f(a.model_file);
   TESSERA_CHECK(f, "cannot write ", a.model_file);
   auto names = [](const std::vector<cost::ColumnDoc>& cols) {
@@ -277,8 +332,10 @@ void CostModelCommands::add(CLI::App& app) {
                                                "columns");
   costmodel_->require_subcommand(1);
   train_ = costmodel_->add_subcommand("train", "train a ranking model on the train part of a split; write it to a file");
-  eval_ = costmodel_->add_subcommand("eval", "judge a model file on the test part of a split: pairwise accuracy, "
-                                             "top-k recall, peak score@k (and network top-k score by network)");
+  eval_ = costmodel_->add_subcommand("eval", "judge a model file on the test part of a split, or xgb by k-fold "
+                                             "cross-validation within task (--folds): pairwise accuracy (pairs, "
+                                             "bootstrap 95% interval, TenSet's per-task average), top-k recall, "
+                                             "peak score@k (and network top-k score by network)");
   dump_ = costmodel_->add_subcommand("dump", "write every measured schedule's features (JSON lines: a header of "
                                              "column names, then the per-store matrix, hardware vector and program "
                                              "row of each, with its cost)");
@@ -300,6 +357,10 @@ void CostModelCommands::add(CLI::App& app) {
         ->delimiter(',')
         ->required();
     c->add_option("--cache", o.cache, "feature cache file: rows found there are not computed again");
+    c->add_option("--label", o.label,
+                  "a schedule's cost from its repeated measurements: min (default; the least disturbed run), "
+                  "median, or ratio (the tuner's pooled cost: median ratio to the paired default's runs)")
+        ->check(CLI::IsMember({"min", "median", "ratio"}));
     c->add_flag("-q,--quiet", o.quiet, "no progress lines");
   }
   for (CLI::App* c : {transfer_, prune_}) {
@@ -350,7 +411,13 @@ void CostModelCommands::add(CLI::App& app) {
   eval_->add_option("--model", args_.model, "the model file's kind: xgb (default) or attention");
   train_->add_option("--out", args_.model_file, "the model file to write")->required();
   train_->add_option("--rounds", args_.rounds, "boosting rounds (default 200)")->check(CLI::Range(1, 100000));
-  eval_->add_option("--model-file", args_.model_file, "the model file ('tessera costmodel train --out')")->required();
+  eval_->add_option("--model-file", args_.model_file, "the model file ('tessera costmodel train --out')");
+  eval_->add_option("--folds", args_.folds,
+                    "instead of a model file: k-fold cross-validation within task, xgb trained on k-1 folds of "
+                    "each task's candidates and judged on the last, every candidate judged once")
+      ->check(CLI::Range(2, 100));
+  eval_->add_option("--rounds", args_.rounds, "--folds: xgb's boosting rounds (default 200)")
+      ->check(CLI::Range(1, 100000));
 }
 
 int CostModelCommands::run() {

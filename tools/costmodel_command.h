@@ -37,6 +37,8 @@ struct CostModelArgs {
   std::vector<double> keeps{0.5};                       // prune
   bool prune_eval = false;                              // prune: accuracy against the share kept, no file
   std::string cache;     // feature cache file
+  std::string label = "min";  // tune::CostLabel's name: which number of a schedule's repeats is its cost
+  int folds = 0;              // eval: k-fold cross-validation within task (0: judge --model-file on the split)
   bool quiet = false;
 };
 

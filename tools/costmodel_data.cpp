@@ -74,7 +74,8 @@ struct Measured {
 }  // namespace
 
 CostDataset load_cost_dataset(const std::vector<std::string>& record_files, const std::vector<std::string>& dataset_dirs,
-                              const std::string& cache, bool progress, bool keep_values) {
+                              const std::string& cache, tune::CostLabel label, bool progress,
+                              bool keep_values) {
   TESSERA_CHECK(!record_files.empty(), "no records file given (--records)");
   TESSERA_CHECK(!dataset_dirs.empty(), "no dataset directory given (--dataset DIR: where tasks.json is)");
   // Tasks and targets of every dataset.
@@ -102,7 +103,7 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
     }
   }
 
-  // Every valid measured schedule, pooled per file.
+  // Every valid measured schedule, its records of one file read as the label.
   std::map<Key, Measured> measured;
   for (const std::string& path : record_files) {
     TESSERA_CHECK(std::filesystem::exists(path), "records file '", path, "' does not exist");
@@ -112,9 +113,9 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
       if (!r.ok() || t == target_of.end() || !task_of.count(r.task_key)) continue;
       const Key key{r.task_key, t->second->name, r.schedule};
       if (measured.count(key)) continue;
-      const double s = rf.pooled_cost(r.task_key, r.target, r.schedule);
+      const double s = rf.label_cost(r.task_key, r.target, r.schedule, label);
       if (!std::isfinite(s) || s <= 0) continue;
-      measured[key] = {s, r.hardware.empty() ? t->second->hardware : cost::HardwareDesc::parse(r.hardware)};
+      measured[key] = {s, t->second->hardware};
     }
   }
   TESSERA_CHECK(!measured.empty(), "no valid record of the datasets' tasks and targets in the records files");
@@ -242,6 +243,17 @@ std::vector<cost::SampleGroup> sample_groups_of(const CostDataset& d,
     out.push_back(std::move(g));
   }
   return out;
+}
+
+std::vector<cost::SplitItem> split_items(const CostDataset& d) {
+  std::vector<cost::SplitItem> items;
+  for (const CostSample& c : d.samples) {
+    cost::SplitItem it{c.task, c.target, {}};
+    if (auto w = d.weights.find(c.task); w != d.weights.end())
+      for (const auto& [net, n] : w->second) it.networks.push_back(net);
+    items.push_back(std::move(it));
+  }
+  return items;
 }
 
 cost::ProgramSample program_sample(const CostSample& s) {

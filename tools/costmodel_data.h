@@ -1,10 +1,12 @@
 // A dataset's records as a learned cost model reads them: every measured
-// schedule of every task on every target (repeat measurements pooled as the
-// tuner pools them; schedules with an error left out), its program row
+// schedule of every task on every target (its repeat measurements read as
+// a label, tune::CostLabel: the min by default; schedules with an error left out), its program row
 // (cost/program_features.h) computed from the task — re-extracted from the
 // network the dataset measured it in (DIR/tasks.json, src/dataset) — lowered
 // at the schedule for the target's ISA, with the target's hardware
-// description from the record. Rows are loop-IR features only (no
+// description from tasks.json (one per target: records of one target
+// collected at different times, or probed before a probe fix, do not give it
+// two hardware vectors; the first dataset directory naming a target wins). Rows are loop-IR features only (no
 // machine code: JIT-compiling every record would take hours on a big
 // dataset), the same as the tuner computes for `--cost-model xgb`.
 #pragma once
@@ -16,7 +18,9 @@
 #include <vector>
 
 #include "cost/attention_model.h"
+#include "cost/dataset_split.h"
 #include "cost/xgb_model.h"
+#include "tune/record.h"
 
 namespace tessera::tools {
 
@@ -24,7 +28,7 @@ struct CostSample {
   std::string task;      // task key
   std::string target;    // the dataset target's name ("avx2-t1")
   std::string schedule;  // positional schedule text
-  double seconds = 0;    // pooled measured cost
+  double seconds = 0;    // measured cost, its records read as the dataset's label
   std::vector<float> row;
   // With keep_values only: the per-store matrix (cost/value_features.h) and
   // the hardware vector, for dumps and models that read them.
@@ -45,6 +49,10 @@ struct CostDataset {
 using GroupKey = std::pair<std::string, std::string>;
 std::map<GroupKey, std::vector<size_t>> sample_groups(const CostDataset& d, const std::function<bool(size_t)>& pick);
 
+// The samples as a split sees them (cost/dataset_split.h): task, target
+// and the networks the task is in.
+std::vector<cost::SplitItem> split_items(const CostDataset& d);
+
 // A sample as the attention model reads it (needs keep_values).
 cost::ProgramSample program_sample(const CostSample& s);
 
@@ -60,8 +68,10 @@ std::vector<cost::SampleGroup> sample_groups_of(const CostDataset& d,
 // ignored and rewritten): rows found there are not computed again, and the
 // file is rewritten with every row at the end. `keep_values` also keeps each
 // sample's per-store matrix and hardware vector (every program is lowered
-// then, cached or not). Progress lines on stderr.
+// then, cached or not). `label`: which number of a schedule's repeats is its
+// cost. Progress lines on stderr.
 CostDataset load_cost_dataset(const std::vector<std::string>& record_files, const std::vector<std::string>& dataset_dirs,
-                              const std::string& cache, bool progress, bool keep_values = false);
+                              const std::string& cache, tune::CostLabel label, bool progress,
+                              bool keep_values = false);
 
 }  // namespace tessera::tools

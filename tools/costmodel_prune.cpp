@@ -74,29 +74,22 @@ int write_pruned(const CostModelArgs& a, const CostDataset& d) {
 }  // namespace
 
 int cmd_costmodel_prune(const CostModelArgs& a) {
-  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet);
+  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, tune::parse_cost_label(a.label), !a.quiet);
   if (!a.prune_eval) return write_pruned(a, d);
-  std::vector<cost::SplitItem> items;
-  for (const CostSample& c : d.samples) {
-    cost::SplitItem it{c.task, c.target, {}};
-    if (auto w = d.weights.find(c.task); w != d.weights.end())
-      for (const auto& [net, n] : w->second) it.networks.push_back(net);
-    items.push_back(std::move(it));
-  }
   cost::SplitOptions so;
   so.split = cost::parse_split(a.split);
   TESSERA_CHECK(so.split != cost::Split::None, "costmodel prune --eval needs a split with a test part (--split)");
   so.test_share = a.test_share;
   so.held_out = a.held_out;
   so.seed = a.seed;
-  const std::vector<bool> test = cost::test_items(items, so);
+  const std::vector<bool> test = cost::test_items(split_items(d), so);
   const Groups train = sample_groups(d, [&](size_t i) { return !test[i]; });
   const Groups judged = sample_groups(d, [&](size_t i) { return test[i]; });
   const std::vector<cost::RankGroup> train_groups = rank_groups(d, train), test_groups = rank_groups(d, judged);
   size_t train_n = 0;
   for (const cost::RankGroup& g : train_groups) train_n += g.rows.size();
-  std::printf("pruning the train part of split %s (%zu records, %zu task groups); xgb judged on %zu test groups\n",
-              a.split.c_str(), train_n, train_groups.size(), test_groups.size());
+  std::printf("pruning the train part of split %s (%zu records, %zu task groups); xgb judged on %zu test groups; label %s\n",
+              a.split.c_str(), train_n, train_groups.size(), test_groups.size(), a.label.c_str());
   std::printf("%-8s %6s %8s %7s %9s %8s\n", "method", "keep", "records", "kept", "pairwise", "peak@5");
   auto run = [&](const std::string& method, double keep, const std::vector<cost::RankGroup>& groups) {
     size_t n = 0;

@@ -56,7 +56,7 @@ void print_row(const std::string& name, size_t records, double share, const Judg
 }  // namespace
 
 int cmd_costmodel_transfer(const CostModelArgs& a) {
-  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, !a.quiet, true);
+  const CostDataset d = load_cost_dataset(a.records, a.datasets, a.cache, tune::parse_cost_label(a.label), !a.quiet, true);
   std::set<std::string> targets;
   for (const CostSample& c : d.samples) targets.insert(c.target);
   std::string names;
@@ -107,8 +107,8 @@ int cmd_costmodel_transfer(const CostModelArgs& a) {
                tune::duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()).c_str());
 
   std::printf("transfer to %s: trained on %zu records of %zu other targets; judged on %zu of its %zu records "
-              "(%zu task groups)\n",
-              a.held_out.c_str(), source_n, targets.size() - 1, test_n, held_n, test.size());
+              "(%zu task groups); label %s\n",
+              a.held_out.c_str(), source_n, targets.size() - 1, test_n, held_n, test.size(), a.label.c_str());
   std::printf("%-44s %8s %7s %9s %8s %9s\n", "model", "records", "share", "pairwise", "peak@5", "recall@5");
   auto attention_score = [&](const cost::AttentionModel& m) {
     return [&](const std::vector<size_t>& members) {

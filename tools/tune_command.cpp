@@ -123,6 +123,10 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   tune_->add_option("--cost-model-file", tune_opts_.cost_model_file,
                     "xgb, attention: a pre-trained model ('tessera costmodel train --out'), fine-tuned online "
                     "(default: none, learned from nothing)");
+  tune_->add_option("--cost-label", cost_label_,
+                    "xgb, attention: a candidate's cost the model learns from its repeated measurements: min "
+                    "(default), median or ratio (the pooled cost the tuner chooses its best by)")
+      ->check(CLI::IsMember({"min", "median", "ratio"}));
   tune_->add_option("--hardware", tune_opts_.hardware,
                     "static, xgb: a known machine description (default: probe this one)");
   tune_->add_option("--coefficients", tune_opts_.coefficients,
@@ -165,6 +169,7 @@ int TuneCommands::run_tune(const tune::ModelConfig& model, const std::string& re
   tune_opts_.model = model;
   tune_opts_.records = records;
   tune_opts_.budget_seconds = budget_minutes_ * 60;
+  tune_opts_.cost_label = tune::parse_cost_label(cost_label_);
   return cmd_tune(tune_opts_);
 }
 

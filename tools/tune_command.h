@@ -43,6 +43,7 @@ class TuneCommands {
   CLI::App *tune_ = nullptr, *fit_ = nullptr, *worker_ = nullptr;
   tune::TuneOptions tune_opts_;
   double budget_minutes_ = 10;
+  std::string cost_label_ = "min";  // --cost-label
   TuneFitArgs fit_args_;
   bool loop_ir_only_ = false;
   bool show_space_ = false;

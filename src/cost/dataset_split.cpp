@@ -20,15 +20,28 @@ constexpr std::pair<Split, const char*> kSplitNames[] = {{Split::None, "none"},
                                                          {Split::ByTarget, "by-target"},
                                                          {Split::ByNetwork, "by-network"}};
 
+// Indices 0..n-1 in the order of a generator seeded from seed and `salt`.
+std::vector<size_t> shuffled(size_t n, uint64_t seed, const std::string& salt) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(hash_combine(seed, hash_bytes(salt.data(), salt.size())));
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+// The items grouped by (task, target): indices into items.
+std::map<std::pair<std::string, std::string>, std::vector<size_t>> task_groups(const std::vector<SplitItem>& items) {
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < items.size(); ++i) groups[{items[i].task, items[i].target}].push_back(i);
+  return groups;
+}
+
 // Indices 0..n-1, the first round(share × n) of them (at least one when
 // n >= 2) held out, shuffled by a generator seeded from seed and `salt`.
 std::vector<bool> hold_out(size_t n, double share, uint64_t seed, const std::string& salt) {
   std::vector<bool> test(n, false);
   if (n < 2) return test;
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  std::mt19937_64 rng(hash_combine(seed, hash_bytes(salt.data(), salt.size())));
-  std::shuffle(order.begin(), order.end(), rng);
+  const std::vector<size_t> order = shuffled(n, seed, salt);
   size_t k = static_cast<size_t>(std::llround(share * static_cast<double>(n)));
   k = std::clamp<size_t>(k, 1, n - 1);
   for (size_t i = 0; i < k; ++i) test[order[i]] = true;
@@ -54,9 +67,7 @@ std::vector<bool> test_items(const std::vector<SplitItem>& items, const SplitOpt
   switch (o.split) {
     case Split::None: break;
     case Split::WithinTask: {
-      std::map<std::pair<std::string, std::string>, std::vector<size_t>> groups;
-      for (size_t i = 0; i < items.size(); ++i) groups[{items[i].task, items[i].target}].push_back(i);
-      for (const auto& [key, members] : groups) {
+      for (const auto& [key, members] : task_groups(items)) {
         std::vector<bool> t = hold_out(members.size(), o.test_share, o.seed, key.first + "/" + key.second);
         for (size_t k = 0; k < members.size(); ++k) test[members[k]] = t[k];
       }
@@ -96,6 +107,16 @@ std::vector<bool> test_items(const std::vector<SplitItem>& items, const SplitOpt
     }
   }
   return test;
+}
+
+std::vector<int> within_task_folds(const std::vector<SplitItem>& items, int k, uint64_t seed) {
+  TESSERA_CHECK(k >= 2, "cross-validation needs at least 2 folds, got ", k);
+  std::vector<int> fold(items.size(), 0);
+  for (const auto& [key, members] : task_groups(items)) {
+    const std::vector<size_t> order = shuffled(members.size(), seed, key.first + "/" + key.second);
+    for (size_t p = 0; p < order.size(); ++p) fold[members[order[p]]] = static_cast<int>(p % static_cast<size_t>(k));
+  }
+  return fold;
 }
 
 }  // namespace tessera::cost

@@ -38,4 +38,10 @@ struct SplitOptions {
 // target or network of the items.
 std::vector<bool> test_items(const std::vector<SplitItem>& items, const SplitOptions& options);
 
+// k-fold cross-validation within task: each item's fold, 0..k-1. Each
+// (task, target) group is shuffled by a generator seeded from `seed` and the
+// group and dealt round the folds, so every item is in exactly one fold and
+// a group's folds differ in size by at most one. k >= 2.
+std::vector<int> within_task_folds(const std::vector<SplitItem>& items, int k, uint64_t seed);
+
 }  // namespace tessera::cost

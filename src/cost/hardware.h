@@ -20,12 +20,16 @@ struct HardwareDesc {
   int vector_bytes = 32;         // widest vector register: 64 AVX-512, 32 AVX2
   int vector_registers = 16;     // 32 zmm, 16 ymm
   // Full-width vector FMAs a core starts per cycle (2 on most server cores;
-  // 1 where 512-bit FMAs are split in two halves or only one port has them).
+  // 1 where 512-bit FMAs are split in two halves or only one port has them;
+  // the probe rounds it to a whole number).
   double fma_units = 2;
   int64_t l1d = 32 << 10, l2 = 1 << 20, l3 = 16 << 20;  // bytes: per core, per core, whole chip
   int line_bytes = 64;
   int cores = 1;
-  double ghz = 2.5;              // sustained clock under vector load
+  // The core clock (probe: the scalar clock of a chain of dependent adds, so
+  // the turbo clock; a core under AVX-512 load may run slower, which the
+  // probe's fma_units, whole FMAs per scalar cycle, absorbs).
+  double ghz = 2.5;
   double mem_gbps = 20;          // whole-chip streaming read bandwidth, GB/s (1e9 bytes)
   // Sustained bytes per cycle a core moves from each level (reads): used for
   // the time of the traffic the footprint model predicts at that level.

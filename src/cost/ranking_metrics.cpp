@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <cmath>
 #include <numeric>
+#include <random>
 
 #include "support/error.h"
 
@@ -27,24 +29,82 @@ std::vector<size_t> order_by(const std::vector<double>& cost) {
   return order;
 }
 
+// A group's pairs whose measured costs differ, and how many of them the
+// prediction orders alike (a tie in prediction counts half).
+struct PairCount {
+  double agree = 0;
+  long pairs = 0;
+};
+PairCount count_pairs(const std::vector<double>& y, const std::vector<double>& p) {
+  PairCount c;
+  for (size_t i = 0; i < y.size(); ++i)
+    for (size_t j = i + 1; j < y.size(); ++j) {
+      if (y[i] == y[j]) continue;
+      c.pairs += 1;
+      if (p[i] == p[j]) c.agree += 0.5;
+      else if ((p[i] < p[j]) == (y[i] < y[j])) c.agree += 1;
+    }
+  return c;
+}
+
 }  // namespace
 
 double pairwise_accuracy(const CostGroups& measured, const CostGroups& predicted) {
   check_shapes(measured, predicted);
   double agree = 0, pairs = 0;
   for (size_t g = 0; g < measured.size(); ++g) {
-    const std::vector<double>& y = measured[g];
-    const std::vector<double>& p = predicted[g];
-    for (size_t i = 0; i < y.size(); ++i)
-      for (size_t j = i + 1; j < y.size(); ++j) {
-        if (y[i] == y[j]) continue;
-        pairs += 1;
-        if (p[i] == p[j]) agree += 0.5;
-        else if ((p[i] < p[j]) == (y[i] < y[j])) agree += 1;
-      }
+    const PairCount c = count_pairs(measured[g], predicted[g]);
+    agree += c.agree;
+    pairs += static_cast<double>(c.pairs);
   }
   // Weighting each group's accuracy by its pair count is the pooled fraction.
   return pairs > 0 ? agree / pairs : 0.5;
+}
+
+long comparable_pairs(const CostGroups& measured) {
+  long pairs = 0;
+  for (const std::vector<double>& y : measured) pairs += count_pairs(y, y).pairs;
+  return pairs;
+}
+
+double per_task_pairwise_accuracy(const CostGroups& measured, const CostGroups& predicted) {
+  check_shapes(measured, predicted);
+  double total = 0, weight = 0;
+  for (size_t g = 0; g < measured.size(); ++g) {
+    const PairCount c = count_pairs(measured[g], predicted[g]);
+    if (c.pairs == 0) continue;
+    const double n = static_cast<double>(measured[g].size());
+    total += n * c.agree / static_cast<double>(c.pairs);
+    weight += n;
+  }
+  return weight > 0 ? total / weight : 0.5;
+}
+
+Interval pairwise_interval(const CostGroups& measured, const CostGroups& predicted, double level, int draws,
+                           uint64_t seed) {
+  check_shapes(measured, predicted);
+  TESSERA_CHECK(level > 0 && level < 1 && draws >= 1, "pairwise interval: level ", level, ", draws ", draws);
+  std::vector<PairCount> counts;
+  for (size_t g = 0; g < measured.size(); ++g) counts.push_back(count_pairs(measured[g], predicted[g]));
+  if (counts.empty()) return {0.5, 0.5};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, counts.size() - 1);
+  std::vector<double> acc;
+  for (int d = 0; d < draws; ++d) {
+    double agree = 0, pairs = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const PairCount& c = counts[pick(rng)];
+      agree += c.agree;
+      pairs += static_cast<double>(c.pairs);
+    }
+    acc.push_back(pairs > 0 ? agree / pairs : 0.5);
+  }
+  std::sort(acc.begin(), acc.end());
+  auto at = [&](double q) {
+    const size_t i = static_cast<size_t>(std::llround(q * static_cast<double>(acc.size() - 1)));
+    return acc[std::min(i, acc.size() - 1)];
+  };
+  return {at((1 - level) / 2), at((1 + level) / 2)};
 }
 
 double peak_score(const CostGroups& measured, const CostGroups& predicted, int k) {

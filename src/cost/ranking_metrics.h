@@ -3,6 +3,7 @@
 // costs (seconds) and predicted costs, both lower = faster.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace tessera::cost {
@@ -13,6 +14,20 @@ using CostGroups = std::vector<std::vector<double>>;
 // fraction whose predicted order agrees (a tie in prediction counts half);
 // groups are weighted by their number of such pairs. 0.5 when no group has a pair.
 double pairwise_accuracy(const CostGroups& measured, const CostGroups& predicted);
+// The number of pairs pairwise_accuracy counts (measured costs differ).
+long comparable_pairs(const CostGroups& measured);
+// TenSet's form of it: each group's pairwise accuracy, averaged over the
+// groups that have a pair, weighted by group size. 0.5 when none has one.
+double per_task_pairwise_accuracy(const CostGroups& measured, const CostGroups& predicted);
+// A bootstrap interval of pairwise_accuracy: the groups resampled with
+// replacement `draws` times (pairs within a group are not independent, so
+// groups are the unit), the central `level` of the resampled accuracies.
+// Deterministic for a seed.
+struct Interval {
+  double low = 0, high = 0;
+};
+Interval pairwise_interval(const CostGroups& measured, const CostGroups& predicted, double level = 0.95,
+                           int draws = 2000, uint64_t seed = 1);
 
 // Average peak score@k: per group, the candidates ordered by predicted cost,
 // the mean over i = 1..k of the best throughput (1 / measured cost) among the

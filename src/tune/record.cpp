@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "runtime/latency_stats.h"
 #include "support/error.h"
@@ -36,6 +37,23 @@ std::string_view measure_error_name(MeasureError e) {
 namespace {
 double median(std::vector<double> v) { return runtime::percentile(std::move(v), 50); }
 }  // namespace
+
+namespace {
+constexpr std::pair<CostLabel, std::string_view> kCostLabelNames[] = {
+    {CostLabel::Min, "min"}, {CostLabel::Median, "median"}, {CostLabel::Ratio, "ratio"}};
+}  // namespace
+
+std::string_view cost_label_name(CostLabel l) {
+  for (const auto& [k, name] : kCostLabelNames)
+    if (k == l) return name;
+  return "?";
+}
+
+CostLabel parse_cost_label(const std::string& name) {
+  for (const auto& [k, n] : kCostLabelNames)
+    if (name == n) return k;
+  TESSERA_FAIL("unknown cost label '", name, "' (available: min, median, ratio)");
+}
 
 double Record::cost() const { return ok() ? median(costs) : std::numeric_limits<double>::infinity(); }
 
@@ -178,6 +196,11 @@ int RecordFile::count(const std::string& task_key, const std::string& target, co
 
 double RecordFile::pooled_cost(const std::string& task_key, const std::string& target,
                                const std::string& schedule) const {
+  return label_cost(task_key, target, schedule, CostLabel::Ratio);
+}
+
+double RecordFile::label_cost(const std::string& task_key, const std::string& target, const std::string& schedule,
+                              CostLabel label) const {
   const double inf = std::numeric_limits<double>::infinity();
   auto it = all_.find({task_key, target, schedule});
   if (it == all_.end()) return inf;
@@ -192,6 +215,11 @@ double RecordFile::pooled_cost(const std::string& task_key, const std::string& t
     for (size_t k = 0; paired && k < r.costs.size(); ++k) ratios.push_back(r.costs[k] / r.baseline[k]);
   }
   if (costs.empty()) return inf;
+  switch (label) {
+    case CostLabel::Min: return *std::min_element(costs.begin(), costs.end());
+    case CostLabel::Median: return median(costs);
+    case CostLabel::Ratio: break;
+  }
   const double ref = reference(task_key, target);
   return paired && ref > 0 ? median(ratios) * ref : median(costs);
 }

@@ -58,6 +58,15 @@ struct Record {
 
 // One JSON object, no newline.
 std::string to_json(const Record& r);
+
+// Which number of a schedule's repeated measurements a cost model learns
+// from (RecordFile::label_cost). Min: the lowest repeat (interference only
+// slows a run, so the least disturbed run is the steadiest estimate);
+// Median: the median repeat; Ratio: the tuner's pooled cost (pooled_cost).
+enum class CostLabel { Min, Median, Ratio };
+// "min", "median", "ratio"; parse throws listing the names.
+std::string_view cost_label_name(CostLabel l);
+CostLabel parse_cost_label(const std::string& name);
 // Parses one line; throws tessera::Error saying which field is wrong.
 Record parse_record(std::string_view line);
 
@@ -94,6 +103,10 @@ class RecordFile {
   // the median of every repeat. SlowerInModel verdicts are not measurements:
   // they leave the cost as the measurements give it.
   double pooled_cost(const std::string& task_key, const std::string& target, const std::string& schedule) const;
+  // The schedule's cost as `label` reads its repeats, over all its records;
+  // infinity when pooled_cost is. Ratio is pooled_cost.
+  double label_cost(const std::string& task_key, const std::string& target, const std::string& schedule,
+                    CostLabel label) const;
   // The task's reference seconds for paired records; 0 when it has none.
   double reference(const std::string& task_key, const std::string& target) const;
   // True when the schedule has a SlowerInModel verdict.

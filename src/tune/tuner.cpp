@@ -395,13 +395,15 @@ class Tuner {
       for (size_t i : order) {
         const double cost = measure(t, points[i]);
         search.observe(points[i], cost);
-        if (std::isfinite(cost) && cost > 0 && lowered[i]) {
+        // The model learns the label of the candidate's records; the search keeps the pooled cost.
+        const double label = records_.label_cost(r_.tasks[report_of_[t]].key, target_, points[i].to_text(), o_.cost_label);
+        if (std::isfinite(cost) && cost > 0 && std::isfinite(label) && label > 0 && lowered[i]) {
           if (attention) {
             measured_samples[t].programs.push_back(samples[i]);
-            measured_samples[t].seconds.push_back(cost);
+            measured_samples[t].seconds.push_back(label);
           } else {
             measured[t].rows.push_back(rows[i]);
-            measured[t].seconds.push_back(cost);
+            measured[t].seconds.push_back(label);
           }
         }
         if (!r_.tasks[report_of_[t]].skipped.empty()) break;

@@ -20,6 +20,7 @@
 
 #include "tune/measure.h"
 #include "tune/model_config.h"
+#include "tune/record.h"
 
 namespace tessera::tune {
 
@@ -35,6 +36,7 @@ struct TuneOptions {
   // "attention": the attention model (cost/attention_model.h) the same way.
   std::string cost_model = "none";
   std::string cost_model_file;      // xgb, attention: a pre-trained model (tessera costmodel train) fine-tuned online; empty: from nothing
+  CostLabel cost_label = CostLabel::Min;  // xgb, attention: which number of a candidate's repeats the model learns
   std::string hardware;             // static, xgb: a known_hardware() name; empty: probe this machine
   std::string coefficients;         // static: coefficients file (empty: default_coefficients_path(), if it exists)
   bool machine_code = true;         // static: features of the JIT's code too (else loop IR only)

@@ -1,7 +1,8 @@
 """bench/costmodel_bench.py end to end on a tiny collection made here (two
 ONNX node models, AVX2 at one and two threads, 8 schedules a task) into a
 temporary directory: the report has the dataset table with the records per
-target counted here from the records file, xgb's row for each target, a
+target counted here from the records file, xgb's row for each target (by
+5-fold cross-validation, with pair counts, interval and per-task average), a
 transfer table for each held-out target with the 0, 5 and 10% rows and both
 baselines, and a pruning row for every method and share asked. No accuracy is
 asserted (a tiny dataset); the numbers' sources are the CLI's own tests.
@@ -41,6 +42,8 @@ def test_report_has_every_table(tmp_path):
     names = {t["target"]: t["name"] for t in json.loads((ds / "tasks.json").read_text())["targets"]}
     counts = Counter(names[json.loads(line)["target"]] for line in records.read_text().splitlines() if line.strip())
     assert f"{len(MODELS)} networks" in text
+    xgb = text.split("## XGBoost")[1].split("## Transfer")[0]
+    assert "5-fold cross-validation" in xgb and "| pairs | pairwise | ci95_lo | ci95_hi | per-task |" in xgb, xgb
     for t in TARGETS:
         assert f"| {t} | {counts[t]} |" in text, text
         assert f"\n| {t} | " in text.split("## XGBoost")[1].split("## Transfer")[0], text

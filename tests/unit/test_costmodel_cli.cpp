@@ -3,8 +3,9 @@
 // its test part, the feature cache giving the same result as computing the
 // rows, the dump of every sample's matrices, the columns listing, and clear
 // errors for a bad model file, an unknown held-out target and a missing
-// dataset directory; the attention model trained, judged and transferred
-// between two targets, and the dataset pruned.
+// dataset directory; the label of a sample's repeats (--label); k-fold
+// cross-validation in eval (--folds); the attention model trained, judged
+// and transferred between two targets, and the dataset pruned.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -158,6 +159,77 @@ TEST(CostModelCli, DumpWritesTheMatricesWithTheirColumns) {
   }
   EXPECT_GT(samples, 1);
   EXPECT_NE(r.out.find(std::to_string(samples) + " samples"), std::string::npos) << r.out;
+}
+
+// --label: every sample's seconds in the dump (the dataset as train, eval,
+// transfer and prune load it) is the min of its schedule's repeats (the
+// default), counted here from the records file itself, or the tuner's
+// pooled cost (ratio).
+TEST(CostModelCli, LabelIsTheMinOfTheRepeatsOrThePooledCost) {
+  const std::string records = dataset::rank_records_path(collection(), 0);
+  tune::RecordFile rf(records);
+  std::map<std::pair<std::string, std::string>, double> min_cost;  // (task, schedule) -> lowest repeat
+  std::string target;
+  for (const tune::Record& rec : rf.records()) {
+    target = rec.target;  // one target in this collection
+    for (double c : rec.costs) {
+      auto [it, fresh] = min_cost.emplace(std::make_pair(rec.task_key, rec.schedule), c);
+      if (!fresh) it->second = std::min(it->second, c);
+    }
+  }
+  auto dump = [&](const std::string& label) {
+    const std::string out = temp_path("label-" + label + ".jsonl");
+    auto r = cli("costmodel dump --out " + out + data_args() + (label.empty() ? "" : " --label " + label));
+    EXPECT_EQ(r.code, 0) << r.out;
+    std::map<std::pair<std::string, std::string>, double> seconds;
+    std::ifstream f(out);
+    std::string line;
+    std::getline(f, line);  // the column names
+    while (std::getline(f, line)) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      seconds[{j.at("task"), j.at("schedule")}] = j.at("seconds");
+    }
+    return seconds;
+  };
+  const auto by_default = dump(""), by_min = dump("min"), by_ratio = dump("ratio");
+  ASSERT_GT(by_min.size(), 1u);
+  EXPECT_EQ(by_default, by_min);
+  int differ = 0;
+  for (const auto& [key, s] : by_min) {
+    EXPECT_DOUBLE_EQ(s, min_cost.at(key)) << key.second;
+    EXPECT_DOUBLE_EQ(by_ratio.at(key), rf.pooled_cost(key.first, target, key.second)) << key.second;
+    differ += s != by_ratio.at(key);
+  }
+  EXPECT_GT(differ, 0) << "with 2-3 repeats, some schedule's min differs from its pooled cost";
+  auto r = cli("costmodel dump --out " + temp_path("x.jsonl") + data_args() + " --label mean");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("mean"), std::string::npos) << r.out;
+}
+
+// eval --folds: k-fold cross-validation within task, every candidate judged
+// once (the table's candidates are all the dataset's samples, counted from
+// the dump), with pair counts, the interval and TenSet's per-task average.
+TEST(CostModelCli, EvalFoldsJudgesEveryCandidateOnce) {
+  const std::string out = temp_path("folds-dump.jsonl");
+  ASSERT_EQ(cli("costmodel dump --out " + out + data_args()).code, 0);
+  int samples = -1;  // less the header line
+  std::ifstream f(out);
+  for (std::string line; std::getline(f, line);) ++samples;
+  auto r = cli("costmodel eval --folds 3 --rounds 5" + data_args());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("3-fold cross-validation within task, seed 1, label min: " + std::to_string(samples) +
+                       " candidates"),
+            std::string::npos)
+      << r.out;
+  for (const char* column : {"pairs", "ci95_lo", "ci95_hi", "per-task"})
+    EXPECT_NE(r.out.find(column), std::string::npos) << column << " in " << r.out;
+  EXPECT_EQ(cli("costmodel eval --folds 3 --rounds 5" + data_args()).out, r.out) << "deterministic for a seed";
+  r = cli("costmodel eval --folds 3 --model-file " + temp_path("m.json") + data_args());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("reads no --model-file"), std::string::npos) << r.out;
+  r = cli("costmodel eval" + data_args());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("--folds K"), std::string::npos) << r.out;
 }
 
 namespace {

@@ -134,6 +134,35 @@ TEST_F(Records, PairedCostsCancelTheMachinesSlowPhases) {
   EXPECT_DOUBLE_EQ(again.reference("t2", kAvx512), 0.0);
 }
 
+// A cost model's label of a schedule, over all its records' repeats: the
+// min, the median, or the pooled cost (ratio). One slow repeat moves none of
+// min and median; errors make every label infinite as they do the pooled cost.
+TEST_F(Records, CostLabelsReadTheRepeats) {
+  RecordFile f(path_);
+  Record d = make("t1", kAvx512, "", {1.0e-3, 1.0e-3});
+  d.baseline = {1.0e-3, 1.0e-3};  // the reference: 1 ms
+  f.append(d);
+  Record a = make("t1", kAvx512, "a", {2.0e-3, 1.0e-3, 9.0e-3});  // one slow repeat
+  a.baseline = {2.0e-3, 1.25e-3, 1.0e-3};                        // ratios 1, 0.8, 9
+  f.append(a);
+  Record again = make("t1", kAvx512, "a", {1.2e-3, 1.1e-3});  // measured again
+  again.baseline = {1.0e-3, 1.0e-3};                          // ratios 1.2, 1.1
+  f.append(again);
+  // Repeats 2, 1, 9, 1.2, 1.1 ms: min 1, median 1.2; ratios 0.8 1 1.1 1.2 9: median 1.1, times 1 ms.
+  EXPECT_DOUBLE_EQ(f.label_cost("t1", kAvx512, "a", CostLabel::Min), 1.0e-3);
+  EXPECT_DOUBLE_EQ(f.label_cost("t1", kAvx512, "a", CostLabel::Median), 1.2e-3);
+  EXPECT_DOUBLE_EQ(f.label_cost("t1", kAvx512, "a", CostLabel::Ratio), 1.1e-3);
+  EXPECT_DOUBLE_EQ(f.pooled_cost("t1", kAvx512, "a"), 1.1e-3);
+  f.append(make("t1", kAvx512, "b", {0.5e-3}));
+  f.append(make("t1", kAvx512, "b", {}, MeasureError::WrongOutput));
+  for (CostLabel l : {CostLabel::Min, CostLabel::Median, CostLabel::Ratio}) {
+    EXPECT_TRUE(std::isinf(f.label_cost("t1", kAvx512, "b", l))) << cost_label_name(l);
+    EXPECT_TRUE(std::isinf(f.label_cost("t1", kAvx512, "none", l))) << cost_label_name(l);
+    EXPECT_EQ(parse_cost_label(std::string(cost_label_name(l))), l);
+  }
+  EXPECT_THROW(parse_cost_label("mean"), Error);
+}
+
 TEST_F(Records, ReopenedFileResumesAndPicksTheBestForItsMachine) {
   {
     RecordFile f(path_);

@@ -144,8 +144,9 @@ TEST(HardwareProbe, PlausibleValues) {
   EXPECT_GT(h.ghz, 0.5);
   EXPECT_LT(h.ghz, 6.0);
   EXPECT_GT(h.mem_gbps, 1.0);
-  EXPECT_GE(h.fma_units, 0.5);
+  EXPECT_GE(h.fma_units, 1.0);
   EXPECT_LE(h.fma_units, 4.0);
+  EXPECT_EQ(h.fma_units, std::round(h.fma_units)) << "whole FMA units";
   EXPECT_GT(h.l1d, 0);
   EXPECT_GE(h.l2, h.l1d);
   EXPECT_GE(h.l3, h.l2 / 4);  // some machines have an L3 smaller than the sum of L2s, none this small

@@ -1,11 +1,14 @@
 // Per-store features of hand-written loop nests (value_features.h), each
 // expected value worked out by hand from the loop nest in the comments; the
 // column tables; the TenSet metrics added for learned models (top-k
-// recall, network top-k score) on hand-made cases; and the dataset splits.
+// recall, network top-k score, pair counts, TenSet's per-task pairwise
+// average and its bootstrap interval) on hand-made cases; and the dataset
+// splits and cross-validation folds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "cost/dataset_split.h"
@@ -223,6 +226,33 @@ TEST(RankingMetrics, NetworkTopKScoreByHand) {
   EXPECT_THROW(network_top_k_score(y, p, {1}, 1), Error);
 }
 
+TEST(RankingMetrics, PairsPerTaskAverageAndIntervalByHand) {
+  // Group 0: 4 candidates, one tie (costs 2 and 2): 5 pairs; the prediction
+  // orders (0,1) (0,2) (0,3) (1,3) right and (2,3)... worked pair by pair below.
+  // y = {1, 2, 2, 3}, p = {1, 3, 2, 2}:
+  //   (0,1) 1<2, 1<3 right; (0,2) 1<2, 1<2 right; (0,3) 1<3, 1<2 right;
+  //   (1,2) tie in y: not a pair; (1,3) 2<3, 3>2 wrong; (2,3) 2<3, p tie: half.
+  //   3.5 of 5.
+  // Group 1: 2 candidates reversed: 0 of 1. Group 2: one candidate: no pair.
+  CostGroups y{{1, 2, 2, 3}, {1, 2}, {7}}, p{{1, 3, 2, 2}, {2, 1}, {0}};
+  EXPECT_EQ(comparable_pairs(y), 6);
+  EXPECT_DOUBLE_EQ(pairwise_accuracy(y, p), 3.5 / 6);
+  // TenSet: per group, weighted by its size, over groups with a pair: (4 × 0.7 + 2 × 0) / 6.
+  EXPECT_DOUBLE_EQ(per_task_pairwise_accuracy(y, p), 4 * 0.7 / 6);
+  const Interval ci = pairwise_interval(y, p, 0.95, 500, 3);
+  // Resampled groups can only give accuracies between the groups' own (0 and 0.7).
+  EXPECT_GE(ci.low, 0.0);
+  EXPECT_LE(ci.high, 0.7);
+  EXPECT_LT(ci.low, ci.high);
+  EXPECT_EQ(pairwise_interval(y, p, 0.95, 500, 3).low, ci.low);  // deterministic
+  // Every group right: no spread to resample.
+  CostGroups same{{1, 2, 3}, {4, 5}};
+  const Interval exact = pairwise_interval(same, same);
+  EXPECT_DOUBLE_EQ(exact.low, 1);
+  EXPECT_DOUBLE_EQ(exact.high, 1);
+  EXPECT_THROW(pairwise_interval(y, p, 1.5), Error);
+}
+
 std::vector<SplitItem> split_items() {
   std::vector<SplitItem> items;
   for (int t = 0; t < 10; ++t)
@@ -267,6 +297,31 @@ TEST(DatasetSplit, EachSplitHoldsOutWhatItSays) {
   EXPECT_EQ(std::count(t.begin(), t.end(), true), 3 * 2 * 20);  // tasks 0-2 are in resnet
   EXPECT_EQ(parse_split("by-network"), Split::ByNetwork);
   EXPECT_THROW(parse_split("random"), Error);
+}
+
+TEST(DatasetSplit, FoldsJudgeEveryCandidateOnce) {
+  std::vector<SplitItem> items = split_items();
+  items.push_back({"lone", "avx2-t1", {}});  // a group of one
+  for (int c = 0; c < 7; ++c) items.push_back({"seven", "avx2-t1", {}});
+  const std::vector<int> f = within_task_folds(items, 5, 1);
+  ASSERT_EQ(f.size(), items.size());  // one fold per candidate: each is judged exactly once
+  std::map<std::pair<std::string, std::string>, std::vector<int>> per_group;  // fold sizes
+  for (size_t i = 0; i < items.size(); ++i) {
+    ASSERT_GE(f[i], 0);
+    ASSERT_LT(f[i], 5);
+    auto& sizes = per_group[{items[i].task, items[i].target}];
+    sizes.resize(5);
+    ++sizes[static_cast<size_t>(f[i])];
+  }
+  for (const auto& [key, sizes] : per_group) {
+    const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+    EXPECT_LE(*hi - *lo, 1) << key.first << " on " << key.second;
+  }
+  EXPECT_EQ(per_group.at({"task0", "avx2-t1"}), (std::vector<int>{4, 4, 4, 4, 4}));
+  EXPECT_EQ(per_group.at({"seven", "avx2-t1"}), (std::vector<int>{2, 2, 1, 1, 1}));
+  EXPECT_EQ(within_task_folds(items, 5, 1), f);  // deterministic
+  EXPECT_NE(within_task_folds(items, 5, 2), f);
+  EXPECT_THROW(within_task_folds(items, 1, 1), Error);
 }
 
 }  // namespace
