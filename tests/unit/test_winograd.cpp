@@ -202,7 +202,9 @@ TEST(Winograd, TransformKernelsFoldTheirPointFormulas) {
     EXPECT_EQ(text.find("compute_root in.pad") == std::string::npos, n != in || in_place) << text;
     size_t selects = 0;
     for (size_t at = ir.find("select("); at != std::string::npos; at = ir.find("select(", at + 1)) ++selects;
-    if (!in_place) EXPECT_EQ(selects, n == in ? 1u : 0u) << ir;
+    if (!in_place) {
+      EXPECT_EQ(selects, n == in ? 1u : 0u) << ir;
+    }
   }
   }
 }
