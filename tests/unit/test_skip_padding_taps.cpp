@@ -74,16 +74,41 @@ AxisCount count_axis(int64_t in, int64_t k, int64_t d, int64_t s, int64_t pb, in
   return a;
 }
 
-// Per output element and input channel: multiply-adds of every Conv in g.
+// AVX-512 and AVX2, those the host runs (the others logged as not run).
+std::vector<codegen::Isa> host_isas() {
+  std::vector<codegen::Isa> isas;
+  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
+    if (codegen::host_supports(isa)) isas.push_back(isa);
+    else GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
+  }
+  return isas;
+}
+
+// Multiply-adds per output channel and input channel of every Conv in g (any rank).
 double conv_macs(const Graph& g) {
   double m = 0;
   for (const auto& n : g.nodes()) {
     if (n->op_type != "Conv") continue;
     const Dims& y = n->outputs[0]->type.dims;
     const Dims& w = n->inputs[1]->type.dims;
-    m += static_cast<double>(y[2] * y[3] * w[2] * w[3]);
+    double p = 1;
+    for (size_t i = 2; i < y.size(); ++i) p *= static_cast<double>(y[i] * w[i]);
+    m += p;
   }
   return m;
+}
+
+// The rewrite left one Conv, of weights `w`, reading the input x whole:
+// nothing sliced or concatenated.
+void expect_one_conv_of_x(const Graph& g, const Dims& w) {
+  EXPECT_EQ(count_ops(g, "Conv"), 1);
+  EXPECT_EQ(count_ops(g, "Slice"), 0);
+  EXPECT_EQ(count_ops(g, "Concat"), 0);
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Conv") {
+      EXPECT_EQ(n->inputs[1]->type.dims, w);
+      EXPECT_EQ(n->inputs[0]->name, "x");
+    }
 }
 
 // Every axis dilated: the regions are the runs' products, and their Convs do
@@ -123,14 +148,7 @@ TEST(SkipPaddingTaps, AllPaddingOffCentreIsAOneByOneConv) {
   std::vector<Tensor> want = interpret(*conv_graph(c), ins);
   auto g = conv_graph(c);
   ASSERT_EQ(skip_padding_taps(*g, 0), 1);
-  ASSERT_EQ(count_ops(*g, "Conv"), 1);
-  EXPECT_EQ(count_ops(*g, "Slice"), 0);
-  EXPECT_EQ(count_ops(*g, "Concat"), 0);
-  for (const auto& n : g->nodes())
-    if (n->op_type == "Conv") {
-      EXPECT_EQ(n->inputs[1]->type.dims, (Dims{16, 32, 1, 1}));
-      EXPECT_EQ(n->inputs[0]->name, "x");
-    }
+  expect_one_conv_of_x(*g, {16, 32, 1, 1});
   expect_near_scaled(interpret(*g, ins), want, 1e-5);
 }
 
@@ -188,11 +206,7 @@ TEST(SkipPaddingTaps, LeavesThinBordersAndEmptyOutputsAlone) {
 TEST(SkipPaddingTaps, CompiledMatchesTheOriginalGraph) {
   std::vector<Case> cases = kBanded;
   cases.push_back({32, 16, 1, 33, 33, 3, 3, 36, 36, 1, 1, {36, 36, 36, 36}});
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     for (size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
       SCOPED_TRACE(std::string(codegen::isa_name(isa)) + " case " + std::to_string(i));
@@ -240,15 +254,20 @@ struct NdCase {
   std::vector<int64_t> pads;  // begins then ends
 };
 
+Dims input_dims(const NdCase& c) {
+  Dims xd{1, c.C};
+  xd.insert(xd.end(), c.in.begin(), c.in.end());
+  return xd;
+}
+
 // With `stem`, the input first goes through a 1x1x1 Conv, as inside a net
 // (the Conv's input then has a blocked twin when the layout is blocked).
 std::unique_ptr<Graph> nd_conv_graph(const NdCase& c, bool stem = false) {
   auto g = std::make_unique<Graph>();
   g->opset = 13;
-  Dims xd{1, c.C}, wd{c.M, c.C / c.group};
-  xd.insert(xd.end(), c.in.begin(), c.in.end());
+  Dims wd{c.M, c.C / c.group};
   wd.insert(wd.end(), c.k.begin(), c.k.end());
-  Value* x = g->add_input("x", {DType::F32, xd, true});
+  Value* x = g->add_input("x", {DType::F32, input_dims(c), true});
   if (stem) {
     const Dims ones(c.in.size(), 1);
     Dims sd{c.C, c.C};
@@ -268,12 +287,6 @@ std::unique_ptr<Graph> nd_conv_graph(const NdCase& c, bool stem = false) {
   g->add_output(y);
   infer_graph(*g);
   return g;
-}
-
-Dims input_dims(const NdCase& c) {
-  Dims xd{1, c.C};
-  xd.insert(xd.end(), c.in.begin(), c.in.end());
-  return xd;
 }
 
 // Brute force along one axis of an NdCase: the (output, tap) pairs reading
@@ -308,20 +321,6 @@ NdAxis nd_axis(const NdCase& c, size_t i) {
   return a;
 }
 
-// Multiply-adds per output channel and input channel of every Conv in g (any rank).
-double nd_conv_macs(const Graph& g) {
-  double m = 0;
-  for (const auto& n : g.nodes()) {
-    if (n->op_type != "Conv") continue;
-    const Dims& y = n->outputs[0]->type.dims;
-    const Dims& w = n->inputs[1]->type.dims;
-    double p = 1;
-    for (size_t i = 2; i < y.size(); ++i) p *= static_cast<double>(y[i] * w[i]);
-    m += p;
-  }
-  return m;
-}
-
 // 3x3x3 video convolutions on short time axes (R3D-18's last stage at 16 and
 // 8 frames), strided and dilated in time, with a dilated spatial axis, a
 // depthwise one, and a 1-D sequence.
@@ -350,7 +349,7 @@ TEST(SkipPaddingTaps, VideoRegionsDoOnlyTheTapsTheyRead) {
       regions *= ax.split ? ax.count.runs : 1;
     }
     EXPECT_EQ(count_ops(*g, "Conv"), regions);
-    EXPECT_EQ(nd_conv_macs(*g), static_cast<double>(kept));
+    EXPECT_EQ(conv_macs(*g), static_cast<double>(kept));
     EXPECT_EQ(g->outputs()[1]->name, "y");
     expect_near_scaled(interpret(*g, ins), want, 1e-5);
   }
@@ -363,14 +362,7 @@ TEST(SkipPaddingTaps, ShortTimeAxesKeepTheFramesTheyRead) {
   {
     auto g = nd_conv_graph(kNd[1]);
     ASSERT_EQ(skip_padding_taps(*g, 0), 1);
-    ASSERT_EQ(count_ops(*g, "Conv"), 1);
-    EXPECT_EQ(count_ops(*g, "Slice"), 0);
-    EXPECT_EQ(count_ops(*g, "Concat"), 0);
-    for (const auto& n : g->nodes())
-      if (n->op_type == "Conv") {
-        EXPECT_EQ(n->inputs[1]->type.dims, (Dims{8, 16, 1, 3, 3}));
-        EXPECT_EQ(n->inputs[0]->name, "x");
-      }
+    expect_one_conv_of_x(*g, {8, 16, 1, 3, 3});
   }
   auto g = nd_conv_graph(kNd[0]);
   ASSERT_EQ(skip_padding_taps(*g, 0), 1);
@@ -394,11 +386,7 @@ TEST(SkipPaddingTaps, ShortTimeAxesKeepTheFramesTheyRead) {
 // layout, their time Slices and Concats carried in it (the stem's output
 // the one value reordered in).
 TEST(SkipPaddingTaps, CompiledVideoMatchesTheOriginalGraph) {
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     for (size_t i = 0; i < kNd.size(); ++i) {
       const NdCase& c = kNd[i];
       SCOPED_TRACE(std::string(codegen::isa_name(isa)) + " case " + std::to_string(i));
