@@ -74,26 +74,36 @@ std::vector<Band> runs_of(const Axis& a) {
 
 // When an axis is split into its runs, as data (otherwise it keeps one band
 // whose taps are the union of the runs', so a tap no output reads is still
-// dropped): dilated axes, whose padding taps are many; and short axes, where
-// no output position reads every tap of the union (a 3-tap time axis of 2
-// frames: each frame reads 2 of the 3), so the union would keep them all.
-// Undilated long axes are not split: their padding taps are a thin border
-// and bands would only multiply kernels.
+// dropped): dilated axes, whose padding taps are many; and short time axes
+// of 3-D convolutions, where no output frame reads every time tap of the
+// union (2 frames of a 3-tap kernel: each reads 2 of the 3), so the union
+// would keep them all. Undilated spatial axes are not split: their padding
+// taps are a thin border, and on tiny maps, where they are not, the regions'
+// sliced weights would add up to more than the whole kernel's, which such
+// maps stream rather than compute on.
+struct AxisRuns {
+  const Axis& a;
+  size_t index, count;  // which spatial axis of how many
+  const std::vector<Band>& runs;
+  const Band& all;  // the union of the runs' taps
+};
 struct BandRule {
   const char* name;
-  bool (*applies)(const Axis& a, const std::vector<Band>& runs, const Band& all);
+  bool (*applies)(const AxisRuns& r);
 };
 const BandRule kBandRules[] = {
-    {"dilated", [](const Axis& a, const std::vector<Band>&, const Band&) { return a.d > 1; }},
-    {"short",
-     [](const Axis&, const std::vector<Band>& runs, const Band& all) {
-       return std::none_of(runs.begin(), runs.end(), [&](const Band& r) { return r.lo == all.lo && r.hi == all.hi; });
+    {"dilated", [](const AxisRuns& r) { return r.a.d > 1; }},
+    {"short time axis",
+     [](const AxisRuns& r) {
+       return r.count == 3 && r.index == 0 && std::none_of(r.runs.begin(), r.runs.end(), [&](const Band& b) {
+                return b.lo == r.all.lo && b.hi == r.all.hi;
+              });
      }},
 };
 
 // The bands of one axis (its runs where a rule says so, else one band over
 // the axis), with the input window each reads. Empty as runs_of.
-std::vector<Band> bands_of(const Axis& a) {
+std::vector<Band> bands_of(const Axis& a, size_t index, size_t count) {
   std::vector<Band> runs = runs_of(a);
   if (runs.empty()) return runs;
   Band all{0, a.out, runs[0].lo, runs[0].hi};
@@ -102,7 +112,7 @@ std::vector<Band> bands_of(const Axis& a) {
     all.hi = std::max(all.hi, r.hi);
   }
   const bool split = std::any_of(std::begin(kBandRules), std::end(kBandRules),
-                                 [&](const BandRule& rule) { return rule.applies(a, runs, all); });
+                                 [&](const BandRule& rule) { return rule.applies({a, index, count, runs, all}); });
   std::vector<Band> bands = split ? runs : std::vector<Band>{all};
   for (Band& b : bands) {
     b.start = b.o0 * a.s - a.pb + b.lo * a.d;
@@ -311,7 +321,7 @@ bool plan(const Graph& g, Node& n, double min_skipped_per_region, Rewrite& r) {
                     a.strides[i], a.dilations[i], cs.pads[i]};
     if (axis.out <= 0) return false;
     r.axes.push_back(axis);
-    r.bands.push_back(bands_of(axis));
+    r.bands.push_back(bands_of(axis, i, nsp));
     if (r.bands.back().empty()) return false;
     full *= static_cast<double>(axis.out * axis.k);
     kept *= band_taps(r.bands.back());

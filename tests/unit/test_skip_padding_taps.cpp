@@ -189,11 +189,15 @@ TEST(SkipPaddingTaps, UndilatedAxisKeepsOneBand) {
   expect_near_scaled(interpret(*g, ins), want, 1e-5);
 }
 
-// Convolutions whose padding taps are a thin border, and one whose outputs
-// include some that read no input at all (bias only), are left alone.
+// Convolutions whose padding taps are a thin border, undilated ones on tiny
+// 2-D maps (not split: the regions' weights would outweigh the kernel's), and
+// one whose outputs include some that read no input at all (bias only), are
+// left alone.
 TEST(SkipPaddingTaps, LeavesThinBordersAndEmptyOutputsAlone) {
   auto plain = conv_graph({16, 16, 1, 56, 56, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}});
   EXPECT_EQ(skip_padding_taps(*plain, 0), 0);
+  auto tiny = conv_graph({16, 16, 1, 2, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}});
+  EXPECT_EQ(skip_padding_taps(*tiny, 0), 0);
   auto backbone = conv_graph({16, 16, 1, 65, 65, 3, 3, 4, 4, 1, 1, {4, 4, 4, 4}});  // 8% padding taps
   EXPECT_EQ(skip_padding_taps(*backbone, 0), 0);
   auto beyond = conv_graph({4, 4, 1, 6, 6, 3, 3, 2, 2, 1, 1, {9, 9, 9, 9}});
@@ -292,7 +296,8 @@ std::unique_ptr<Graph> nd_conv_graph(const NdCase& c, bool stem = false) {
 // Brute force along one axis of an NdCase: the (output, tap) pairs reading
 // the input, the runs of outputs with the same such taps, and the
 // multiply-adds the rewrite keeps: the pairs when the axis is split into
-// runs (dilated, or no output reads every tap some output reads), else
+// runs (dilated, or the time axis of a 3-D kernel where no output reads
+// every tap some output reads), else
 // every output times the taps some output reads.
 struct NdAxis {
   AxisCount count;
@@ -314,7 +319,8 @@ NdAxis nd_axis(const NdCase& c, size_t i) {
       if (reads.back().back()) any[static_cast<size_t>(t)] = true;
     }
   }
-  a.split = d > 1 || std::none_of(reads.begin(), reads.end(), [&](const auto& r) { return r == any; });
+  const bool short_time = n == 3 && i == 0 && std::none_of(reads.begin(), reads.end(), [&](const auto& r) { return r == any; });
+  a.split = d > 1 || short_time;
   const int64_t first = static_cast<int64_t>(std::find(any.begin(), any.end(), true) - any.begin());
   const int64_t last = k - static_cast<int64_t>(std::find(any.rbegin(), any.rend(), true) - any.rbegin());
   a.kept = a.split ? a.count.pairs : out * (last - first);
@@ -331,7 +337,7 @@ const std::vector<NdCase> kNd = {
     {8, 12, 1, {4, 5, 6}, {3, 3, 3}, {2, 1, 1}, {1, 1, 1}, {2, 1, 1, 2, 1, 1}},  // dilated in time
     {8, 8, 1, {2, 9, 6}, {3, 3, 3}, {1, 4, 1}, {1, 1, 1}, {1, 4, 1, 1, 4, 0}},   // and a dilated H, uneven pads
     {16, 16, 16, {2, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},  // depthwise
-    {8, 4, 1, {2}, {3}, {1}, {1}, {1, 1}},                                       // 1-D, two positions
+    {8, 4, 1, {5}, {3}, {2}, {1}, {2, 2}},                                       // 1-D, dilated
 };
 
 TEST(SkipPaddingTaps, VideoRegionsDoOnlyTheTapsTheyRead) {
