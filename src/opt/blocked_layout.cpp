@@ -322,13 +322,14 @@ void Rewriter::split(Node* n) {
   replace(n, nb);
 }
 
-// Slice of a blocked value with constant starts, ends, axes and steps: batch
-// and spatial axes as they are; channels only with step 1 from a block
+// Slice of a blocked image or video with constant starts, ends, axes and
+// steps: batch and spatial axes as they are; channels only with step 1 from a block
 // boundary to a block boundary or the last channel, so the part is a run of
 // whole blocks (keeping the input's padding lanes when it ends at the last).
 void Rewriter::slice(Node* n) {
   Value* x = n->inputs.empty() ? nullptr : n->inputs[0];
-  if (g.opset < 10 || !twin.count(x) || !static_f32(x, 4) || !static_f32(n->outputs[0], 4)) return;
+  if (g.opset < 10 || !twin.count(x) || !static_activation(x) || !static_activation(n->outputs[0])) return;
+  const int64_t rank = static_cast<int64_t>(x->type.rank());
   if (n->num_inputs() < 3 || n->num_inputs() > 5) return;
   std::vector<std::vector<int64_t>> arg(4);  // starts, ends, axes, steps
   for (size_t i = 1; i < n->inputs.size(); ++i) {
@@ -345,8 +346,8 @@ void Rewriter::slice(Node* n) {
   if (axes.size() != starts.size() || steps.size() != starts.size()) return;
   const int64_t C = x->type.dims[1];
   for (size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i] < -4 || axes[i] > 3) return;
-    if (axes[i] < 0) axes[i] += 4;  // [N, C, H, W] axes keep their index in [N, Cb, H, W, b]
+    if (axes[i] < -rank || axes[i] >= rank) return;
+    if (axes[i] < 0) axes[i] += rank;  // [N, C, sp...] axes keep their index in [N, Cb, sp..., b]
     if (axes[i] != 1) continue;
     if (steps[i] != 1) return;
     const int64_t s = std::clamp(starts[i] < 0 ? starts[i] + C : starts[i], int64_t{0}, C);

@@ -36,7 +36,7 @@ std::vector<Pass> builtin_passes() {
        "PET: multi-linear subprograms replaced by measured-faster mutants, partially equivalent ones corrected",
        run_pet, can_measure, "a compiled runtime measuring candidates"},
       {"skip-padding-taps", S::Target, "skip-padding-taps",
-       "dilated 2-D convolutions split by output region, each computing only the taps that read the input",
+       "convolutions on dilated or short axes split by output region, each computing only the taps that read the input",
        [](Graph& g, const PassContext&) { return skip_padding_taps(g); }},
       {"pool-after-conv", S::Target, "pool-after-conv",
        "an average pool feeding a 1x1 convolution to fewer channels pools the convolution's output instead",

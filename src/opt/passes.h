@@ -28,9 +28,10 @@ int simplify_graph(Graph& g, std::map<std::string, int>* applied = nullptr);
 // DNNFusion's mathematical-property rewriting, greedily by FLOP reduction; returns the count applied.
 int rewrite_math_properties(Graph& g, std::vector<std::string>* applied = nullptr);
 
-// 2-D Convs whose taps fall much in the zero padding (large dilations on
-// small maps) as one Conv per output region with only the taps that read the
-// input, regions concatenated back (opt/skip_padding_taps.cpp), where that
+// Convs (1-D, 2-D, 3-D) whose taps fall much in the zero padding (large
+// dilations on small maps, 3-D kernels on short time axes) as one Conv per
+// output region with only the taps that read the input, regions
+// concatenated back (opt/skip_padding_taps.cpp), where that
 // skips at least `min_skipped_per_region` multiply-adds per region (each is a
 // kernel of its own; 0 in tests: every shape the rewrite applies to).
 // Returns the number of Convs rewritten.

@@ -1,21 +1,24 @@
-// Padding taps skipped: a 2-D Conv computes, for every output pixel, every
-// tap of its kernel, including those that land in the zero padding. With
-// large dilations on small maps (DeepLab's atrous pyramid: rates 12-36 on
-// 33x33 or 65x65 maps) most taps do. For one output position o along an axis
-// (input size I, stride s, dilation d, leading pad p) the taps k that read
-// the input are exactly the run lo(o)..hi(o) with 0 <= o*s - p + k*d < I;
-// consecutive positions with the same run form a band. This pass rewrites
-// such a Conv (constant weights, static shapes) as one Conv per band pair
-// (H band x W band), each with only its valid taps (the weights sliced), no
-// padding and the input window it reads sliced out, the regions concatenated
-// back along W then H. Every output sums the same products of input and
-// weight as before, only without the padding zeros.
+// Padding taps skipped: a Conv (1-D, 2-D or 3-D) computes, for every output
+// position, every tap of its kernel, including those that land in the zero
+// padding. With large dilations on small maps (DeepLab's atrous pyramid:
+// rates 12-36 on 33x33 or 65x65 maps) most taps do; so do 3x3x3 video
+// convolutions on the short time axes of a net's last stages (2 frames: each
+// reads 2 of its 3 time taps; 1 frame: only the centre one). For one output
+// position o along an axis (input size I, stride s, dilation d, leading pad
+// p) the taps k that read the input are exactly the run lo(o)..hi(o) with
+// 0 <= o*s - p + k*d < I; consecutive positions with the same run form a
+// band. This pass rewrites such a Conv (constant weights, static shapes) as
+// one Conv per region (one band of each spatial axis), each with only its
+// valid taps (the weights sliced), no padding and the input window it reads
+// sliced out, the regions concatenated back along the last axis first. Every
+// output sums the same products of input and weight as before, only without
+// the padding zeros.
 //
-// Axes without dilation are not banded (their padding taps are a thin border
-// and bands would only multiply kernels): they keep one band whose taps are
-// the union over the axis, so a tap no output reads is still dropped. When
-// every off-centre tap is padding the Conv becomes a 1x1 Conv of the centre
-// weights, with no Slice and no Concat.
+// Which axes are split into bands is a rule table (kBandRules); the others
+// keep one band whose taps are the union over the axis, so a tap no output
+// reads is still dropped. When every off-centre tap of an axis is padding,
+// the axis keeps only its centre tap, with no Slice and no Concat along it
+// (a 3x3x3 Conv of one frame becomes a 1x3x3 Conv of the centre weights).
 #include <algorithm>
 
 #include "ops/nn_conv.h"
@@ -54,24 +57,63 @@ void valid_taps(const Axis& a, int64_t o, int64_t& lo, int64_t& hi) {
   hi = base > a.in - 1 ? -1 : std::min(a.k - 1, (a.in - 1 - base) / a.d);
 }
 
-// The bands of one axis (banded: one per run of equal tap ranges; else one
-// band over the axis with the union of the ranges). Empty when some output
-// position reads no input at all (it is bias only: left to the Conv).
-std::vector<Band> bands_of(const Axis& a, bool banded) {
-  std::vector<Band> bands;
+// The runs of output positions with equal tap ranges along one axis. Empty
+// when some output position reads no input at all (it is bias only: left to
+// the Conv).
+std::vector<Band> runs_of(const Axis& a) {
+  std::vector<Band> runs;
   for (int64_t o = 0; o < a.out; ++o) {
     int64_t lo, hi;
     valid_taps(a, o, lo, hi);
     if (lo > hi) return {};
-    if (!bands.empty() && (!banded || (bands.back().lo == lo && bands.back().hi == hi))) {
-      Band& b = bands.back();
-      b.o1 = o + 1;
-      b.lo = std::min(b.lo, lo);
-      b.hi = std::max(b.hi, hi);
-    } else {
-      bands.push_back({o, o + 1, lo, hi});
-    }
+    if (!runs.empty() && runs.back().lo == lo && runs.back().hi == hi) runs.back().o1 = o + 1;
+    else runs.push_back({o, o + 1, lo, hi});
   }
+  return runs;
+}
+
+// When an axis is split into its runs, as data (otherwise it keeps one band
+// whose taps are the union of the runs', so a tap no output reads is still
+// dropped): dilated axes, whose padding taps are many; and short time axes
+// of 3-D convolutions, where no output frame reads every time tap of the
+// union (2 frames of a 3-tap kernel: each reads 2 of the 3), so the union
+// would keep them all. Undilated spatial axes are not split: their padding
+// taps are a thin border, and on tiny maps, where they are not, the regions'
+// sliced weights would add up to more than the whole kernel's, which such
+// maps stream rather than compute on.
+struct AxisRuns {
+  const Axis& a;
+  size_t index, count;  // which spatial axis of how many
+  const std::vector<Band>& runs;
+  const Band& all;  // the union of the runs' taps
+};
+struct BandRule {
+  const char* name;
+  bool (*applies)(const AxisRuns& r);
+};
+const BandRule kBandRules[] = {
+    {"dilated", [](const AxisRuns& r) { return r.a.d > 1; }},
+    {"short time axis",
+     [](const AxisRuns& r) {
+       return r.count == 3 && r.index == 0 && std::none_of(r.runs.begin(), r.runs.end(), [&](const Band& b) {
+                return b.lo == r.all.lo && b.hi == r.all.hi;
+              });
+     }},
+};
+
+// The bands of one axis (its runs where a rule says so, else one band over
+// the axis), with the input window each reads. Empty as runs_of.
+std::vector<Band> bands_of(const Axis& a, size_t index, size_t count) {
+  std::vector<Band> runs = runs_of(a);
+  if (runs.empty()) return runs;
+  Band all{0, a.out, runs[0].lo, runs[0].hi};
+  for (const Band& r : runs) {
+    all.lo = std::min(all.lo, r.lo);
+    all.hi = std::max(all.hi, r.hi);
+  }
+  const bool split = std::any_of(std::begin(kBandRules), std::end(kBandRules),
+                                 [&](const BandRule& rule) { return rule.applies({a, index, count, runs, all}); });
+  std::vector<Band> bands = split ? runs : std::vector<Band>{all};
   for (Band& b : bands) {
     b.start = b.o0 * a.s - a.pb + b.lo * a.d;
     b.end = (b.o1 - 1) * a.s - a.pb + b.hi * a.d + 1;
@@ -91,25 +133,44 @@ Value* i64_constant(Graph& g, const std::string& name, std::vector<int64_t> v) {
   return g.add_constant(g.unique_name(name), Tensor::from<int64_t>({n}, v));
 }
 
-// W[:, :, lo_h..hi_h, lo_w..hi_w] of a constant weight [M, Cg, kh, kw].
-Tensor sliced_weights(const Tensor& w, const Band& h, const Band& wb) {
-  const int64_t rows = w.dim(0) * w.dim(1), kh = w.dim(2), kw = w.dim(3);
-  Tensor out(w.dtype(), {w.dim(0), w.dim(1), h.taps(), wb.taps()});
+// W[:, :, lo..hi of each spatial axis] of a constant weight [M, Cg, k...]:
+// one copy per run of the innermost axis.
+Tensor sliced_weights(const Tensor& w, const std::vector<const Band*>& region) {
+  const size_t nsp = region.size();
+  Dims dims{w.dim(0), w.dim(1)};
+  for (const Band* b : region) dims.push_back(b->taps());
+  Tensor out(w.dtype(), dims);
   const size_t es = dtype_size(w.dtype());
   const auto* src = static_cast<const unsigned char*>(w.raw());
   auto* dst = static_cast<unsigned char*>(out.raw());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t y = 0; y < h.taps(); ++y)
-      std::copy_n(src + static_cast<size_t>((r * kh + h.lo + y) * kw + wb.lo) * es, static_cast<size_t>(wb.taps()) * es,
-                  dst + static_cast<size_t>((r * h.taps() + y) * wb.taps()) * es);
+  const int64_t inner = region.back()->taps();
+  int64_t lead = 1;  // positions of the leading spatial axes
+  for (size_t i = 0; i + 1 < nsp; ++i) lead *= region[i]->taps();
+  int64_t r = 0;  // run of the sliced weight
+  for (int64_t c = 0; c < w.dim(0) * w.dim(1); ++c) {
+    std::vector<int64_t> idx(nsp, 0);  // index of the leading axes in the slice (the last stays 0)
+    for (int64_t l = 0; l < lead; ++l, ++r) {
+      int64_t off = c;
+      for (size_t i = 0; i < nsp; ++i) off = off * w.dim(static_cast<int>(i) + 2) + region[i]->lo + idx[i];
+      std::copy_n(src + static_cast<size_t>(off) * es, static_cast<size_t>(inner) * es,
+                  dst + static_cast<size_t>(r * inner) * es);
+      for (size_t i = nsp - 1; i-- > 0;) {  // next index, the last leading axis fastest
+        if (++idx[i] < region[i]->taps()) break;
+        idx[i] = 0;
+      }
+    }
+  }
   return out;
 }
+
+// Letters of the spatial axes, for node names: W; H, W; D, H, W.
+std::string axis_letter(size_t axis, size_t nsp) { return std::string(1, "DHW"[axis + 3 - nsp]); }
 
 struct Rewrite {
   Graph& g;
   Node* conv;
-  Axis ah, aw;
-  std::vector<Band> bh, bw;
+  std::vector<Axis> axes;                // per spatial axis
+  std::vector<std::vector<Band>> bands;  // per spatial axis
 
   Node* add(const std::string& op, std::vector<Value*> ins, const std::string& out, AttrMap attrs,
             const std::string& suffix) {
@@ -122,40 +183,57 @@ struct Rewrite {
   // Whether band b's input window covers its axis (no Slice along it).
   static bool whole(const Band& b, const Axis& a) { return b.start <= 0 && b.end >= a.in; }
 
+  bool whole(const std::vector<const Band*>& region) const {
+    for (size_t i = 0; i < region.size(); ++i)
+      if (!whole(*region[i], axes[i])) return false;
+    return true;
+  }
+
   // The input window of one region, sliced only along the axes it does not cover.
-  Value* window(const Band& h, const Band& w, const std::string& tag) {
+  Value* window(const std::vector<const Band*>& region, const std::string& tag) {
     Value* x = conv->inputs[0];
-    std::vector<int64_t> starts, ends, axes;
-    auto clip = [&](const Band& b, const Axis& a, int64_t axis) {
-      if (whole(b, a)) return;
-      const int64_t s = std::max<int64_t>(b.start, 0), e = std::min(b.end, a.in);
-      starts.push_back(s);
-      ends.push_back(e);
-      axes.push_back(axis);
-    };
-    clip(h, ah, 2);
-    clip(w, aw, 3);
-    if (axes.empty()) return x;
+    std::vector<int64_t> starts, ends, axis_ids;
+    for (size_t i = 0; i < region.size(); ++i) {
+      const Band& b = *region[i];
+      if (whole(b, axes[i])) continue;
+      starts.push_back(std::max<int64_t>(b.start, 0));
+      ends.push_back(std::min(b.end, axes[i].in));
+      axis_ids.push_back(static_cast<int64_t>(i) + 2);
+    }
+    if (axis_ids.empty()) return x;
     const std::string base = conv->name + tag;
     return add("Slice",
                {x, i64_constant(g, base + ".starts", starts), i64_constant(g, base + ".ends", ends),
-                i64_constant(g, base + ".axes", axes)},
+                i64_constant(g, base + ".axes", axis_ids)},
                x->name + tag, {}, tag + "/window")
         ->outputs[0];
   }
 
-  Value* region(const Band& h, const Band& w, int64_t group) {
-    const std::string tag = "/region" + std::to_string(h.o0) + "_" + std::to_string(w.o0);
-    Value* x = window(h, w, tag);
-    Value* wv = g.add_constant(g.unique_name(conv->inputs[1]->name + tag), sliced_weights(*conv->inputs[1]->constant, h, w));
+  static std::string tag_of(const std::vector<const Band*>& region) {
+    std::string tag = "/region";
+    for (size_t i = 0; i < region.size(); ++i) tag += (i ? "_" : "") + std::to_string(region[i]->o0);
+    return tag;
+  }
+
+  Value* conv_of(const std::vector<const Band*>& region, int64_t group) {
+    const std::string tag = tag_of(region);
+    Value* x = window(region, tag);
+    Value* wv = g.add_constant(g.unique_name(conv->inputs[1]->name + tag), sliced_weights(*conv->inputs[1]->constant, region));
     std::vector<Value*> ins{x, wv};
     if (conv->has_input(2)) ins.push_back(conv->inputs[2]);
-    auto before = [](const Band& b) { return std::max<int64_t>(-b.start, 0); };
-    auto after = [](const Band& b, const Axis& a) { return std::max<int64_t>(b.end - a.in, 0); };
-    AttrMap attrs{{"kernel_shape", Attribute::of_ints({h.taps(), w.taps()})},
-                  {"strides", Attribute::of_ints({ah.s, aw.s})},
-                  {"dilations", Attribute::of_ints({ah.d, aw.d})},
-                  {"pads", Attribute::of_ints({before(h), before(w), after(h, ah), after(w, aw)})},
+    std::vector<int64_t> kernel, strides, dilations, pads(2 * region.size());
+    for (size_t i = 0; i < region.size(); ++i) {
+      const Band& b = *region[i];
+      kernel.push_back(b.taps());
+      strides.push_back(axes[i].s);
+      dilations.push_back(axes[i].d);
+      pads[i] = std::max<int64_t>(-b.start, 0);
+      pads[i + region.size()] = std::max<int64_t>(b.end - axes[i].in, 0);
+    }
+    AttrMap attrs{{"kernel_shape", Attribute::of_ints(kernel)},
+                  {"strides", Attribute::of_ints(strides)},
+                  {"dilations", Attribute::of_ints(dilations)},
+                  {"pads", Attribute::of_ints(pads)},
                   {"group", Attribute::of_int(group)}};
     return add("Conv", std::move(ins), conv->outputs[0]->name + tag, std::move(attrs), tag)->outputs[0];
   }
@@ -165,22 +243,46 @@ struct Rewrite {
     return add("Concat", std::move(parts), name, {{"axis", Attribute::of_int(axis)}}, suffix)->outputs[0];
   }
 
+  // The regions (one band per axis), the first axis slowest.
+  std::vector<std::vector<const Band*>> regions() const {
+    std::vector<std::vector<const Band*>> all{{}};
+    for (const auto& axis_bands : bands) {
+      std::vector<std::vector<const Band*>> next;
+      for (const auto& r : all)
+        for (const Band& b : axis_bands) {
+          next.push_back(r);
+          next.back().push_back(&b);
+        }
+      all = std::move(next);
+    }
+    return all;
+  }
+
+  // The outputs of regions [first, first + count) concatenated along
+  // spatial axis `axis` and the ones after it (the regions' first band
+  // indices fixed before it).
+  Value* joined(const std::vector<Value*>& outs, size_t first, size_t count, size_t axis, const std::string& name) {
+    if (axis == bands.size()) return outs[first];
+    const size_t n = bands[axis].size(), each = count / n;
+    std::vector<Value*> parts;
+    for (size_t i = 0; i < n; ++i)
+      parts.push_back(joined(outs, first + i * each, each, axis + 1, name + "." + std::to_string(bands[axis][i].o0)));
+    return concat(std::move(parts), static_cast<int64_t>(axis) + 2, name,
+                  "/concat_" + axis_letter(axis, bands.size()));
+  }
+
   void run(int64_t group) {
     const std::string y = conv->outputs[0]->name;
     // A region reading the whole input goes first: the blocked-layout pass,
     // walking the graph in order, then reorders the input for its Conv and
     // takes the other regions' Slices in the blocked layout too.
-    std::vector<std::pair<size_t, size_t>> order;
-    for (size_t i = 0; i < bh.size(); ++i)
-      for (size_t j = 0; j < bw.size(); ++j) order.emplace_back(i, j);
-    std::stable_partition(order.begin(), order.end(),
-                          [&](const auto& ij) { return whole(bh[ij.first], ah) && whole(bw[ij.second], aw); });
-    std::vector<std::vector<Value*>> parts(bh.size(), std::vector<Value*>(bw.size()));
-    for (const auto& [i, j] : order) parts[i][j] = region(bh[i], bw[j], group);
-    std::vector<Value*> rows;
-    for (size_t i = 0; i < bh.size(); ++i)
-      rows.push_back(concat(parts[i], 3, y + ".row" + std::to_string(bh[i].o0), "/concat_w"));
-    Value* out = concat(rows, 2, y + ".regions", "/concat_h");
+    const std::vector<std::vector<const Band*>> all = regions();
+    std::vector<size_t> order(all.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_partition(order.begin(), order.end(), [&](size_t i) { return whole(all[i]); });
+    std::vector<Value*> outs(all.size());
+    for (size_t i : order) outs[i] = conv_of(all[i], group);
+    Value* out = joined(outs, 0, outs.size(), 0, y + ".regions");
     // The last new node takes over the Conv's output value (its name may be a graph output).
     Value* old = conv->outputs[0];
     Node* p = out->producer;
@@ -205,22 +307,28 @@ bool plan(const Graph& g, Node& n, double min_skipped_per_region, Rewrite& r) {
   const Value* w = n.inputs[1];
   const Value* y = n.outputs[0];
   if (!x || !w || !w->constant || !y) return false;
-  if (!x->type.rank_known || x->type.rank() != 4 || !x->type.fully_known() || w->constant->rank() != 4) return false;
+  if (!x->type.rank_known || !x->type.fully_known()) return false;
+  const size_t rank = x->type.rank();
+  if (rank < 3 || rank > 5 || w->constant->rank() != rank) return false;  // 1-D, 2-D and 3-D convolutions
   if (n.has_input(2) && !n.inputs[2]->constant) return false;
   ConvShape cs = conv_shape(OpAttrs(n, g.opset), x->type.dims, w->constant->dims());
-  if (cs.pads.size() != 4) return false;
+  const size_t nsp = rank - 2;
+  if (cs.pads.size() != 2 * nsp) return false;
   const WindowAttrs& a = cs.attrs;
-  r.ah = {x->type.dims[2], cs.out_spatial[0], w->constant->dim(2), a.strides[0], a.dilations[0], cs.pads[0]};
-  r.aw = {x->type.dims[3], cs.out_spatial[1], w->constant->dim(3), a.strides[1], a.dilations[1], cs.pads[1]};
-  if (r.ah.out <= 0 || r.aw.out <= 0) return false;
-  r.bh = bands_of(r.ah, r.ah.d > 1);
-  r.bw = bands_of(r.aw, r.aw.d > 1);
-  if (r.bh.empty() || r.bw.empty()) return false;
-  if (static_cast<int64_t>(r.bh.size() * r.bw.size()) > kMaxRegions) return false;
-  const double full = static_cast<double>(r.ah.out * r.ah.k) * static_cast<double>(r.aw.out * r.aw.k);
-  const double kept = band_taps(r.bh) * band_taps(r.bw);
-  const double per_tap = static_cast<double>(cs.N * cs.M * (cs.C / cs.group));  // multiply-adds of one (pixel, tap)
-  const double regions = static_cast<double>(r.bh.size() * r.bw.size());
+  double full = 1, kept = 1, regions = 1;
+  for (size_t i = 0; i < nsp; ++i) {
+    const Axis axis{x->type.dims[i + 2], cs.out_spatial[i], w->constant->dim(static_cast<int>(i) + 2),
+                    a.strides[i], a.dilations[i], cs.pads[i]};
+    if (axis.out <= 0) return false;
+    r.axes.push_back(axis);
+    r.bands.push_back(bands_of(axis, i, nsp));
+    if (r.bands.back().empty()) return false;
+    full *= static_cast<double>(axis.out * axis.k);
+    kept *= band_taps(r.bands.back());
+    regions *= static_cast<double>(r.bands.back().size());
+  }
+  if (regions > kMaxRegions) return false;
+  const double per_tap = static_cast<double>(cs.N * cs.M * (cs.C / cs.group));  // multiply-adds of one (position, tap)
   return kept <= (1 - kMinSkippedShare) * full && (full - kept) * per_tap >= min_skipped_per_region * regions;
 }
 
@@ -231,7 +339,7 @@ int skip_padding_taps(Graph& g, double min_skipped_per_region) {
   for (const auto& n : g.nodes()) convs.push_back(n.get());
   int rewritten = 0;
   for (Node* n : convs) {
-    Rewrite r{g, n, {}, {}, {}, {}};
+    Rewrite r{g, n, {}, {}};
     if (!plan(g, *n, min_skipped_per_region, r)) continue;
     r.run(OpAttrs(*n, g.opset).i("group"));
     ++rewritten;

@@ -1,13 +1,16 @@
-// Padding taps skipped (opt/skip_padding_taps.cpp): dilated convolutions
-// rewritten as one Conv per output region with only the taps that read the
-// input. Checked against the interpreter on the original graph over
+// Padding taps skipped (opt/skip_padding_taps.cpp): dilated convolutions,
+// and video convolutions on short time axes, rewritten as one Conv per
+// output region with only the taps that read the input. Checked against the interpreter on the original graph over
 // dilations, pads, strides, map sizes and groups, interpreted and compiled
 // for AVX-512 and AVX2; the regions' multiply-adds are counted against a
 // brute-force count of the taps that land inside the input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codegen/llvm/jit.h"
 #include "interp/interpreter.h"
+#include "ops/op_attrs.h"
 #include "ops/registry.h"
 #include "opt/passes.h"
 #include "runtime/executor.h"
@@ -71,16 +74,41 @@ AxisCount count_axis(int64_t in, int64_t k, int64_t d, int64_t s, int64_t pb, in
   return a;
 }
 
-// Per output element and input channel: multiply-adds of every Conv in g.
+// AVX-512 and AVX2, those the host runs (the others logged as not run).
+std::vector<codegen::Isa> host_isas() {
+  std::vector<codegen::Isa> isas;
+  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
+    if (codegen::host_supports(isa)) isas.push_back(isa);
+    else GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
+  }
+  return isas;
+}
+
+// Multiply-adds per output channel and input channel of every Conv in g (any rank).
 double conv_macs(const Graph& g) {
   double m = 0;
   for (const auto& n : g.nodes()) {
     if (n->op_type != "Conv") continue;
     const Dims& y = n->outputs[0]->type.dims;
     const Dims& w = n->inputs[1]->type.dims;
-    m += static_cast<double>(y[2] * y[3] * w[2] * w[3]);
+    double p = 1;
+    for (size_t i = 2; i < y.size(); ++i) p *= static_cast<double>(y[i] * w[i]);
+    m += p;
   }
   return m;
+}
+
+// The rewrite left one Conv, of weights `w`, reading the input x whole:
+// nothing sliced or concatenated.
+void expect_one_conv_of_x(const Graph& g, const Dims& w) {
+  EXPECT_EQ(count_ops(g, "Conv"), 1);
+  EXPECT_EQ(count_ops(g, "Slice"), 0);
+  EXPECT_EQ(count_ops(g, "Concat"), 0);
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Conv") {
+      EXPECT_EQ(n->inputs[1]->type.dims, w);
+      EXPECT_EQ(n->inputs[0]->name, "x");
+    }
 }
 
 // Every axis dilated: the regions are the runs' products, and their Convs do
@@ -120,14 +148,7 @@ TEST(SkipPaddingTaps, AllPaddingOffCentreIsAOneByOneConv) {
   std::vector<Tensor> want = interpret(*conv_graph(c), ins);
   auto g = conv_graph(c);
   ASSERT_EQ(skip_padding_taps(*g, 0), 1);
-  ASSERT_EQ(count_ops(*g, "Conv"), 1);
-  EXPECT_EQ(count_ops(*g, "Slice"), 0);
-  EXPECT_EQ(count_ops(*g, "Concat"), 0);
-  for (const auto& n : g->nodes())
-    if (n->op_type == "Conv") {
-      EXPECT_EQ(n->inputs[1]->type.dims, (Dims{16, 32, 1, 1}));
-      EXPECT_EQ(n->inputs[0]->name, "x");
-    }
+  expect_one_conv_of_x(*g, {16, 32, 1, 1});
   expect_near_scaled(interpret(*g, ins), want, 1e-5);
 }
 
@@ -168,11 +189,15 @@ TEST(SkipPaddingTaps, UndilatedAxisKeepsOneBand) {
   expect_near_scaled(interpret(*g, ins), want, 1e-5);
 }
 
-// Convolutions whose padding taps are a thin border, and one whose outputs
-// include some that read no input at all (bias only), are left alone.
+// Convolutions whose padding taps are a thin border, undilated ones on tiny
+// 2-D maps (not split: the regions' weights would outweigh the kernel's), and
+// one whose outputs include some that read no input at all (bias only), are
+// left alone.
 TEST(SkipPaddingTaps, LeavesThinBordersAndEmptyOutputsAlone) {
   auto plain = conv_graph({16, 16, 1, 56, 56, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}});
   EXPECT_EQ(skip_padding_taps(*plain, 0), 0);
+  auto tiny = conv_graph({16, 16, 1, 2, 2, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}});
+  EXPECT_EQ(skip_padding_taps(*tiny, 0), 0);
   auto backbone = conv_graph({16, 16, 1, 65, 65, 3, 3, 4, 4, 1, 1, {4, 4, 4, 4}});  // 8% padding taps
   EXPECT_EQ(skip_padding_taps(*backbone, 0), 0);
   auto beyond = conv_graph({4, 4, 1, 6, 6, 3, 3, 2, 2, 1, 1, {9, 9, 9, 9}});
@@ -185,11 +210,7 @@ TEST(SkipPaddingTaps, LeavesThinBordersAndEmptyOutputsAlone) {
 TEST(SkipPaddingTaps, CompiledMatchesTheOriginalGraph) {
   std::vector<Case> cases = kBanded;
   cases.push_back({32, 16, 1, 33, 33, 3, 3, 36, 36, 1, 1, {36, 36, 36, 36}});
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     for (size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
       SCOPED_TRACE(std::string(codegen::isa_name(isa)) + " case " + std::to_string(i));
@@ -226,6 +247,186 @@ TEST(SkipPaddingTaps, PipelineRewritesWhereRegionsPay) {
   auto g = conv_graph(tiny);
   EXPECT_EQ(skip_padding_taps(*g), 0);
   EXPECT_EQ(skip_padding_taps(*g, 0), 1);
+}
+
+
+// Convolutions of any rank: a video [1, C, D, H, W] (or a sequence [1, C, W])
+// with per-axis kernel, dilation, stride and pads.
+struct NdCase {
+  int64_t C, M, group;
+  Dims in, k, d, s;
+  std::vector<int64_t> pads;  // begins then ends
+};
+
+Dims input_dims(const NdCase& c) {
+  Dims xd{1, c.C};
+  xd.insert(xd.end(), c.in.begin(), c.in.end());
+  return xd;
+}
+
+// With `stem`, the input first goes through a 1x1x1 Conv, as inside a net
+// (the Conv's input then has a blocked twin when the layout is blocked).
+std::unique_ptr<Graph> nd_conv_graph(const NdCase& c, bool stem = false) {
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Dims wd{c.M, c.C / c.group};
+  wd.insert(wd.end(), c.k.begin(), c.k.end());
+  Value* x = g->add_input("x", {DType::F32, input_dims(c), true});
+  if (stem) {
+    const Dims ones(c.in.size(), 1);
+    Dims sd{c.C, c.C};
+    sd.insert(sd.end(), ones.begin(), ones.end());
+    Value* sw = g->add_constant("stem_w", random_f32(sd, 7, -0.5f, 0.5f));
+    x = g->add_node("Conv", {x, sw}, {"stem"}, {{"kernel_shape", Attribute::of_ints(ones)}}, "stem")->outputs[0];
+  }
+  Value* w = g->add_constant("w", random_f32(wd, 5, -0.5f, 0.5f));
+  Value* b = g->add_constant("b", random_f32({c.M}, 6));
+  AttrMap attrs{{"kernel_shape", Attribute::of_ints(c.k)},
+                {"dilations", Attribute::of_ints(c.d)},
+                {"strides", Attribute::of_ints(c.s)},
+                {"pads", Attribute::of_ints(c.pads)},
+                {"group", Attribute::of_int(c.group)}};
+  Value* y = g->add_node("Conv", {x, w, b}, {"y"}, attrs, "conv3d")->outputs[0];
+  g->add_output(g->add_node("Relu", {y}, {"out"}, {}, "relu")->outputs[0]);
+  g->add_output(y);
+  infer_graph(*g);
+  return g;
+}
+
+// Brute force along one axis of an NdCase: the (output, tap) pairs reading
+// the input, the runs of outputs with the same such taps, and the
+// multiply-adds the rewrite keeps: the pairs when the axis is split into
+// runs (dilated, or the time axis of a 3-D kernel where no output reads
+// every tap some output reads), else
+// every output times the taps some output reads.
+struct NdAxis {
+  AxisCount count;
+  bool split = false;
+  int64_t kept = 0;
+};
+NdAxis nd_axis(const NdCase& c, size_t i) {
+  const size_t n = c.in.size();
+  const int64_t in = c.in[i], k = c.k[i], d = c.d[i], s = c.s[i], pb = c.pads[i], pe = c.pads[i + n];
+  NdAxis a{count_axis(in, k, d, s, pb, pe)};
+  std::vector<bool> any(static_cast<size_t>(k), false);
+  std::vector<std::vector<bool>> reads;
+  const int64_t out = out_size(in, k, d, s, pb, pe);
+  for (int64_t o = 0; o < out; ++o) {
+    reads.emplace_back();
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t p = o * s - pb + t * d;
+      reads.back().push_back(p >= 0 && p < in);
+      if (reads.back().back()) any[static_cast<size_t>(t)] = true;
+    }
+  }
+  const bool short_time = n == 3 && i == 0 && std::none_of(reads.begin(), reads.end(), [&](const auto& r) { return r == any; });
+  a.split = d > 1 || short_time;
+  const int64_t first = static_cast<int64_t>(std::find(any.begin(), any.end(), true) - any.begin());
+  const int64_t last = k - static_cast<int64_t>(std::find(any.rbegin(), any.rend(), true) - any.rbegin());
+  a.kept = a.split ? a.count.pairs : out * (last - first);
+  return a;
+}
+
+// 3x3x3 video convolutions on short time axes (R3D-18's last stage at 16 and
+// 8 frames), strided and dilated in time, with a dilated spatial axis, a
+// depthwise one, and a 1-D sequence.
+const std::vector<NdCase> kNd = {
+    {16, 8, 1, {2, 7, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},  // D=2: each frame 2 of 3 taps
+    {16, 8, 1, {1, 4, 4}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},  // D=1: centre frame only
+    {8, 8, 1, {3, 6, 5}, {3, 3, 3}, {1, 1, 1}, {2, 1, 2}, {1, 1, 1, 1, 1, 1}},   // stride 2 in time: windows
+    {8, 12, 1, {4, 5, 6}, {3, 3, 3}, {2, 1, 1}, {1, 1, 1}, {2, 1, 1, 2, 1, 1}},  // dilated in time
+    {8, 8, 1, {2, 9, 6}, {3, 3, 3}, {1, 4, 1}, {1, 1, 1}, {1, 4, 1, 1, 4, 0}},   // and a dilated H, uneven pads
+    {16, 16, 16, {2, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},  // depthwise
+    {8, 4, 1, {5}, {3}, {2}, {1}, {2, 2}},                                       // 1-D, dilated
+};
+
+TEST(SkipPaddingTaps, VideoRegionsDoOnlyTheTapsTheyRead) {
+  for (size_t i = 0; i < kNd.size(); ++i) {
+    const NdCase& c = kNd[i];
+    SCOPED_TRACE("case " + std::to_string(i));
+    std::vector<Tensor> ins{random_f32(input_dims(c), 60 + static_cast<uint32_t>(i))};
+    std::vector<Tensor> want = interpret(*nd_conv_graph(c), ins);
+    auto g = nd_conv_graph(c);
+    ASSERT_EQ(skip_padding_taps(*g, 0), 1);
+    int64_t regions = 1, kept = 1;
+    for (size_t a = 0; a < c.in.size(); ++a) {
+      const NdAxis ax = nd_axis(c, a);
+      kept *= ax.kept;
+      regions *= ax.split ? ax.count.runs : 1;
+    }
+    EXPECT_EQ(count_ops(*g, "Conv"), regions);
+    EXPECT_EQ(conv_macs(*g), static_cast<double>(kept));
+    EXPECT_EQ(g->outputs()[1]->name, "y");
+    expect_near_scaled(interpret(*g, ins), want, 1e-5);
+  }
+}
+
+// One frame: a 3x3x3 Conv reads only its centre time tap and becomes a 1x3x3
+// Conv of the centre weights, with no Slice and no Concat; two frames: two
+// 2x3x3 Convs (each frame's two taps) reading the whole input.
+TEST(SkipPaddingTaps, ShortTimeAxesKeepTheFramesTheyRead) {
+  {
+    auto g = nd_conv_graph(kNd[1]);
+    ASSERT_EQ(skip_padding_taps(*g, 0), 1);
+    expect_one_conv_of_x(*g, {8, 16, 1, 3, 3});
+  }
+  auto g = nd_conv_graph(kNd[0]);
+  ASSERT_EQ(skip_padding_taps(*g, 0), 1);
+  ASSERT_EQ(count_ops(*g, "Conv"), 2);
+  EXPECT_EQ(count_ops(*g, "Slice"), 0);
+  EXPECT_EQ(count_ops(*g, "Concat"), 1);
+  for (const auto& n : g->nodes()) {
+    if (n->op_type == "Conv") {
+      EXPECT_EQ(n->inputs[1]->type.dims, (Dims{8, 16, 2, 3, 3}));
+      EXPECT_EQ(n->outputs[0]->type.dims, (Dims{1, 8, 1, 7, 7}));
+    }
+    if (n->op_type == "Concat") EXPECT_EQ(OpAttrs(*n, g->opset).i("axis"), 2);
+  }
+  // A long time axis keeps its thin border: nothing to rewrite.
+  auto plain = nd_conv_graph({16, 8, 1, {8, 7, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}});
+  EXPECT_EQ(skip_padding_taps(*plain, 0), 0);
+}
+
+// Compiled for AVX-512 and AVX2, after a 1x1x1 stem Conv, against the
+// interpreter on the original graph: the video regions take the blocked
+// layout, their time Slices and Concats carried in it (the stem's output
+// the one value reordered in).
+TEST(SkipPaddingTaps, CompiledVideoMatchesTheOriginalGraph) {
+  for (codegen::Isa isa : host_isas()) {
+    for (size_t i = 0; i < kNd.size(); ++i) {
+      const NdCase& c = kNd[i];
+      SCOPED_TRACE(std::string(codegen::isa_name(isa)) + " case " + std::to_string(i));
+      std::vector<Tensor> ins{random_f32(input_dims(c), 80 + static_cast<uint32_t>(i))};
+      std::vector<Tensor> want = interpret(*nd_conv_graph(c, true), ins);
+      auto g = nd_conv_graph(c, true);
+      ASSERT_EQ(skip_padding_taps(*g, 0), 1);
+      const int convs = count_ops(*g, "Conv");  // the regions and the stem
+      runtime::ExecutorOptions o;
+      o.isa = isa;
+      runtime::Executor m(std::move(g), o);
+      EXPECT_EQ(count_ops(m.graph(), "Conv") + count_ops(m.graph(), "ConvBlocked") +
+                    count_ops(m.graph(), "DepthwiseConvBlocked"),
+                convs);
+      if (c.in.size() == 3) {
+        EXPECT_EQ(count_ops(m.graph(), "Conv"), 0);  // every region blocked
+        EXPECT_EQ(count_ops(m.graph(), "ReorderToBlocked"), 1);
+      }
+      expect_near_scaled(m.run(ins), want, 1e-5);
+    }
+  }
+}
+
+// The target pipeline on R3D-18's last stage at 16 frames (2 time positions,
+// 7x7, here 64 channels): two blocked regions, their Concat along time kept
+// blocked, reorders only of the input and of the two outputs.
+TEST(SkipPaddingTaps, PipelineRewritesShortTimeAxes) {
+  const NdCase layer4{64, 64, 1, {2, 7, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}};
+  std::vector<Tensor> ins{random_f32(input_dims(layer4), 91)};
+  runtime::Executor m(nd_conv_graph(layer4), runtime::ExecutorOptions{});
+  EXPECT_EQ(count_ops(m.graph(), "ConvBlocked"), 2);
+  EXPECT_EQ(count_ops(m.graph(), "ReorderToBlocked"), 1);
+  EXPECT_EQ(count_ops(m.graph(), "ReorderFromBlocked"), 2);
+  expect_near_scaled(m.run(ins), interpret(*nd_conv_graph(layer4), ins), 1e-5);
 }
 
 }  // namespace
