@@ -422,7 +422,8 @@ std::vector<const Value*> block_inputs(const Graph& g, const Block& b) {
 FusionStats fusion_stats(const Graph& g, const Partition& p) {
   FusionStats s;
   s.ops = static_cast<int>(g.nodes().size());
-  s.blocks = static_cast<int>(p.blocks.size());
+  // A concat done in place is a block of its own that runs no code (a view).
+  s.blocks = static_cast<int>(p.blocks.size() - p.concats_in_place.size());
   std::unordered_set<const Value*> graph_out(g.outputs().begin(), g.outputs().end());
   for (const auto& n : g.nodes())
     for (const Value* v : n->outputs)

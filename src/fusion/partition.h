@@ -90,7 +90,7 @@ std::string print_fusion(const Graph& g, const Partition& p);
 
 struct FusionStats {
   int ops = 0;                     // nodes before fusion
-  int blocks = 0;                  // kernels after
+  int blocks = 0;                  // kernels after (in-place concats run none)
   int fused_blocks = 0;            // blocks of two or more nodes
   double intermediate_before = 0;  // bytes of every node output that is not a graph output
   double intermediate_after = 0;   // bytes of block outputs that are not graph outputs

@@ -213,6 +213,8 @@ TEST(ConcatInPlace, TheConcatLeavesItsBranchsBlock) {
   EXPECT_NE(fusion::print_fusion(*g, on).find("(in place"), std::string::npos);
   // The branch outputs are written into the concat's buffer: not counted.
   EXPECT_LT(fusion::fusion_stats(*g, on).intermediate_after, fusion::fusion_stats(*g, off).intermediate_after);
+  // The concat's own block is a view: no kernel is counted for it.
+  EXPECT_EQ(fusion::fusion_stats(*g, on).blocks, static_cast<int>(on.blocks.size()) - 1);
 }
 
 TEST(ConcatInPlace, OffsetsAreChannelPrefixes) {
