@@ -20,8 +20,9 @@ For every model and batch:
     compile again: the database replays the choices, and the dump's time is
     what PET costs a second compile.
  2. Timing. Workers (`tessera serve`, bench/perf_harness.py's protocol):
-    PET off (the ONNX model, PET's default), the three .tsr artifacts of step 1
-    (the PET graph as searched) and ONNX Runtime, interleaved round by round
+    PET off (`tessera compile --no-pet -o off.tsr`: an artifact too, so both
+    sides load the same way), the three .tsr artifacts of step 1 (the PET
+    graph as searched) and ONNX Runtime, interleaved round by round
     (perf_harness.time_workers: rotation, pause, settle). Each saves its output,
     compared with torch's (max abs difference / max |torch output|), and the PET
     outputs with PET off's.
@@ -102,6 +103,23 @@ def search(model_dir, mode, args, tag):
     return cell
 
 
+def compile_off(model_dir, args, tag):
+    """PET off as a compiled artifact, like PET on's, so the two differ only in PET. Returns (path, failure)."""
+    cache = os.path.join(args.work, "cache-off")
+    os.makedirs(cache, exist_ok=True)
+    tsr = os.path.join(args.work, "tsr", f"{os.path.basename(model_dir)}-off.tsr")
+    os.makedirs(os.path.dirname(tsr), exist_ok=True)
+    cmd = [args.tessera, "compile", os.path.join(model_dir, "model.onnx"), "--no-pet",
+           "--threads", str(args.threads[-1]), "-o", tsr]
+    log(f"{tag} off: compile without PET")
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, TESSERA_CACHE_DIR=cache),
+                       timeout=args.load_timeout)
+    if r.returncode != 0:
+        tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"{' '.join(map(shlex.quote, cmd))}: exit {r.returncode}: {tail}"
+    return tsr, None
+
+
 def tessera_serve(args, threads, model, inputs, cache):
     # each worker with its own cache directory: the env prefix keeps time_workers' one environment
     return ["env", f"TESSERA_CACHE_DIR={cache}", args.tessera, "serve", model, "--threads", str(threads),
@@ -115,8 +133,12 @@ def bench(model, batch, args, env):
     for mode in MODES:
         entry["search"][mode] = search(d, mode, args, tag)
     inputs = perf_models.input_files(d)
+    off_tsr, failure = compile_off(d, args, tag)
+    if failure:  # PET off is then served from the ONNX file, and the results say so
+        log(f"{tag} off: compile failed, serving the ONNX model instead: {failure}")
+        entry["off_compile_failure"] = failure
     for threads in args.threads:
-        commands = {"off": tessera_serve(args, threads, os.path.join(d, "model.onnx"), inputs,
+        commands = {"off": tessera_serve(args, threads, off_tsr or os.path.join(d, "model.onnx"), inputs,
                                          os.path.join(args.work, "cache-off"))}
         for mode in MODES:
             s = entry["search"][mode]
