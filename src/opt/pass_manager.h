@@ -22,6 +22,12 @@ namespace tessera {
 enum class PassStage { Load, Target };
 const char* stage_name(PassStage s);
 
+// Two models timed in turns (PassContext::compare_models): each one's median
+// seconds, and the median over rounds of after's time over before's.
+struct ModelComparison {
+  double before = 0, after = 0, ratio = 1;
+};
+
 // What a pass may know besides the graph.
 struct PassOptions;
 struct PassContext {
@@ -30,12 +36,13 @@ struct PassContext {
   // target, measured; the runtime supplies it when PET is on (empty: the pet
   // pass is skipped), and `target_key` names the target in PET's database.
   std::function<double(const Graph&)> measure;
-  // Seconds of a whole model compiled as the runtime will deploy it (its
-  // fusion plan profiled when the model's is), for PET's whole-model check;
-  // its runs end once the second argument's seconds have passed (> 0; the
-  // compile is not bounded; pet_pass.cpp passes what is left of PET's
-  // budget). Empty: `measure` times it.
-  std::function<double(const Graph&, double)> measure_model;
+  // A whole model before and after PET's choices, each compiled as the
+  // runtime will deploy it (its fusion plan profiled when the model's is),
+  // timed in turns for PET's whole-model check; its rounds end once the third
+  // argument's seconds have passed (> 0; the compiles are not bounded;
+  // pet_pass.cpp passes what is left of PET's budget). Empty: `measure`
+  // times each model, one after the other.
+  std::function<ModelComparison(const Graph& before, const Graph& after, double max_seconds)> compare_models;
   std::string target_key;
   const PassOptions* options = nullptr;  // the run's options (run_passes sets it)
 };

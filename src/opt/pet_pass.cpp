@@ -6,7 +6,7 @@
 // and cancelled, and every op on weights alone precomputed (the mutants'
 // weight derivations: padded, concatenated, reshaped kernels). Last, the
 // whole model with the choices is timed against the original, both as the
-// runtime will deploy them (PassContext::measure_model), and the
+// runtime will deploy them, in turns (PassContext::compare_models), and the
 // choices undone unless they pay (SearchOptions::min_model_gain); then once
 // more with only the choices that saved much alone (fallback_gain). The
 // checks run within PET's budget: the search has all but
@@ -29,18 +29,25 @@ namespace tessera {
 
 namespace {
 
-// The database key of a whole model's time on the target, as deployed or
-// (without PassContext::measure_model) compiled as candidates are.
+// The database key of a whole model's time on the target, as deployed (timed
+// in turns with another: PassContext::compare_models) or compiled as
+// candidates are.
 std::string model_key(const PassContext& ctx, const Graph& g) {
   char h[24];
   std::snprintf(h, sizeof h, "%016" PRIx64, structural_hash(g));
-  return ctx.target_key + (ctx.measure_model ? ":deployed-model:" : ":model:") + h;
+  return ctx.target_key + (ctx.compare_models ? ":deployed-model:" : ":model:") + h;
 }
 
-// Seconds of `g` on the target: from the database, else measured (its runs
-// ending by `max_seconds`) and kept; nullopt when it must be measured and
-// `max_seconds` is not positive (no time left). `announce`: name it on
-// stderr before measuring.
+// The key of the ratio of `after`'s time over `before`'s, timed in turns.
+std::string ratio_key(const PassContext& ctx, const Graph& before, const Graph& after) {
+  char h[24];
+  std::snprintf(h, sizeof h, "%016" PRIx64, structural_hash(after));
+  return model_key(ctx, before) + ":over:" + h;
+}
+
+// Seconds of `g` on the target by `measure`: from the database, else
+// measured and kept; nullopt when it must be measured and `max_seconds` is
+// not positive (no time left). `announce`: name it on stderr before measuring.
 std::optional<double> model_seconds(const Graph& g, const PassContext& ctx, pet::PetDb& db, const char* announce,
                                     bool& measured, double max_seconds) {
   const std::string key = model_key(ctx, g);
@@ -48,9 +55,28 @@ std::optional<double> model_seconds(const Graph& g, const PassContext& ctx, pet:
   if (max_seconds <= 0) return std::nullopt;
   if (announce) std::fprintf(stderr, "PET: timing the whole model %s\n", announce);
   measured = true;
-  const double s = ctx.measure_model ? ctx.measure_model(g, max_seconds) : ctx.measure(g);
+  const double s = ctx.measure(g);
   db.record_cost(key, s);
   return s;
+}
+
+// `after` against `before` by PassContext::compare_models, both timed in
+// turns: from the database, else measured (its rounds ending by
+// `max_seconds`) and kept; nullopt when it must be measured and no time is
+// left.
+std::optional<ModelComparison> compared_models(const Graph& before, const Graph& after, const PassContext& ctx,
+                                               pet::PetDb& db, bool announce, bool& measured, double max_seconds) {
+  const std::string kb = model_key(ctx, before), ka = model_key(ctx, after), kr = ratio_key(ctx, before, after);
+  const std::optional<double> b = db.cost(kb), a = db.cost(ka), r = db.cost(kr);
+  if (b && a && r) return ModelComparison{*b, *a, *r};
+  if (max_seconds <= 0) return std::nullopt;
+  if (announce) std::fprintf(stderr, "PET: timing the whole model as it came and with PET's choices, in turns\n");
+  measured = true;
+  const ModelComparison c = ctx.compare_models(before, after, max_seconds);
+  db.record_cost(kb, c.before);
+  db.record_cost(ka, c.after);
+  db.record_cost(kr, c.ratio);
+  return c;
 }
 
 // PET's post-optimizations of a graph the search spliced candidates into.
@@ -60,26 +86,35 @@ void post_optimize(Graph& g) {
 }
 
 // Times `g` (choices spliced in) against `original`: kept when it is at
-// least min_gain faster. `time_left()`: seconds left of the pass's budget;
-// the original's runs get half of what is left, the choices' the rest.
-// `announce`: say so on stderr before measuring.
+// least min_gain faster (by the median ratio of rounds in turns, with
+// PassContext::compare_models; else by `measure`'s times, the original's
+// runs bounded by half of what is left and the choices' by the rest).
+// `time_left()`: seconds left of the pass's budget. `announce`: say so on
+// stderr before measuring.
 pet::ModelCheck check_model(const Graph& g, const Graph& original, const PassContext& ctx, pet::PetDb& db,
                             double min_gain, bool announce, const std::function<double()>& time_left) {
   const auto start = std::chrono::steady_clock::now();
   pet::ModelCheck m;
   m.time_left = time_left();
   try {
-    const std::optional<double> before =
-        model_seconds(original, ctx, db, announce ? "as it came" : nullptr, m.measured, m.time_left / 2);
-    const std::optional<double> after =
-        before ? model_seconds(g, ctx, db, announce ? "with PET's choices" : nullptr, m.measured, time_left())
-               : std::nullopt;
-    if (!before || !after) {
+    std::optional<ModelComparison> c;
+    if (ctx.compare_models) {
+      c = compared_models(original, g, ctx, db, announce, m.measured, m.time_left);
+    } else {
+      const std::optional<double> before =
+          model_seconds(original, ctx, db, announce ? "as it came" : nullptr, m.measured, m.time_left / 2);
+      const std::optional<double> after =
+          before ? model_seconds(g, ctx, db, announce ? "with PET's choices" : nullptr, m.measured, time_left())
+                 : std::nullopt;
+      if (before && after) c = ModelComparison{*before, *after, *before > 0 ? *after / *before : 1.0};
+    }
+    if (!c) {
       m.why = "no time left in PET's budget to time it";
     } else {
-      m.before = *before;
-      m.after = *after;
-      m.kept = m.after < m.before * (1 - min_gain);
+      m.before = c->before;
+      m.after = c->after;
+      m.ratio = c->ratio;
+      m.kept = m.ratio < 1 - min_gain;
       if (!m.kept) m.why = "not " + std::to_string(static_cast<int>(min_gain * 100)) + "% faster than the original";
     }
   } catch (const Error& e) {
@@ -153,8 +188,8 @@ int run_pet(Graph& g, const PassContext& ctx) {
       int applied = 0;
       // Once more with only the choices that saved much alone (their costs and
       // choices from the database: no new measurement but the model's).
-      // Its check times one model (the original's time is in the database):
-      // tried when what is left covers one timing of the first check.
+      // Its check is bounded by what is left: tried when that covers half
+      // of the first check's time.
       const bool fallback_fits = !bounded || !all.measured || time_left() >= all.seconds / 2;
       if (!fallback_fits) report.notes.push_back("no time left in PET's budget for the fallback's check");
       if (so.fallback_gain > 0 && fallback_fits && applied_below(report, so.fallback_gain)) {

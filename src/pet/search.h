@@ -140,7 +140,8 @@ struct SearchOptions {
 // One whole-model check of the pet pass (SearchOptions::min_model_gain).
 struct ModelCheck {
   std::string choices;  // which were spliced in: "all 5 choices", "the 3 choices each 15% faster alone"
-  double before = 0, after = 0;  // seconds: the model as it came, with the choices
+  double before = 0, after = 0;  // seconds: the model as it came, with the choices (medians)
+  double ratio = 1;              // after over before (timed in turns: the median of the rounds' ratios)
   bool measured = false;         // now (else both times from the database)
   double seconds = 0;            // the check's wall time
   double time_left = 0;          // seconds of the pass's budget left when it began (its bound)

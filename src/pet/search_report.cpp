@@ -38,7 +38,7 @@ std::string SearchReport::to_text() const {
       o << "measured, " << m.seconds << " s";
     else
       o << "from the database";
-    o << "): " << (m.kept ? "kept" : "undone") << "\n";
+    o << "; ratio " << m.ratio << "): " << (m.kept ? "kept" : "undone") << "\n";
   }
   std::string last;
   for (const CandidateRecord& c : candidates) {

@@ -192,13 +192,16 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
     candidate.passes.verbose = false;
     candidate.passes.dump_after.clear();
     target.measure = [candidate](const Graph& g) { return time_graph(g, candidate).seconds; };
-    // The whole-model check times the model as this compile will deploy it:
-    // its fusion cells profiled when the model's are (the profile database
-    // keeps them, so the deployed compile that follows reuses them).
+    // The whole-model check times the model as this compile will deploy it
+    // (its fusion cells profiled when the model's are: the profile database
+    // keeps them, so the deployed compile that follows reuses them), before
+    // and after PET's choices in turns, so a busy spell of the machine
+    // slows both alike instead of deciding the check.
     ExecutorOptions deployed = candidate;
     deployed.fusion_profile = opts_.fusion_profile;
-    target.measure_model = [deployed](const Graph& g, double max_seconds) {
-      return time_graph(g, deployed, max_seconds).seconds;
+    target.compare_models = [deployed](const Graph& before, const Graph& after, double max_seconds) {
+      const Interleaved t = compare_graphs(before, after, deployed, max_seconds);
+      return ModelComparison{t.a_ms * 1e-3, t.b_ms * 1e-3, t.ratio};
     };
     const codegen::Isa isa = opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa;
     target.target_key = std::string(codegen::isa_name(isa)) + "/t" + std::to_string(ThreadPool::global().threads()) +

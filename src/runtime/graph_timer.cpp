@@ -1,5 +1,6 @@
 #include "runtime/graph_timer.h"
 
+#include <algorithm>
 #include <random>
 
 #include "runtime/fusion_profiler.h"
@@ -12,18 +13,25 @@ namespace tessera::runtime {
 namespace {
 // A run at least this long is timed fewer times (see graph_timer.h).
 constexpr double kLongRun = 0.025;
+
+// Seeded random inputs for `g`'s inputs, which must have static shapes.
+std::vector<Tensor> timing_inputs(const Graph& g, const char* who) {
+  std::mt19937_64 rng(11);
+  std::vector<Tensor> inputs;
+  for (const Value* v : g.inputs()) {
+    TESSERA_CHECK(v->type.fully_known(), who, ": input '", v->name, "' of graph '", g.name,
+                  "' has no static shape (", v->type.to_string(), ")");
+    inputs.push_back(profile_tensor(v->type, rng));
+  }
+  return inputs;
+}
+
 }  // namespace
 
 GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts, double max_seconds) {
   const Stopwatch since_call;
   const auto past_bound = [&] { return max_seconds > 0 && since_call.seconds() >= max_seconds; };
-  std::mt19937_64 rng(11);
-  std::vector<Tensor> inputs;
-  for (const Value* v : g.inputs()) {
-    TESSERA_CHECK(v->type.fully_known(), "time_graph: input '", v->name, "' of graph '", g.name,
-                  "' has no static shape (", v->type.to_string(), ")");
-    inputs.push_back(profile_tensor(v->type, rng));
-  }
+  const std::vector<Tensor> inputs = timing_inputs(g, "time_graph");
   GraphTiming t;
   const Stopwatch compile;
   Executor ex(g.clone(), opts);
@@ -46,6 +54,46 @@ GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts, double max_s
   t.runs = static_cast<int>(times.size());
   t.seconds = percentile(std::move(times), 50);
   return t;
+}
+
+Interleaved time_interleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int runs,
+                             double max_seconds) {
+  const Stopwatch since_call;
+  a.run(inputs);
+  b.run(inputs);
+  std::vector<double> ta, tb, ratios;
+  for (int i = 0; i < runs; ++i) {
+    // A round that would end past the bound, judged by the last one, is not started.
+    const double last_round = i > 0 ? (ta.back() + tb.back()) * 1e-3 : 0;
+    if (i >= 2 && max_seconds > 0 && since_call.seconds() + last_round >= max_seconds) break;
+    for (int which = 0; which < 2; ++which) {
+      const bool first = (i + which) % 2 == 0;
+      Executor& e = first ? a : b;
+      const Stopwatch run;
+      e.run(inputs);
+      (first ? ta : tb).push_back(run.seconds() * 1e3);
+    }
+    ratios.push_back(ta.back() > 0 ? tb.back() / ta.back() : 1.0);
+  }
+  Interleaved r;
+  r.rounds = static_cast<int>(ratios.size());
+  if (r.rounds == 0) return r;
+  r.a_ms = percentile(std::move(ta), 50);
+  r.b_ms = percentile(std::move(tb), 50);
+  r.ratio = percentile(std::move(ratios), 50);
+  return r;
+}
+
+Interleaved compare_graphs(const Graph& a, const Graph& b, const ExecutorOptions& opts, double max_seconds) {
+  const Stopwatch since_call;
+  const std::vector<Tensor> inputs = timing_inputs(a, "compare_graphs");
+  TESSERA_CHECK(b.inputs().size() == a.inputs().size(), "compare_graphs: graph '", b.name, "' takes ",
+                b.inputs().size(), " inputs, graph '", a.name, "' ", a.inputs().size());
+  Executor ea(a.clone(), opts), eb(b.clone(), opts);
+  ea.prepare(inputs);
+  eb.prepare(inputs);
+  const double left = max_seconds > 0 ? std::max(1e-9, max_seconds - since_call.seconds()) : 0;
+  return time_interleaved(ea, eb, inputs, kCompareRounds, left);
 }
 
 }  // namespace tessera::runtime

@@ -2,18 +2,11 @@
 #include "tune/model_guard.h"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 
 namespace tessera::tune {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 std::vector<size_t> joined(std::vector<size_t> a, const std::vector<size_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -77,29 +70,6 @@ GuardResult guard_choices(std::vector<GuardChoice> choices, const CompareChoices
     }
   }
   r.kept = std::move(kept);
-  return r;
-}
-
-Interleaved time_interleaved(runtime::Executor& a, runtime::Executor& b, const std::vector<Tensor>& inputs,
-                             int runs) {
-  using Clock = std::chrono::steady_clock;
-  a.run(inputs);
-  b.run(inputs);
-  std::vector<double> ta, tb, ratios;
-  for (int i = 0; i < runs; ++i) {
-    for (int which = 0; which < 2; ++which) {
-      const bool first = (i + which) % 2 == 0;
-      runtime::Executor& e = first ? a : b;
-      const auto t0 = Clock::now();
-      e.run(inputs);
-      (first ? ta : tb).push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    ratios.push_back(ta.back() > 0 ? tb.back() / ta.back() : 1.0);
-  }
-  Interleaved r;
-  r.a_ms = median(ta);
-  r.b_ms = median(tb);
-  if (!ratios.empty()) r.ratio = median(ratios);
   return r;
 }
 

@@ -13,7 +13,7 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/executor.h"
+#include "runtime/graph_timer.h"
 
 namespace tessera::tune {
 
@@ -46,13 +46,8 @@ struct GuardResult {
 GuardResult guard_choices(std::vector<GuardChoice> choices, const CompareChoices& compare,
                           const GuardOptions& options = {});
 
-// Two executors timed in turns (a, b, b, a, a, b, ...) after one warm-up
-// run of each: the median milliseconds of each, and the median over rounds
-// of b's time over a's in the same round (what a slow phase of the machine
-// does to both cancels in the ratio).
-struct Interleaved {
-  double a_ms = 0, b_ms = 0, ratio = 1;
-};
-Interleaved time_interleaved(runtime::Executor& a, runtime::Executor& b, const std::vector<Tensor>& inputs, int runs);
+// The guard's comparisons time two executors in turns (runtime/graph_timer.h).
+using runtime::Interleaved;
+using runtime::time_interleaved;
 
 }  // namespace tessera::tune

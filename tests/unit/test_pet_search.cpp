@@ -258,9 +258,20 @@ TEST(PetPass, WholeModelCheckKeepsTheChoicesOnlyWhenTheyPay) {
   }
 }
 
-// With PassContext::measure_model (the runtime's: the model compiled as it
-// will be deployed), the check asks it and never `measure` for the whole
-// model; its times are kept apart from those `measure` gave.
+// Dilated convs in `g`.
+int dilated_convs(const Graph& g) {
+  int dilated = 0;
+  for (const auto& n : g.nodes()) {
+    const Attribute* d = n->op_type == "Conv" ? n->attr("dilations") : nullptr;
+    dilated += d && !d->ints.empty() && d->ints[0] > 1;
+  }
+  return dilated;
+}
+
+// With PassContext::compare_models (the runtime's: both models compiled as
+// they will be deployed, timed in turns), the check asks it once, before
+// against after, and never `measure` for the whole model; its times are
+// kept apart from those `measure` gave, and a second compile reads them back.
 TEST(PetPass, WholeModelCheckTimesTheModelAsDeployed) {
   std::unique_ptr<Graph> original = dilated_chain();
   PassOptions o = pass_options("pet_model_deployed.tsv");
@@ -275,19 +286,46 @@ TEST(PetPass, WholeModelCheckTimesTheModelAsDeployed) {
   run_passes(*g, {"pet"}, o, c);
   EXPECT_FALSE(has_dilated_conv(*g)) << "measure alone: the choices pay";
   EXPECT_EQ(measure_whole, 2);
-  c.measure_model = [&](const Graph& m, double) {
-    EXPECT_TRUE(whole_model(m));
+  c.compare_models = [&](const Graph& before, const Graph& after, double) {
+    EXPECT_TRUE(whole_model(before));
+    EXPECT_TRUE(whole_model(after));
+    EXPECT_EQ(structural_hash(before), structural_hash(*original)) << "before is the model as it came";
     ++deployed_whole;
-    return has_dilated_conv(m) ? 1.0 : 5.0;
+    const double b = has_dilated_conv(before) ? 1.0 : 5.0, a = has_dilated_conv(after) ? 1.0 : 5.0;
+    return ModelComparison{b, a, a / b};
   };
-  g = original->clone();
-  std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
-  ASSERT_EQ(recs.size(), 1u);
-  EXPECT_EQ(recs[0].rewrites, 0);
-  EXPECT_EQ(structural_hash(*g), structural_hash(*original));
-  EXPECT_EQ(deployed_whole, 2) << "the database's times of `measure` are not the deployed model's";
-  EXPECT_EQ(measure_whole, 2);
+  for (int compile = 0; compile < 2; ++compile) {
+    g = original->clone();
+    std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
+    ASSERT_EQ(recs.size(), 1u);
+    EXPECT_EQ(recs[0].rewrites, 0);
+    EXPECT_EQ(structural_hash(*g), structural_hash(*original));
+    EXPECT_EQ(deployed_whole, 1) << "compile " << compile
+                                 << ": one comparison in turns, then read back; `measure`'s times are not the deployed model's";
+    EXPECT_EQ(measure_whole, 2);
+  }
   std::filesystem::remove(o.pet_db);
+}
+
+// The check decides by the median ratio of the rounds in turns, not by the
+// two medians: a machine busy while one model ran moves both medians apart,
+// while each round's ratio saw both under the same load.
+TEST(PetPass, WholeModelCheckDecidesByTheRatioInTurns) {
+  for (bool pays : {false, true}) {
+    SCOPED_TRACE(pays ? "the ratio says the choices pay" : "the ratio says they do not");
+    std::unique_ptr<Graph> original = dilated_chain();
+    std::unique_ptr<Graph> g = original->clone();
+    PassOptions o = pass_options("pet_model_ratio.tsv");
+    PassContext c = context([](const Graph& m) { return dilation_averse(m); });
+    // The medians say the opposite of the ratio.
+    c.compare_models = [&](const Graph&, const Graph&, double) {
+      return pays ? ModelComparison{1.0, 1.5, 0.8} : ModelComparison{1.5, 1.0, 1.0};
+    };
+    std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
+    ASSERT_EQ(recs.size(), 1u);
+    EXPECT_EQ(has_dilated_conv(*g), !pays) << print_graph(*g);
+    std::filesystem::remove(o.pet_db);
+  }
 }
 
 // When all the choices do not pay, the pass tries again with only those that
@@ -303,11 +341,7 @@ TEST(PetPass, WholeModelCheckFallsBackToTheChoicesThatSavedMuchAlone) {
   PassOptions o = pass_options("pet_model_fallback.tsv");
   int whole = 0;
   PassContext c = context([&](const Graph& m) {
-    int dilated = 0;
-    for (const auto& n : m.nodes()) {
-      const Attribute* d = n->op_type == "Conv" ? n->attr("dilations") : nullptr;
-      dilated += d && !d->ints.empty() && d->ints[0] > 1;
-    }
+    const int dilated = dilated_convs(m);
     if (whole_model(m)) {  // only c1 replaced pays
       ++whole;
       return dilated == 2 ? 3.0 : dilated == 1 ? 1.0 : 5.0;
@@ -342,12 +376,12 @@ TEST(PetPass, WholeModelThatCannotBeTimedKeepsTheOriginal) {
 }
 
 // The whole-model check runs within the pass's budget: the search leaves it
-// its share (SearchOptions::model_check_share), the original's timing may run
-// for half of what is left, the choices' for the rest, and a timing is not
-// started when nothing is left (the choices, unchecked, are undone).
+// its share (SearchOptions::model_check_share), the comparison's rounds are
+// bounded by what is left, and no comparison starts when nothing is left
+// (the fallback's, after a comparison that overran).
 TEST(PetPass, WholeModelCheckRunsWithinTheBudget) {
   for (bool overrun : {false, true}) {
-    SCOPED_TRACE(overrun ? "the original's timing overruns its bound" : "each timing fills its bound");
+    SCOPED_TRACE(overrun ? "the comparison overruns its bound" : "the comparison fills its bound");
     std::unique_ptr<Graph> original = dilated_chain();
     std::unique_ptr<Graph> g = original->clone();
     PassOptions o = pass_options("pet_model_check_budget.tsv");
@@ -359,38 +393,33 @@ TEST(PetPass, WholeModelCheckRunsWithinTheBudget) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       return dilation_averse(m);
     });
-    std::vector<double> bounds;
+    std::vector<double> bounds, started;
     const Stopwatch pass;
-    std::vector<double> started;
-    c.measure_model = [&](const Graph& m, double max_seconds) {
-      EXPECT_TRUE(whole_model(m));
+    c.compare_models = [&](const Graph& before, const Graph& after, double max_seconds) {
+      EXPECT_TRUE(whole_model(before));
+      EXPECT_TRUE(whole_model(after));
       started.push_back(pass.seconds());
       bounds.push_back(max_seconds);
       const double sleep = overrun ? 2 * max_seconds + 0.05 : max_seconds;
       std::this_thread::sleep_for(std::chrono::duration<double>(sleep));
-      int dilated = 0;  // each choice pays (the search may reach one subprogram only)
-      for (const auto& n : m.nodes()) {
-        const Attribute* d = n->op_type == "Conv" ? n->attr("dilations") : nullptr;
-        dilated += d && !d->ints.empty() && d->ints[0] > 1;
-      }
-      return 1.0 + 2.0 * dilated;
+      // Filling its bound, the choices pay; overrunning, they do not (so the
+      // fallback would be next, with no time left for it).
+      const double b = 1.0 + 2.0 * dilated_convs(before), a = 1.0 + 2.0 * dilated_convs(after);
+      return overrun ? ModelComparison{b, b, 1.0} : ModelComparison{b, a, a / b};
     };
     std::vector<PassRecord> recs = run_passes(*g, {"pet"}, o, c);
     const double took = pass.seconds();
     ASSERT_EQ(recs.size(), 1u);
+    ASSERT_EQ(bounds.size(), 1u) << "one comparison; none started with no time left";
     if (!overrun) {
-      ASSERT_EQ(bounds.size(), 2u);
-      // The search stopped at its share, 0.6 s: at least 0.6 s were left, half for the original.
-      EXPECT_GE(bounds[0], 0.6 / 2 - 0.05);
-      EXPECT_LE(bounds[0], (1.2 - started[0]) / 2 + 1e-3);
-      EXPECT_LE(bounds[1], 1.2 - started[1] + 1e-3);
-      EXPECT_GT(bounds[1], 0);
+      // The search stopped at its share, 0.6 s: at least 0.6 s were left.
+      EXPECT_GE(bounds[0], 0.6 - 0.05);
+      EXPECT_LE(bounds[0], 1.2 - started[0] + 1e-3);
       EXPECT_LT(took, 1.2 + 0.15) << "the pass ran past its budget";
       EXPECT_GE(recs[0].rewrites, 1) << "checked within the budget, the choices are kept";
       EXPECT_NE(structural_hash(*g), structural_hash(*original));
       expect_same_outputs(*original, *g, random_inputs(*original, 5), 1e-5);
     } else {
-      ASSERT_EQ(bounds.size(), 1u) << "the choices' timing started with no time left";
       EXPECT_EQ(recs[0].rewrites, 0);
       EXPECT_EQ(structural_hash(*g), structural_hash(*original));
     }
@@ -408,6 +437,33 @@ TEST(PetPass, GraphTimerRunsEndByTheBound) {
   // Unbounded: at least 3 timed runs (7 when the first run is under 25 ms,
   // which a loaded machine may not give).
   EXPECT_GE(runtime::time_graph(*g, eo).runs, 3);
+}
+
+// compare_graphs: both graphs compiled and run in turns on the same inputs;
+// at most kCompareRounds rounds, two at least however small the bound; a
+// second graph that takes other inputs is an error naming it.
+TEST(PetPass, CompareGraphsTimesInTurnsWithinTheBound) {
+  std::unique_ptr<Graph> g = dilated_chain();
+  runtime::ExecutorOptions eo;
+  eo.release_weights = false;
+  const runtime::Interleaved bounded = runtime::compare_graphs(*g, *g, eo, 1e-6);
+  EXPECT_EQ(bounded.rounds, 2);
+  EXPECT_GT(bounded.a_ms, 0);
+  EXPECT_GT(bounded.b_ms, 0);
+  EXPECT_GT(bounded.ratio, 0);
+  EXPECT_EQ(runtime::compare_graphs(*g, *g, eo).rounds, runtime::kCompareRounds);
+  ModelBuilder b;
+  b.g->add_output(b.relu(b.input("x", {1, 4, 8, 8}), "r"));
+  Value* extra = b.input("y", {1, 4, 8, 8});
+  (void)extra;
+  infer_graph(*b.g);
+  b.g->name = "two-inputs";
+  try {
+    runtime::compare_graphs(*g, *b.g, eo);
+    ADD_FAILURE() << "a graph with other inputs was compared";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("two-inputs"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

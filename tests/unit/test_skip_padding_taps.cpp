@@ -380,7 +380,9 @@ TEST(SkipPaddingTaps, ShortTimeAxesKeepTheFramesTheyRead) {
       EXPECT_EQ(n->inputs[1]->type.dims, (Dims{8, 16, 2, 3, 3}));
       EXPECT_EQ(n->outputs[0]->type.dims, (Dims{1, 8, 1, 7, 7}));
     }
-    if (n->op_type == "Concat") EXPECT_EQ(OpAttrs(*n, g->opset).i("axis"), 2);
+    if (n->op_type == "Concat") {
+      EXPECT_EQ(OpAttrs(*n, g->opset).i("axis"), 2);
+    }
   }
   // A long time axis keeps its thin border: nothing to rewrite.
   auto plain = nd_conv_graph({16, 8, 1, {8, 7, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}});
