@@ -12,7 +12,8 @@ once to bench/out/perf/<model>[_b8]/.
 For every model and batch:
  1. Search. `tessera compile MODEL --pet --pet-mutants MODE --dump-pet -o M.tsr`
     once per mode — all (both kinds of mutants), equivalent (fully equivalent
-    mutants only) and partial (partially equivalent ones only: the ablation) —
+    mutants only) and partial (partially equivalent ones only: the ablation, at
+    the --ablation-batches only, batch 1 by default; other batches search all) —
     each with a PET database of its own, emptied first (bench/out/pet/cache-MODE/,
     TESSERA_CACHE_DIR), so every search starts cold. The dump gives the search's
     counts, phase times, every candidate's measured cost and the mutations
@@ -130,7 +131,8 @@ def bench(model, batch, args, env):
     d = perf_models.export_dir(perf_harness.WORK, model, batch)
     tag = f"[{model} b={batch}]"
     entry = {"search": {}, "timing": {}}
-    for mode in MODES:
+    modes = MODES if batch in args.ablation_batches else MODES[:1]
+    for mode in modes:
         entry["search"][mode] = search(d, mode, args, tag)
     inputs = perf_models.input_files(d)
     off_tsr, failure = compile_off(d, args, tag)
@@ -140,7 +142,7 @@ def bench(model, batch, args, env):
     for threads in args.threads:
         commands = {"off": tessera_serve(args, threads, off_tsr or os.path.join(d, "model.onnx"), inputs,
                                          os.path.join(args.work, "cache-off"))}
-        for mode in MODES:
+        for mode in modes:
             s = entry["search"][mode]
             if s.get("status") == "ok":
                 commands[mode] = tessera_serve(args, threads, s["tsr"], inputs,
@@ -165,6 +167,8 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated (default: the six of issue 19 and two segmentation models)")
     ap.add_argument("--batches", default="1,8", help="comma-separated batch sizes")
+    ap.add_argument("--ablation-batches", default="1", help="comma-separated batch sizes that also get the "
+                    "ablation (searches restricted to one kind of mutant, timed beside); the others time PET as shipped only")
     ap.add_argument("--threads", default="2", help="comma-separated thread counts for the timing")
     ap.add_argument("--runs", type=int, default=None, help=f"timed rounds (default and minimum "
                     f"{perf_harness.MIN_RUNS}; fewer only with --quick)")
@@ -187,6 +191,7 @@ def parse_args():
     try:
         args.batches = [int(b) for b in args.batches.split(",") if b]
         args.threads = [int(t) for t in args.threads.split(",") if t]
+        args.ablation_batches = [int(b) for b in args.ablation_batches.split(",") if b]
     except ValueError:
         ap.error("--batches and --threads expect comma-separated integers")
     if not args.batches or min(args.batches) < 1 or not args.threads or min(args.threads) < 1:
@@ -219,7 +224,7 @@ def main():
     command = " ".join(shlex.quote(a) for a in [sys.executable, os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
     results = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "command": command,
                "quick": args.quick, "runs": args.runs, "budget": args.budget, "threads": args.threads,
-               "batches": args.batches, "models": args.models,
+               "batches": args.batches, "ablation_batches": args.ablation_batches, "models": args.models,
                "titles": {m: perf_models.title(m) for m in args.models},
                "machine": perf_harness.machine(), "versions": perf_harness.versions(args.tessera), "entries": {}}
     json_path = os.path.join(args.work, "results.json")

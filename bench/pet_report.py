@@ -192,11 +192,17 @@ def markdown(results):
     o.append("- Longest cold search: " + fmt(max((r.get("seconds", 0) for r in reps), default=0))
              + " s; PET's whole time in that compile, whole-model checks included: "
              + fmt(max((r.get("pass_s", r.get("seconds", 0)) for r in reps), default=0)) + " s (wanted at most 60).")
-    o += ["", "## Ablation: fully equivalent mutants only, partially equivalent only, both", "",
+    o += ["", "## Ablation: fully equivalent mutants only, partially equivalent only, both", ""]
+    if results.get("ablation_batches"):
+        o += [f"At batch {', '.join(map(str, results['ablation_batches']))} (`--ablation-batches`); other batches "
+              "search and time PET as shipped only.", ""]
+    o += [
           "| model | batch | " + " | ".join(f"speedup, {MODE_TITLES[k]}" for k in MODE_TITLES)
           + " | " + " | ".join(f"search s, {MODE_TITLES[k]}" for k in MODE_TITLES) + " |",
           "|---|---|" + "---|" * (2 * len(MODE_TITLES))]
     for model, batch, e in rows(results):
+        if len(e["search"]) < len(MODE_TITLES):
+            continue  # a batch without the ablation (--ablation-batches)
         cells = e["timing"].get(str(t), {})
         o.append(f"| {results['titles'].get(model, model)} | {batch} | "
                  + " | ".join(fmt_speedup(speedup(cells, k)) for k in MODE_TITLES) + " | "
