@@ -15,6 +15,7 @@
 #include "cost/xgb_model.h"
 #include "costmodel_data.h"
 #include "support/error.h"
+#include "support/name_table.h"
 #include "tune/progress.h"
 
 namespace tessera::tools {
@@ -98,9 +99,7 @@ void print_trained(const char* name, const std::vector<Group>& groups, int candi
               cost::pairwise_accuracy(measured, predicted), file.c_str());
 }
 
-void check_model(const std::string& model) {
-  TESSERA_CHECK(model == "xgb" || model == "attention", "unknown --model '", model, "' (available: xgb, attention)");
-}
+void check_model(const std::string& model) { check_one_of(model, {"xgb", "attention"}, "--model"); }
 
 // The attention model trained on the train part's groups, saved.
 int train_attention(const CostModelArgs& a, const SplitData& s) {

@@ -31,6 +31,7 @@
 #include "dataset_command.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/name_table.h"
 #include "tessera/runtime.h"
 #include "zoo/zoo.h"
 
@@ -94,8 +95,7 @@ struct Exec {
   bool dump_pet = false;
 
   bool compiled() const {
-    TESSERA_CHECK(backend == "compiled" || backend == "reference", "unknown --backend '", backend,
-                  "' (available: compiled, reference)");
+    check_one_of(backend, {"compiled", "reference"}, "--backend");
     bool dumps = dump_ir || dump_llvm || dump_asm || !kernel.empty();
     TESSERA_CHECK(backend == "compiled" || !dumps, "--dump-ir, --dump-llvm, --dump-asm and --kernel need --backend compiled");
     return backend == "compiled";
