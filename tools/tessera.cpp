@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>

@@ -123,8 +123,8 @@ bool winograd_shape(const Node& n, BlockedConvGeom& g) {
 // merge of branches: an Add whose other operand is a computed value of the
 // same shape (`n` is in a residual branch), or a Concat (an Inception-style
 // branch, whose few layers end in the concatenation instead of feeding a
-// long chain: Inception v3 with F(4x4) on every such layer measured 4.1e-7
-// against float64, ONNX Runtime 4.3e-7, bench/ACCURACY.md).
+// long chain: Inception v3 with F(4x4) on every such layer stays within
+// ONNX Runtime's error, bench/ACCURACY.md).
 bool in_branch(const Graph& g, const Node& n) {
   const Value* v = n.outputs[0];
   for (int depth = 0; depth < kResidualSearchDepth; ++depth) {
