@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "cost/dataset_split.h"
 #include "cost/program_features.h"
@@ -15,6 +16,7 @@
 #include "cost/xgb_model.h"
 #include "costmodel_data.h"
 #include "support/error.h"
+#include "support/name_table.h"
 #include "tune/progress.h"
 
 namespace tessera::tools {
@@ -89,18 +91,14 @@ void print_trained(const char* name, const std::vector<Group>& groups, int candi
   cost::CostGroups measured, predicted;
   for (const Group& g : groups) {
     measured.push_back(g.seconds);
-    std::vector<double> p = score(g);
-    for (double& x : p) x = -x;
-    predicted.push_back(p);
+    predicted.push_back(cost::costs_from_scores(score(g)));
   }
   std::printf("trained %s on %d candidates (%zu groups) in %s; pairwise accuracy on them %.4f; written to %s\n", name,
               candidates, groups.size(), tune::duration_text(since(start)).c_str(),
               cost::pairwise_accuracy(measured, predicted), file.c_str());
 }
 
-void check_model(const std::string& model) {
-  TESSERA_CHECK(model == "xgb" || model == "attention", "unknown --model '", model, "' (available: xgb, attention)");
-}
+void check_model(const std::string& model) { check_one_of(model, {"xgb", "attention"}, "--model"); }
 
 // The attention model trained on the train part's groups, saved.
 int train_attention(const CostModelArgs& a, const SplitData& s) {
@@ -136,11 +134,11 @@ struct EvalTables {
   }
   // One judged group: its members (indices into d's samples) and the
   // model's scores of them (higher = faster); weight: by-network's.
-  void add(const CostDataset& d, const GroupKey& key, const std::vector<size_t>& members, std::vector<double> p,
+  void add(const CostDataset& d, const GroupKey& key, const std::vector<size_t>& members, std::vector<double> scores,
            double weight) {
     std::vector<double> seconds;
     for (size_t i : members) seconds.push_back(d.samples[i].seconds);
-    for (double& x : p) x = -x;
+    const std::vector<double> p = cost::costs_from_scores(std::move(scores));
     Scores& b = baseline[key.second];
     b.measured.push_back(seconds);
     b.predicted.emplace_back();

@@ -99,9 +99,7 @@ int cmd_costmodel_prune(const CostModelArgs& a) {
     cost::CostGroups measured, predicted;
     for (const cost::RankGroup& g : test_groups) {
       measured.push_back(g.seconds);
-      std::vector<double> p = m.predict_rows(g.rows);
-      for (double& x : p) x = -x;
-      predicted.push_back(std::move(p));
+      predicted.push_back(cost::costs_from_scores(m.predict_rows(g.rows)));
     }
     std::printf("%-8s %6.3f %8zu %7.3f %9.4f %8.4f\n", method.c_str(), keep, n,
                 static_cast<double>(n) / static_cast<double>(train_n), cost::pairwise_accuracy(measured, predicted),

@@ -39,10 +39,8 @@ Judged judge(const CostDataset& d, const Groups& test, const std::function<std::
   for (const auto& [key, members] : test) {
     std::vector<double> m;
     for (size_t i : members) m.push_back(d.samples[i].seconds);
-    std::vector<double> p = score(members);
-    for (double& x : p) x = -x;
     measured.push_back(std::move(m));
-    predicted.push_back(std::move(p));
+    predicted.push_back(cost::costs_from_scores(score(members)));
   }
   return {cost::pairwise_accuracy(measured, predicted), cost::peak_score(measured, predicted, 5),
           cost::top_k_recall(measured, predicted, 5)};

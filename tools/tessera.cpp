@@ -1,70 +1,42 @@
 // The tessera command-line tool: run (compiled or reference), compile, bench, tune,
-// dataset, costmodel, serve, viz, info, print and export-zoo.
+// dataset, costmodel, serve, viz, info, print and export-zoo. The options and
+// the dispatch are here, with the short commands' handlers; the longer ones
+// are in tools/<command>_command.cpp (run, bench, tune, dataset, costmodel).
 #include <CLI/CLI.hpp>
 #include <sys/wait.h>
 
-#include <chrono>
-#include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <tuple>
 
+#include "bench_command.h"
+#include "costmodel_command.h"
+#include "dataset_command.h"
 #include "driver/driver.h"
 #include "frontend/onnx_export.h"
-#include "frontend/onnx_import.h"
-#include "frontend/onnx_tensor.h"
 #include "fusion/fusion_dot.h"
-#include "interp/interpreter.h"
+#include "model_options.h"
 #include "ops/registry.h"
 #include "opt/pass_manager.h"
 #include "opt/pipeline.h"
 #include "pet/mutation_test.h"
-#include "runtime/executor.h"
-#include "runtime/latency_stats.h"
+#include "run_command.h"
 #include "runtime/arena_layout.h"
-#include "support/thread_pool.h"
+#include "runtime/executor.h"
 #include "serve.h"
-#include "tune_command.h"
-#include "costmodel_command.h"
-#include "dataset_command.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/thread_pool.h"
 #include "tessera/runtime.h"
+#include "tune_command.h"
 #include "zoo/zoo.h"
 
 using namespace tessera;
+using namespace tessera::tools;  // the model commands' options and handlers
 
 namespace {
-
-struct Common {
-  std::string model;
-  std::vector<std::string> shapes;
-  std::map<std::string, bool> no_pass_flag;  // --no-FLAG of the pass table, by FLAG
-  std::vector<std::string> dump_after;
-  bool verify_each = false;
-  // The pass switches given; throws naming an unknown pass.
-  PassOptions pass_options() const {
-    PassOptions o;
-    for (const auto& [flag, off] : no_pass_flag)
-      if (off) o.disable_flag(flag);
-    o.dump_after.insert(dump_after.begin(), dump_after.end());
-    o.verify_each = verify_each;
-    check_pass_names(o);
-    return o;
-  }
-  LoadOptions load_options() const {
-    LoadOptions o;
-    o.passes = pass_options();
-    for (const auto& s : shapes) {
-      auto eq = s.rfind('=');
-      TESSERA_CHECK(eq != std::string::npos && eq > 0, "--shape expects NAME=DIMS, got '", s, "'");
-      o.input_shapes[s.substr(0, eq)] = parse_dims(s.substr(eq + 1));
-    }
-    return o;
-  }
-};
 
 std::string human(double v) {
   const char* units[] = {"", "K", "M", "G", "T"};
@@ -76,145 +48,6 @@ std::string human(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%s", v, units[u]);
   return buf;
-}
-
-// Options of run, compile and bench that shape compilation and execution.
-struct Exec {
-  std::string backend = "compiled";
-  std::string isa;
-  int threads = 0;
-  bool dump_ir = false, dump_llvm = false, dump_asm = false, verbose = false;
-  bool no_fusion = false;
-  bool no_concat_in_place = false;
-  std::string kernel;
-  std::string records;
-  bool pet = false;
-  double pet_budget = 60;
-  std::string pet_mutants = "all";
-  bool dump_pet = false;
-
-  bool compiled() const {
-    TESSERA_CHECK(backend == "compiled" || backend == "reference", "unknown --backend '", backend,
-                  "' (available: compiled, reference)");
-    bool dumps = dump_ir || dump_llvm || dump_asm || !kernel.empty();
-    TESSERA_CHECK(backend == "compiled" || !dumps, "--dump-ir, --dump-llvm, --dump-asm and --kernel need --backend compiled");
-    return backend == "compiled";
-  }
-  CompileOptions compile_options(const Common& c) const {
-    CompileOptions o;
-    o.isa = isa;
-    o.threads = threads;
-    o.input_shapes = c.load_options().input_shapes;
-    o.dump_ir = dump_ir;
-    o.dump_llvm = dump_llvm;
-    o.dump_asm = dump_asm;
-    o.dump_kernel = kernel;
-    o.verbose = verbose;
-    o.fusion = !no_fusion;
-    o.concat_in_place = !no_concat_in_place;
-    o.records = records;
-    PassOptions passes = c.pass_options();
-    o.disabled_passes.assign(passes.disabled.begin(), passes.disabled.end());
-    o.dump_after.assign(passes.dump_after.begin(), passes.dump_after.end());
-    o.verify_each = passes.verify_each;
-    o.pet = pet && passes.enabled("pet");
-    o.pet_budget_seconds = pet_budget;
-    o.pet_mutants = pet_mutants;
-    o.dump_pet = dump_pet;
-    return o;
-  }
-};
-
-using Clock = std::chrono::steady_clock;
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-// Compiles (or loads an artifact of) the model.
-CompiledModel open_compiled(const Common& c, const Exec& e) {
-  if (CompiledModel::is_artifact(c.model) || std::filesystem::path(c.model).extension() == ".tsr") {
-    TESSERA_CHECK(c.shapes.empty(), "--shape cannot change a compiled artifact's shapes; give it to 'tessera compile'");
-    return CompiledModel::load(c.model, e.compile_options(c));
-  }
-  return CompiledModel::compile(c.model, e.compile_options(c));
-}
-
-void print_outputs(const std::vector<Tensor>& outs, const std::vector<std::string>& names, const std::string& out_dir,
-                   bool npy) {
-  for (size_t i = 0; i < outs.size(); ++i) {
-    std::printf("output %zu '%s' %s[%s] checksum %.6g\n", i, names[i].c_str(), std::string(dtype_name(outs[i].dtype())).c_str(),
-                dims_to_string(outs[i].dims()).c_str(), checksum(outs[i]));
-    if (!out_dir.empty()) {
-      std::string base = out_dir + "/output_" + std::to_string(i);
-      write_tensor_pb(base + ".pb", outs[i], names[i]);
-      if (npy) write_npy(base + ".npy", outs[i]);
-    }
-  }
-}
-
-int cmd_run(const Common& c, const Exec& e, const std::vector<std::string>& input_paths, const std::string& out_dir,
-            bool npy, uint64_t seed, bool report) {
-  std::string inputs_text = input_paths.empty() ? "random, seed " + std::to_string(seed) : "from files";
-  // Before the run: a bad output path fails in a second, not after the run.
-  if (!out_dir.empty()) ensure_writable_directory(out_dir, "--outputs '" + out_dir + "'");
-  if (!e.compiled()) {
-    auto t0 = Clock::now();
-    std::unique_ptr<Graph> g;
-    std::vector<Tensor> ins, outs;
-    std::vector<std::string> names;
-    if (CompiledModel::is_artifact(c.model)) {
-      CompiledModel m = CompiledModel::load(c.model, e.compile_options(c));
-      auto t1 = Clock::now();
-      ins = input_paths.empty() ? m.random_inputs(seed) : m.read_inputs(input_paths);
-      auto t2 = Clock::now();
-      outs = m.run_reference(ins);
-      auto t3 = Clock::now();
-      for (const auto& o : m.outputs()) names.push_back(o.name);
-      std::printf("model    %s (%zu nodes)\ninputs   %s\n", c.model.c_str(), m.node_count(), inputs_text.c_str());
-      std::printf("load     %.1f ms\nrun      %.1f ms (reference interpreter)\n", ms_between(t0, t1), ms_between(t2, t3));
-    } else {
-      g = load_model(c.model, c.load_options());
-      auto t1 = Clock::now();
-      ins = input_paths.empty() ? random_inputs(*g, seed) : read_inputs(*g, input_paths);
-      auto t2 = Clock::now();
-      outs = interpret(*g, ins);
-      auto t3 = Clock::now();
-      for (const Value* v : g->outputs()) names.push_back(v->name);
-      std::printf("model    %s (%zu nodes)\ninputs   %s\n", c.model.c_str(), g->nodes().size(), inputs_text.c_str());
-      std::printf("load     %.1f ms\nrun      %.1f ms (reference interpreter)\n", ms_between(t0, t1), ms_between(t2, t3));
-    }
-    print_outputs(outs, names, out_dir, npy);
-    return 0;
-  }
-  auto t0 = Clock::now();
-  CompiledModel m = open_compiled(c, e);
-  double load_compile = m.last_compile_seconds() * 1000;  // kernels an artifact re-made on load
-  auto t1 = Clock::now();
-  std::vector<Tensor> ins = input_paths.empty() ? m.random_inputs(seed) : m.read_inputs(input_paths);
-  m.prepare(ins);
-  double compile_ms = load_compile + m.last_compile_seconds() * 1000;
-  // Loaded and compiled, before any run: the weights and code this process holds.
-  std::optional<int64_t> rss = runtime::resident_bytes(), hwm = runtime::peak_resident_bytes();
-  auto t3 = Clock::now();
-  std::vector<Tensor> outs = m.run(ins);
-  auto t4 = Clock::now();
-  std::printf("model    %s (%zu nodes)\ninputs   %s\n", c.model.c_str(), m.node_count(), inputs_text.c_str());
-  std::printf("load     %.1f ms\n", ms_between(t0, t1) - load_compile);
-  std::printf("compile  %.1f ms (%d compiled kernels, %d reference steps)\n", compile_ms, m.compiled_steps(),
-              m.reference_steps());
-  // An artifact: the whole open (load + its kernels) and where it went.
-  if ((report || e.verbose) && !m.load_split().empty())
-    std::printf("opened   %.1f ms: %s\n", ms_between(t0, t1), m.load_split().c_str());
-  std::printf("run      %.1f ms (compiled, %d threads)\n", ms_between(t3, t4), ThreadPool::global().threads());
-  std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
-  if (rss && hwm)
-    std::printf("memory   after load and compile: RSS %s, peak RSS %s\n", runtime::format_bytes(*rss).c_str(),
-                runtime::format_bytes(*hwm).c_str());
-  if (report) std::fputs(m.report().c_str(), stdout);
-  std::vector<std::string> names;
-  for (const auto& o : m.outputs()) names.push_back(o.name);
-  print_outputs(outs, names, out_dir, npy);
-  return 0;
 }
 
 int cmd_compile(const Common& c, const Exec& e, const std::string& out, bool report, bool dump_fusion) {
@@ -243,144 +76,6 @@ int cmd_compile(const Common& c, const Exec& e, const std::string& out, bool rep
   if (report) std::fputs(m.report().c_str(), stdout);
   if (dump_fusion) std::fputs(m.fusion_report().c_str(), stdout);
   std::printf("wrote    %s\n", out.c_str());
-  return 0;
-}
-
-// The per-step profile: the slowest steps and the time per op type.
-void print_profile(const std::vector<StepProfile>& steps, int top) {
-  double total = 0;
-  for (const auto& s : steps) total += s.seconds;
-  auto gflops = [](double flops, double sec) {
-    return flops > 0 && sec > 0 ? std::to_string(static_cast<int>(flops / sec / 1e9 + 0.5)) : std::string("-");
-  };
-  std::printf("profile  medians per step, sum %.2f ms\n", total * 1000);
-  std::map<std::string, std::tuple<double, double, int>> by_op;
-  for (const auto& s : steps) {
-    auto& [sec, fl, n] = by_op[s.op + (s.compiled ? "" : " (reference)")];
-    sec += s.seconds;
-    fl += s.flops;
-    ++n;
-  }
-  std::vector<std::pair<double, std::string>> ops;
-  for (const auto& [op, t] : by_op) ops.push_back({std::get<0>(t), op});
-  std::sort(ops.rbegin(), ops.rend());
-  std::printf("  %-32s %6s %10s %6s %8s\n", "op", "steps", "ms", "%", "GFLOP/s");
-  for (const auto& [sec, op] : ops) {
-    auto [s, fl, n] = by_op[op];
-    std::printf("  %-32s %6d %10.3f %6.1f %8s\n", op.c_str(), n, s * 1000, total > 0 ? 100 * s / total : 0.0,
-                gflops(fl, s).c_str());
-  }
-  std::vector<size_t> order(steps.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return steps[a].seconds > steps[b].seconds; });
-  if (order.size() > static_cast<size_t>(top)) order.resize(static_cast<size_t>(top));
-  std::printf("  slowest %zu steps:\n  %-5s %-32s %-20s %10s %8s\n", order.size(), "step", "node", "op", "ms", "GFLOP/s");
-  for (size_t i : order)
-    std::printf("  %-5zu %-32s %-20s %10.3f %8s\n", i, steps[i].node.c_str(),
-                (steps[i].op + (steps[i].compiled ? "" : "*")).c_str(), steps[i].seconds * 1000,
-                gflops(steps[i].flops, steps[i].seconds).c_str());
-}
-
-// Largest |a - b| over every output, and the largest |b|.
-std::pair<double, double> max_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  double diff = 0, mag = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    if (a[i].dtype() == DType::String) continue;
-    TESSERA_CHECK(a[i].dims() == b[i].dims(), "output ", i, " has different shapes");
-    for (int64_t k = 0; k < a[i].numel(); ++k) {
-      double x = a[i].get_double(k), y = b[i].get_double(k);
-      diff = std::max(diff, std::isnan(x) != std::isnan(y) ? INFINITY : std::isnan(y) ? 0.0 : std::fabs(x - y));
-      mag = std::max(mag, std::fabs(y));
-    }
-  }
-  return {diff, mag};
-}
-
-// Fusion on against fusion off: both compiled, timed round by round on the
-// same inputs, outputs compared.
-void bench_vs_no_fusion(const Common& c, const Exec& e, CompiledModel& fused, const std::vector<Tensor>& ins,
-                        int runs, int warmup) {
-  Exec off = e;
-  off.no_fusion = true;
-  CompiledModel unfused = open_compiled(c, off);
-  unfused.prepare(ins);
-  std::printf("unfused  %d compiled kernels, %d reference steps\n", unfused.compiled_steps(), unfused.reference_steps());
-  for (int i = 0; i < warmup; ++i) unfused.run(ins);
-  std::vector<double> on_s, off_s;
-  std::vector<Tensor> on_out, off_out;
-  for (int i = 0; i < runs; ++i) {
-    auto a = Clock::now();
-    on_out = fused.run(ins);
-    auto b = Clock::now();
-    off_out = unfused.run(ins);
-    auto d = Clock::now();
-    on_s.push_back(std::chrono::duration<double>(b - a).count());
-    off_s.push_back(std::chrono::duration<double>(d - b).count());
-  }
-  runtime::LatencyStats on = runtime::latency_stats(on_s), offs = runtime::latency_stats(off_s);
-  auto [diff, mag] = max_difference(on_out, off_out);
-  std::printf("fusion on  %s\nfusion off %s\n", runtime::format_latency(on).c_str(), runtime::format_latency(offs).c_str());
-  std::printf("fusion   %.2fx faster (median off / median on); outputs max |on - off| %.3g (largest |output| %.3g)\n",
-              offs.median / on.median, diff, mag);
-}
-
-int cmd_bench(const Common& c, const Exec& e, int runs, int warmup, uint64_t seed, int profile, bool vs_reference,
-              bool vs_no_fusion) {
-  TESSERA_CHECK(runs >= 1, "--runs must be at least 1");
-  TESSERA_CHECK(warmup >= 0, "--warmup must not be negative");
-  if (e.threads > 0) ThreadPool::global().set_threads(e.threads);
-  std::vector<double> samples;
-  std::printf("model    %s\n", c.model.c_str());
-  if (e.compiled()) {
-    CompiledModel m = open_compiled(c, e);
-    double compile_ms = m.last_compile_seconds() * 1000;  // kernels an artifact re-made on load
-    std::vector<Tensor> ins = m.random_inputs(seed);
-    m.prepare(ins);
-    compile_ms += m.last_compile_seconds() * 1000;
-    std::printf("compile  %.1f ms (%d compiled kernels, %d reference steps)\n", compile_ms, m.compiled_steps(),
-                m.reference_steps());
-    for (int i = 0; i < warmup; ++i) m.run(ins);
-    for (int i = 0; i < runs; ++i) {
-      auto a = Clock::now();
-      m.run(ins);
-      samples.push_back(std::chrono::duration<double>(Clock::now() - a).count());
-    }
-    std::printf("backend  compiled, %d threads\n", ThreadPool::global().threads());
-    std::printf("latency  %s\n", runtime::format_latency(runtime::latency_stats(samples)).c_str());
-    std::printf("memory   peak activations %s\n", runtime::format_bytes(m.peak_activation_bytes()).c_str());
-    if (vs_reference) {
-      // The same inputs through the interpreter (one thread: it has no parallel kernels).
-      std::vector<double> ref;
-      for (int i = 0; i < std::min(warmup, 1); ++i) m.run_reference(ins);
-      for (int i = 0; i < runs; ++i) {
-        auto a = Clock::now();
-        m.run_reference(ins);
-        ref.push_back(std::chrono::duration<double>(Clock::now() - a).count());
-      }
-      runtime::LatencyStats rs = runtime::latency_stats(ref), cs = runtime::latency_stats(samples);
-      std::printf("reference %s (interpreter, 1 thread)\n", runtime::format_latency(rs).c_str());
-      std::printf("speedup  %.1fx over the reference interpreter (median / median)\n", rs.median / cs.median);
-    }
-    if (vs_no_fusion) bench_vs_no_fusion(c, e, m, ins, runs, warmup);
-    if (profile > 0) print_profile(m.profile(ins, runs), profile);
-  } else {
-    TESSERA_CHECK(profile <= 0, "--profile needs the compiled backend (the reference interpreter is not profiled per step)");
-    TESSERA_CHECK(!vs_reference, "--vs-reference needs the compiled backend");
-    TESSERA_CHECK(!vs_no_fusion, "--vs-no-fusion needs the compiled backend");
-    auto g = load_model(c.model, c.load_options());
-    std::vector<Tensor> ins = random_inputs(*g, seed);
-    for (int i = 0; i < warmup; ++i) interpret(*g, ins);
-    for (int i = 0; i < runs; ++i) {
-      auto a = Clock::now();
-      interpret(*g, ins);
-      samples.push_back(std::chrono::duration<double>(Clock::now() - a).count());
-    }
-    std::printf("backend  reference interpreter\n");
-    std::printf("latency  %s\n", runtime::format_latency(runtime::latency_stats(samples)).c_str());
-    std::printf("memory   peak activations n/a (the interpreter allocates per node)\n");
-  }
-  auto rss = runtime::peak_resident_bytes();
-  std::printf("memory   peak RSS %s\n", rss ? runtime::format_bytes(*rss).c_str() : "n/a");
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "runtime/executor.h"
 #include "tune/record_schedules.h"
 #include "support/error.h"
+#include "support/name_table.h"
 
 namespace tessera {
 
@@ -33,8 +34,7 @@ PassOptions pass_options(const CompileOptions& o) {
   p.verify_each = o.verify_each;
   p.verbose = o.verbose;
   TESSERA_CHECK(o.pet_budget_seconds >= 0, "PET's budget must be at least 0 seconds, got ", o.pet_budget_seconds);
-  TESSERA_CHECK(o.pet_mutants == "all" || o.pet_mutants == "equivalent" || o.pet_mutants == "partial",
-                "unknown PET mutant kind '", o.pet_mutants, "' (available: all, equivalent, partial)");
+  check_one_of(o.pet_mutants, {"all", "equivalent", "partial"}, "PET mutant kind");
   p.pet.budget_seconds = o.pet_budget_seconds;
   p.pet.equivalent = o.pet_mutants != "partial";
   p.pet.partial = o.pet_mutants != "equivalent";

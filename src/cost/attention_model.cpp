@@ -9,6 +9,7 @@
 
 #include "cost/attention_module.h"
 #include "cost/program_features.h"
+#include "cost/ranking_metrics.h"
 #include "cost/value_features.h"
 #include "support/error.h"
 #include "support/file_util.h"
@@ -202,9 +203,7 @@ std::vector<double> AttentionModel::predict(const std::vector<Candidate>& candid
   std::vector<ProgramSample> samples;
   samples.reserve(candidates.size());
   for (const Candidate& c : candidates) samples.push_back(sample_of(c, hw_));
-  std::vector<double> score = predict_samples(samples);
-  for (double& s : score) s = -s;
-  return score;
+  return costs_from_scores(predict_samples(samples));
 }
 
 void AttentionModel::train(const std::vector<SampleGroup>& groups) {

@@ -9,16 +9,13 @@
 #include <random>
 
 #include "support/error.h"
+#include "support/name_table.h"
 
 namespace tessera::cost {
 
 namespace {
 
-struct MethodName {
-  PruneMethod method;
-  const char* name;
-};
-constexpr MethodName kMethods[] = {
+constexpr Named<PruneMethod> kMethods[] = {
     {PruneMethod::Random, "random"},
     {PruneMethod::Cluster, "cluster"},
     {PruneMethod::Loss, "loss"},
@@ -148,20 +145,9 @@ std::vector<bool> keep_loss(const RankGroup& g, const std::vector<double>& s, si
 
 }  // namespace
 
-std::string prune_method_name(PruneMethod m) {
-  for (const MethodName& e : kMethods)
-    if (e.method == m) return e.name;
-  return "?";
-}
+std::string prune_method_name(PruneMethod m) { return std::string(table_name(kMethods, m)); }
 
-PruneMethod parse_prune_method(const std::string& name) {
-  std::string known;
-  for (const MethodName& e : kMethods) {
-    if (name == e.name) return e.method;
-    known += std::string(known.empty() ? "" : ", ") + e.name;
-  }
-  TESSERA_FAIL("unknown pruning method '", name, "' (available: ", known, ")");
-}
+PruneMethod parse_prune_method(const std::string& name) { return table_parse(kMethods, name, "pruning method"); }
 
 size_t kept_count(size_t size, double keep) {
   const size_t k = static_cast<size_t>(std::ceil(keep * static_cast<double>(size) - 1e-9));

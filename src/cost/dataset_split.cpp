@@ -9,16 +9,17 @@
 
 #include "support/error.h"
 #include "support/hash.h"
+#include "support/name_table.h"
 
 namespace tessera::cost {
 
 namespace {
 
-constexpr std::pair<Split, const char*> kSplitNames[] = {{Split::None, "none"},
-                                                         {Split::WithinTask, "within-task"},
-                                                         {Split::ByTask, "by-task"},
-                                                         {Split::ByTarget, "by-target"},
-                                                         {Split::ByNetwork, "by-network"}};
+constexpr Named<Split> kSplitNames[] = {{Split::None, "none"},
+                                        {Split::WithinTask, "within-task"},
+                                        {Split::ByTask, "by-task"},
+                                        {Split::ByTarget, "by-target"},
+                                        {Split::ByNetwork, "by-network"}};
 
 // Indices 0..n-1 in the order of a generator seeded from seed and `salt`.
 std::vector<size_t> shuffled(size_t n, uint64_t seed, const std::string& salt) {
@@ -50,17 +51,9 @@ std::vector<bool> hold_out(size_t n, double share, uint64_t seed, const std::str
 
 }  // namespace
 
-std::string split_name(Split s) {
-  for (const auto& [k, name] : kSplitNames)
-    if (k == s) return name;
-  return "?";
-}
+std::string split_name(Split s) { return std::string(table_name(kSplitNames, s)); }
 
-Split parse_split(const std::string& name) {
-  for (const auto& [k, n] : kSplitNames)
-    if (name == n) return k;
-  TESSERA_FAIL("unknown split '", name, "' (available: none, within-task, by-task, by-target, by-network)");
-}
+Split parse_split(const std::string& name) { return table_parse(kSplitNames, name, "split"); }
 
 std::vector<bool> test_items(const std::vector<SplitItem>& items, const SplitOptions& o) {
   std::vector<bool> test(items.size(), o.split == Split::None);

@@ -11,6 +11,11 @@
 
 namespace tessera::cost {
 
+std::vector<double> costs_from_scores(std::vector<double> scores) {
+  for (double& s : scores) s = -s;
+  return scores;
+}
+
 namespace {
 
 void check_shapes(const CostGroups& measured, const CostGroups& predicted) {

@@ -10,6 +10,11 @@ namespace tessera::cost {
 
 using CostGroups = std::vector<std::vector<double>>;
 
+// A learned model's scores (higher = faster) as the costs these metrics and
+// CostModel::predict take (lower = faster), ranking the candidates alike:
+// the scores negated.
+std::vector<double> costs_from_scores(std::vector<double> scores);
+
 // Over every pair i < j within a group whose measured costs differ, the
 // fraction whose predicted order agrees (a tie in prediction counts half);
 // groups are weighted by their number of such pairs. 0.5 when no group has a pair.

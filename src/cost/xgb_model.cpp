@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cost/program_features.h"
+#include "cost/ranking_metrics.h"
 #include "support/error.h"
 #include "support/file_util.h"
 
@@ -138,9 +139,7 @@ std::vector<double> XgbModel::predict(const std::vector<Candidate>& candidates) 
   std::vector<std::vector<float>> rows;
   rows.reserve(candidates.size());
   for (const Candidate& c : candidates) rows.push_back(program_features(c, hw_, threads_));
-  std::vector<double> score = predict_rows(rows);
-  for (double& s : score) s = -s;
-  return score;
+  return costs_from_scores(predict_rows(rows));
 }
 
 void XgbModel::save(const std::string& path) const {

@@ -51,8 +51,8 @@ constexpr FusionRule kTable[5][5] = {
 // A bias add after a MatMul (one-to-many: the bias is broadcast over rows)
 // is a profile cell by the table; it is the product's epilogue, added to
 // each register tile before the store, never slower than a pass of its own.
-// Timing it decided BERT's second feed-forward product by noise (12.2 vs
-// 11.8 ms under load: kept apart, while the first fused).
+// Timing it would decide by noise (the two differ by less than a run's
+// jitter), so alike products could end up one fused and one apart.
 //
 // A layer norm exported in pieces (ReduceMean, Sub, Pow, ReduceMean, Add,
 // Sqrt, Div, Mul, Add) breaks in two by the table: x - mean(x) is

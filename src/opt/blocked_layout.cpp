@@ -23,6 +23,7 @@
 #include "ops/nn_conv.h"
 #include "ops/op_attrs.h"
 #include "ops/resize.h"
+#include "ir/producer_swap.h"
 #include "opt/passes.h"
 
 namespace tessera {
@@ -86,13 +87,7 @@ struct Rewriter {
       const std::string suffix = n->outputs.size() > 1 ? "/to_nchw" + std::to_string(i) : "/to_nchw";
       Node* r = insert(n, "ReorderFromBlocked", {vb}, out->name + ".nchw",
                        {{"channels", Attribute::of_int(out->type.dims[1])}}, kBlockedDomain, suffix);
-      Value* tmp = r->outputs[0];
-      r->outputs[0] = out;
-      out->producer = r;
-      out->producer_output = 0;
-      n->outputs[i] = tmp;
-      tmp->producer = n;
-      tmp->producer_output = static_cast<int>(i);
+      swap_producers(out, r->outputs[0]);
       twin[out] = vb;
     }
     g.erase_node(n);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/producer_swap.h"
 #include "opt/passes.h"
 #include "ops/op_attrs.h"
 
@@ -75,12 +76,7 @@ int fold_batchnorm(Graph& g) {
     Value* x = bn->inputs[0];
     Value* y = bn->outputs[0];
     for (size_t i = 0; i < bn->inputs.size(); ++i) g.set_input(bn, static_cast<int>(i), nullptr);
-    conv->outputs[static_cast<size_t>(x->producer_output)] = y;
-    y->producer = conv;
-    y->producer_output = x->producer_output;
-    bn->outputs[0] = x;
-    x->producer = bn;
-    x->producer_output = 0;
+    swap_producers(x, y);
     g.erase_node(bn);
   }
   if (!bns.empty()) g.remove_unused_values();

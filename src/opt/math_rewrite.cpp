@@ -22,6 +22,7 @@
 
 #include "ops/op_attrs.h"
 #include "ops/registry.h"
+#include "ir/producer_swap.h"
 #include "opt/passes.h"
 #include "opt/rewrite_rules.h"
 #include "support/error.h"
@@ -294,12 +295,7 @@ void apply(Graph& g, const Candidate& c) {
   }
   if (c.replacement->is_temp(c.result)) {
     // The replacement's last node takes over the root's output value.
-    Value* fresh = real.at(c.result);
-    Node* last = fresh->producer;
-    last->outputs[0] = y;
-    y->producer = last;
-    root->outputs[0] = fresh;
-    fresh->producer = root;
+    swap_producers(y, real.at(c.result));
   } else {
     g.replace_all_uses(y, c.result);
   }

@@ -15,6 +15,7 @@
 #include "ops/nn_conv.h"
 #include "ops/op_attrs.h"
 #include "ops/registry.h"
+#include "ir/producer_swap.h"
 #include "opt/passes.h"
 
 namespace tessera {
@@ -117,14 +118,7 @@ void move_pool(Graph& g, const Move& m) {
     infer_node(*last, g.opset);
   }
   // The last new node takes over the Conv's output value (its name may be a graph output).
-  Value* old = conv->outputs[0];
-  Value* fresh = last->outputs[0];
-  last->outputs[0] = old;
-  old->producer = last;
-  old->producer_output = 0;
-  conv->outputs[0] = fresh;
-  fresh->producer = conv;
-  fresh->producer_output = 0;
+  swap_producers(conv->outputs[0], last->outputs[0]);
 }
 
 }  // namespace

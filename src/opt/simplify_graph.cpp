@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "ir/producer_swap.h"
 #include "opt/passes.h"
 #include "ops/op_attrs.h"
 
@@ -148,12 +149,7 @@ bool slices_to_split(Graph& g, Node& n) {
     Node* s = parts[i].second;
     Value* y = s->outputs[0];
     Value* fresh = split->outputs[i];
-    split->outputs[i] = y;
-    y->producer = split;
-    y->producer_output = static_cast<int>(i);
-    s->outputs[0] = fresh;
-    fresh->producer = s;
-    fresh->producer_output = 0;
+    swap_producers(y, fresh);
     fresh->type = y->type;
     for (size_t k = 0; k < s->inputs.size(); ++k) g.set_input(s, static_cast<int>(k), nullptr);
     g.erase_node(s);

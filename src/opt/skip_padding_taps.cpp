@@ -24,6 +24,7 @@
 #include "ops/nn_conv.h"
 #include "ops/op_attrs.h"
 #include "ops/registry.h"
+#include "ir/producer_swap.h"
 #include "opt/passes.h"
 
 namespace tessera {
@@ -284,15 +285,7 @@ struct Rewrite {
     for (size_t i : order) outs[i] = conv_of(all[i], group);
     Value* out = joined(outs, 0, outs.size(), 0, y + ".regions");
     // The last new node takes over the Conv's output value (its name may be a graph output).
-    Value* old = conv->outputs[0];
-    Node* p = out->producer;
-    const int idx = out->producer_output;
-    p->outputs[static_cast<size_t>(idx)] = old;
-    old->producer = p;
-    old->producer_output = idx;
-    conv->outputs[0] = out;
-    out->producer = conv;
-    out->producer_output = 0;
+    swap_producers(conv->outputs[0], out);
     Value* wv = conv->inputs[1];
     for (size_t i = 0; i < conv->inputs.size(); ++i) g.set_input(conv, static_cast<int>(i), nullptr);
     g.erase_node(conv);

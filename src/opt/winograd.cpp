@@ -9,28 +9,23 @@
 // transformed weights for 49 pixels.
 //
 // Accuracy decides between the tile sizes. F(2x2) rounds about as the
-// direct form does; F(4x4) loses 8-15x more per layer (against float64,
-// with blocked sums: support/winograd_transform.h, bench/ACCURACY.md). In a
+// direct form does; F(4x4) loses several times more per layer
+// (support/winograd_transform.h; the figures are in bench/ACCURACY.md). In a
 // residual branch that error lands on a stream the branch only perturbs and
-// does not show at the output (ResNet-18/50, ResNeXt-50 with F(4x4) on every
-// 3x3 layer stay within 1.35x of ONNX Runtime's error); in a plain chain
-// (VGG-16) every layer's error is carried forward, and three F(4x4) layers
-// of twelve double the model's. So F(4x4) is taken only by convolutions in
-// a residual branch (their output reaches, through single-use nodes, an Add
-// with a second, non-constant operand of the same shape) or in a branch that
-// ends in a Concat (Inception's: a few layers each, measured harmless),
-// F(2x2) elsewhere. The one exception, in a chain: convolutions PET made
-// (pet/subprogram.h's node prefix), which exist only on request (--pet), whose
-// bound is issue 19's (1e-4 of the largest output against the reference) rather
-// than the default compile's (1.5x ONNX Runtime's error): CSRNet with PET, its
-// re-linearized back-end layers in F(4x4), measured 3.2e-6 to 3.5e-6 against
-// float64 by PET's choices (2.7e-6 to 2.9e-6 with F(2x2); ONNX Runtime 1.9e-6),
-// while VGG-16 with F(4x4) on any of its chain's layers exceeds 1.5x ONNX
-// Runtime's (1.05e-6 on the first four, 8.4e-7 on the two 28x28 512-channel
-// ones, ONNX Runtime 5.5e-7). The table kLargeTilePlaces lists the places.
-// F(3x3, 3x3) (support/winograd_transform.h) is not
-// chosen: on VGG-16 it cost 1.0e-6 against float64 on every plain-chain
-// layer and 9e-7 on half of them (ONNX Runtime 5.5e-7), for 0.78x F(2x2)'s time.
+// does not show at the output; in a plain chain every layer's error is
+// carried forward, and F(4x4) on a VGG-16 chain exceeds the default
+// compile's bound (1.5x ONNX Runtime's error). So F(4x4) is taken only by
+// convolutions in a residual branch (their output reaches, through
+// single-use nodes, an Add with a second, non-constant operand of the same
+// shape) or in a branch that ends in a Concat (Inception's: a few layers
+// each, within the bound), F(2x2) elsewhere. The one exception, in a chain:
+// convolutions PET made (pet/subprogram.h's node prefix), which exist only
+// on request (--pet) and are held to issue 19's bound (1e-4 of the largest
+// output against the reference) rather than the default compile's; F(4x4)
+// keeps a PET-relinearized chain (CSRNet's back end) well within it. The
+// table kLargeTilePlaces lists the places. F(3x3, 3x3)
+// (support/winograd_transform.h) is not chosen: though faster than F(2x2),
+// it exceeds the default bound on a plain chain as F(4x4) does.
 //
 // The transformed weights U = G g G^T are computed here once, in double.
 #include <algorithm>
@@ -128,8 +123,8 @@ bool winograd_shape(const Node& n, BlockedConvGeom& g) {
 // merge of branches: an Add whose other operand is a computed value of the
 // same shape (`n` is in a residual branch), or a Concat (an Inception-style
 // branch, whose few layers end in the concatenation instead of feeding a
-// long chain: Inception v3 with F(4x4) on every such layer measured 4.1e-7
-// against float64, ONNX Runtime 4.3e-7, bench/ACCURACY.md).
+// long chain: Inception v3 with F(4x4) on every such layer stays within
+// ONNX Runtime's error, bench/ACCURACY.md).
 bool in_branch(const Graph& g, const Node& n) {
   const Value* v = n.outputs[0];
   for (int depth = 0; depth < kResidualSearchDepth; ++depth) {

@@ -36,14 +36,10 @@
 
 namespace tessera::pet {
 
-// How the corrections are written over the mutant's output. Measured
-// compiled (tests/unit/test_pet_corrector_cost.cpp: a two-image N2W 3x3 conv,
-// 64ch 56x56 / 128ch 28x28 / 32ch 112x112, batch 2, interleaved medians of 15
-// rounds on the shared 2-core AVX-512 host): the mutant alone 1.20-1.31x the
-// original's time, with Slice+Concat 1.23-1.37x, with Where 1.28-1.59x. The
-// Where form reads a full-size mask and a padded correction per box and was
-// slower in two of the three shapes by 0.2-0.3x of the original, so
-// Slice+Concat is the default.
+// How the corrections are written over the mutant's output. The Where form
+// reads a full-size mask and a padded correction per box, and compiled it is
+// the slower of the two on most shapes (tests/unit/test_pet_corrector_cost.cpp
+// times both), so Slice+Concat is the default.
 enum class Merge {
   // The output assembled by Slice + Concat from the mutant's slices and the
   // corrections, cut at every box bound, one dim after another (outputs

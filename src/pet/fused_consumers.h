@@ -2,8 +2,8 @@
 // PET measures its candidates. The fusion planner fuses a product's bias,
 // activation or residual into its kernel; a mutant that ends in a transpose
 // makes that kernel store transposed, and the same consumers, measured apart
-// from it, hide the loss: BERT-base's "dfs:T+mm_left+T" choices measured even
-// alone ran their fused FFN kernels at half the rate in the model. So each
+// from it, hide the loss: a choice that measures even alone can slow the
+// model's fused kernels after it (BERT-base's feed-forward ones). So each
 // candidate is measured with the model's one-to-one (elementwise) consumers
 // of its outputs, up to a few nodes, fused after it as they will be.
 #pragma once

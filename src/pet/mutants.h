@@ -60,10 +60,8 @@ struct MutantOptions {
   std::set<std::string> families;  // empty: all; else the labels kept ("dfs" keeps every dfs:*)
   // Bound of the DFS for one subprogram, in ops tried (MutantReport::
   // dfs_states) over all its compute nodes: a count, not wall time, so what
-  // it finds does not depend on the machine's load (0: no bound). It
-  // replaces a 250 ms wall-clock bound: a whole single-conv DFS is 118-362
-  // states (the 362 took ~50 ms, a 512x64x64 conv's 198 took ~450 ms before
-  // the R/T inverse checks were cached), so 500 covers any single conv
+  // it finds does not depend on the machine's load (0: no bound). A whole
+  // single-conv DFS is a few hundred states, so 500 covers any single conv
   // and bounds subprograms of several.
   int max_dfs_states = 500;
   bool fixed = true;               // the preprocess families

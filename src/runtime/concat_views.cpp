@@ -9,9 +9,21 @@ namespace tessera::runtime {
 
 namespace {
 
-int root_of(const Plan& plan, int s) {
-  while (plan.slots[static_cast<size_t>(s)].parent >= 0) s = plan.slots[static_cast<size_t>(s)].parent;
-  return s;
+// A slot's root (the slot holding it, through its parents, that has no
+// parent) and its byte offset inside that root.
+struct RootPlace {
+  int root;
+  int64_t offset;
+};
+
+RootPlace root_of(const Plan& plan, int s) {
+  int64_t offset = 0;
+  for (;;) {
+    const Slot& c = plan.slots[static_cast<size_t>(s)];
+    if (c.parent < 0) return {s, offset};
+    offset += c.parent_offset;
+    s = c.parent;
+  }
 }
 
 }  // namespace
@@ -36,7 +48,7 @@ void widen_view_roots(Plan& plan) {
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     const Slot& c = plan.slots[i];
     if (c.parent < 0) continue;
-    Slot& r = plan.slots[static_cast<size_t>(root_of(plan, static_cast<int>(i)))];
+    Slot& r = plan.slots[static_cast<size_t>(root_of(plan, static_cast<int>(i)).root)];
     r.first_step = std::min(r.first_step, c.first_step);
     r.last_step = std::max(r.last_step, c.last_step);
   }
@@ -46,11 +58,8 @@ void resolve_view_offsets(Plan& plan) {
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     Slot& c = plan.slots[i];
     if (c.parent < 0) continue;
-    int64_t off = 0;
-    int s = static_cast<int>(i);
-    for (; plan.slots[static_cast<size_t>(s)].parent >= 0; s = plan.slots[static_cast<size_t>(s)].parent)
-      off += plan.slots[static_cast<size_t>(s)].parent_offset;
-    c.offset = plan.slots[static_cast<size_t>(s)].offset + off;
+    const RootPlace r = root_of(plan, static_cast<int>(i));
+    c.offset = plan.slots[static_cast<size_t>(r.root)].offset + r.offset;
   }
 }
 

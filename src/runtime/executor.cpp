@@ -176,12 +176,12 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
   if (opts_.pet && opts_.passes.enabled("pet")) {
     // Candidates compiled as models of their own, PET off, weights kept.
     // Their fusion plans take the static table's decisions: profile cells
-    // are not fused, nor measured. Profiling a cold cell of a 64x64x512 conv
-    // candidate cost ~17 s of its ~18 s (0.7 s warm), and every candidate of
-    // a subprogram brings cells of its own; the original and its mutants are
-    // compared under the same rule, and the model's own compile profiles the
-    // cells of what PET chose afterwards (a cell fuses only when measured no
-    // slower, so the chosen candidate runs at most as long as measured).
+    // are not fused, nor measured. Profiling a cold cell can cost most of a
+    // candidate's compile, and every candidate of a subprogram brings cells
+    // of its own; the original and its mutants are compared under the same
+    // rule, and the model's own compile profiles the cells of what PET
+    // chose afterwards (a cell fuses only when measured no slower, so the
+    // chosen candidate runs at most as long as measured).
     // Nor does a candidate's cost depend on what the profile database holds
     // from earlier compiles.
     ExecutorOptions candidate = opts_;

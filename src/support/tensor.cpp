@@ -58,9 +58,9 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // blocked 14x14 map: 1,920 bytes; 3 rows of a blocked 224-wide map: 43 KB)
 // and as far after its last. Masked-off lanes load nothing, but where they
 // fall on a page that is not present the processor takes a slow assist for
-// each such load: EfficientNet-B0's 5x5 depthwise layers, reading an
-// activation at the start of the arena (a mapping of its own), ran 1.5x
-// their time (bench/MEASUREMENTS.md, "Readable margins"). The margins are
+// each such load, enough to slow a depthwise layer that reads an activation
+// at the start of the arena (a mapping of its own) markedly
+// (bench/MEASUREMENTS.md, "Readable margins"). The margins are
 // read-only (a stray store still faults) and read once here, which maps
 // the kernel's shared zero page: present, with no memory of their own.
 constexpr size_t kMarginBytes = size_t{64} << 10;

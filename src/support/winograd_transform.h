@@ -7,17 +7,15 @@
 //   A^T[i][j] = a_j^i,  G[j][k] = a_j^k / prod_{l != j} (a_j - a_l),
 //   B^T[j] = the coefficients of prod_{l != j} (x - a_l),
 // and the infinite point's row or column picks the highest power. The points
-// decide the rounding error. On a 512-channel 14x14 layer against float64
-// (bench/ACCURACY.md): F(4x4) on 0, 1, -1, 2, -2 (the usual choice) 1.2e-5;
-// on 0, 1, -1, 1/2, -2 (Barabasz et al., "Error analysis and improving the
-// accuracy of Winograd convolution", 2020) 3.3e-6; F(2x2) on 0, 1, -1
-// 6.1e-7; the direct form 3.1e-7 (all summing in blocks). F(3x3, 3x3)
-// (alpha 5, 25 points) on 0, 1, -1, -1/2 took VGG-16 with it on every
-// plain-chain layer to 1.0e-6 against float64 (0, 1, -1, 1/2: 1.35e-6;
-// 0, +-1, 2: 1.04e-6), F(2x2) 7.0e-7: the Winograd pass does not choose it
-// (opt/winograd.cpp), the ops and schedules take it. Every entry of
-// B^T and A^T is a dyadic rational (exact in float); G is applied once to
-// the weights, in double.
+// decide the rounding error: F(4x4) takes 0, 1, -1, 1/2, -2 (Barabasz et al.,
+// "Error analysis and improving the accuracy of Winograd convolution",
+// 2020), which round several times less than the usual 0, 1, -1, 2, -2;
+// F(2x2) takes 0, 1, -1 and rounds about as the direct form does; F(3x3,
+// 3x3) (alpha 5, 25 points) takes 0, 1, -1, -1/2, the most accurate of the
+// sets tried (the figures are in bench/ACCURACY.md). The Winograd pass does
+// not choose F(3x3) (opt/winograd.cpp); the ops and schedules take it. Every
+// entry of B^T and A^T is a dyadic rational (exact in float); G is applied
+// once to the weights, in double.
 #pragma once
 
 #include <cstddef>

@@ -6,12 +6,10 @@
 // Each run of the candidate's plan follows a run of the default plan (every
 // task at its default schedule, compiled once), timed the same way: the
 // pairs' ratios cancel what the machine does to both — a virtual machine's
-// slow phases last minutes and once doubled single candidates' times.
+// slow phases last minutes, long enough to distort single candidates' times.
 // Measured apart, on buffers of its own, a kernel meets other cache contents,
-// other thread states and other buffer placements than in the model, and
-// the schedules that win apart were found to lose inside it (fused
-// Concat blocks ran 1.5-2x slower in the model with the schedule that was
-// fastest apart).
+// other thread states and other buffer placements than in the model, and a
+// schedule that wins apart can lose inside it (fused Concat blocks do).
 #pragma once
 
 #include <memory>

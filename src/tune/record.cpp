@@ -13,6 +13,7 @@
 #include "runtime/latency_stats.h"
 #include "support/error.h"
 #include "support/file_util.h"
+#include "support/name_table.h"
 
 namespace tessera::tune {
 
@@ -39,21 +40,13 @@ double median(std::vector<double> v) { return runtime::percentile(std::move(v), 
 }  // namespace
 
 namespace {
-constexpr std::pair<CostLabel, std::string_view> kCostLabelNames[] = {
+constexpr Named<CostLabel> kCostLabelNames[] = {
     {CostLabel::Min, "min"}, {CostLabel::Median, "median"}, {CostLabel::Ratio, "ratio"}};
 }  // namespace
 
-std::string_view cost_label_name(CostLabel l) {
-  for (const auto& [k, name] : kCostLabelNames)
-    if (k == l) return name;
-  return "?";
-}
+std::string_view cost_label_name(CostLabel l) { return table_name(kCostLabelNames, l); }
 
-CostLabel parse_cost_label(const std::string& name) {
-  for (const auto& [k, n] : kCostLabelNames)
-    if (name == n) return k;
-  TESSERA_FAIL("unknown cost label '", name, "' (available: min, median, ratio)");
-}
+CostLabel parse_cost_label(const std::string& name) { return table_parse(kCostLabelNames, name, "cost label"); }
 
 double Record::cost() const { return ok() ? median(costs) : std::numeric_limits<double>::infinity(); }
 

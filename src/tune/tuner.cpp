@@ -18,6 +18,7 @@
 #include "cost/xgb_model.h"
 #include "tune/candidate_program.h"
 #include "support/error.h"
+#include "support/name_table.h"
 #include "support/file_util.h"
 #include "tune/measure_worker.h"
 #include "tune/model_guard.h"
@@ -522,8 +523,7 @@ class Tuner {
 
 TuneReport tune_model(const TuneOptions& options) {
   TuneOptions o = options;
-  TESSERA_CHECK(o.cost_model == "none" || o.cost_model == "static" || o.cost_model == "xgb" || o.cost_model == "attention",
-                "unknown --cost-model '", o.cost_model, "' (available: none, static, xgb, attention)");
+  check_one_of(o.cost_model, {"none", "static", "xgb", "attention"}, "--cost-model");
   TESSERA_CHECK(o.cost_model_file.empty() || o.cost_model == "xgb" || o.cost_model == "attention",
                 "--cost-model-file is for --cost-model xgb or attention");
   TESSERA_CHECK(o.cost_model_file.empty() || std::filesystem::exists(o.cost_model_file), "cost model file '",

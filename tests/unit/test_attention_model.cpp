@@ -68,9 +68,7 @@ double accuracy(const AttentionModel& m, const std::vector<SampleGroup>& groups)
   CostGroups measured, predicted;
   for (const SampleGroup& g : groups) {
     measured.push_back(g.seconds);
-    std::vector<double> s = m.predict_samples(g.programs);
-    for (double& x : s) x = -x;
-    predicted.push_back(s);
+    predicted.push_back(costs_from_scores(m.predict_samples(g.programs)));
   }
   return pairwise_accuracy(measured, predicted);
 }

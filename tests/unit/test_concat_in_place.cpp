@@ -4,11 +4,14 @@
 // blocks, and the compiled runtime's view steps against the reference
 // interpreter on NCHW and blocked layouts, both ISAs: producers that are
 // fused kernels, reference steps or other concats, values read elsewhere
-// too, in-place elementwise consumers, repeated runs and artifacts.
+// too, in-place elementwise consumers, repeated runs and artifacts; and the
+// fusion plan and the compiled plan choosing the same concats.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
+#include <set>
 
 #include "codegen/llvm/jit.h"
 #include "driver/driver.h"
@@ -390,6 +393,119 @@ TEST(ConcatInPlace, SqueezeNetFireModules) {
   expect_arena_sound(p);
   expect_near_scaled(got, interpret(m.graph(), ins), 1e-4);
 }
+
+// --- the fusion plan and the compiled plan agree -------------------------------
+// The fusion planner (on the graph's types) and the runtime plan (on the
+// concrete types) each decide which concats run in place; on static shapes
+// the two must pick the same ones, or a concat would be split off its block
+// and still copied, or be a view step inside a fused kernel.
+
+Value* max_pool(Graph& g, Value* x, const std::string& name) {
+  AttrMap a;
+  a["kernel_shape"] = Attribute::of_ints({2, 2});
+  a["strides"] = Attribute::of_ints({2, 2});
+  return g.add_node("MaxPool", {x}, {name}, std::move(a), name)->outputs[0];
+}
+
+Value* conv_relu(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name) {
+  return unary(g, "Relu", conv(g, x, M, C, k, name + "_conv"), name);
+}
+
+// Three Inception modules in a row, each concat read by every branch of the
+// next: block multiples with a short last input, a nested concat (Mixed_7b's
+// shape) and odd channel counts.
+std::unique_ptr<Graph> inception_net() {
+  seed_ = 50;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 8, 12, 12}, true});
+  Value* stem = conv_relu(*g, x, 16, 8, 3, "stem");
+  AttrMap ap;
+  ap["kernel_shape"] = Attribute::of_ints({3, 3});
+  ap["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  Value* pool1 = g->add_node("AveragePool", {stem}, {"m1_pool"}, ap, "m1_pool")->outputs[0];
+  Value* m1 = concat(*g,
+                     {conv_relu(*g, stem, 16, 16, 1, "m1_a"),
+                      conv_relu(*g, conv_relu(*g, stem, 8, 16, 1, "m1_b0"), 16, 8, 3, "m1_b"),
+                      conv_relu(*g, pool1, 8, 16, 1, "m1_d")},
+                     1, "m1");  // 40 channels
+  Value* b0 = conv_relu(*g, m1, 8, 40, 1, "m2_b0");
+  Value* inner = concat(*g, {conv_relu(*g, b0, 16, 8, 3, "m2_b1"), conv_relu(*g, b0, 16, 8, 3, "m2_b2")}, 1, "m2_inner");
+  Value* pool2 = g->add_node("AveragePool", {m1}, {"m2_pool"}, ap, "m2_pool")->outputs[0];
+  Value* m2 = concat(*g, {conv_relu(*g, m1, 16, 40, 1, "m2_a"), inner, conv_relu(*g, pool2, 5, 40, 1, "m2_d")}, 1,
+                     "m2");  // 53 channels
+  Value* m3 = concat(*g, {conv_relu(*g, m2, 5, 53, 1, "m3_a"), conv_relu(*g, m2, 7, 53, 3, "m3_b")}, 1, "m3");
+  g->add_output(conv(*g, m3, 4, 12, 1, "head"));
+  infer_graph(*g);
+  return g;
+}
+
+// SqueezeNet 1.1's layout in small: a stem, fire modules (a 1x1 squeeze,
+// then 1x1 and 3x3 expands concatenated) between max pools, a 1x1
+// classifier and a global average pool.
+std::unique_ptr<Graph> squeezenet_net() {
+  seed_ = 60;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 3, 32, 32}, true});
+  Value* y = max_pool(*g, conv_relu(*g, x, 16, 3, 3, "stem"), "pool0");
+  int64_t channels = 16;
+  struct Fire {
+    int64_t squeeze, expand;
+    bool pool_after;
+  };
+  const Fire fires[] = {{8, 16, false}, {8, 16, true}, {12, 24, false}, {6, 7, false}};
+  for (size_t i = 0; i < std::size(fires); ++i) {
+    const Fire& f = fires[i];
+    const std::string name = "fire" + std::to_string(i + 2);
+    Value* s = conv_relu(*g, y, f.squeeze, channels, 1, name + "_squeeze");
+    y = concat(*g,
+               {conv_relu(*g, s, f.expand, f.squeeze, 1, name + "_e1"),
+                conv_relu(*g, s, f.expand, f.squeeze, 3, name + "_e3")},
+               1, name);
+    channels = 2 * f.expand;
+    if (f.pool_after) y = max_pool(*g, y, name + "_pool");
+  }
+  Value* logits = conv_relu(*g, y, 10, channels, 1, "classifier");
+  g->add_output(g->add_node("GlobalAveragePool", {logits}, {"gap"}, {}, "gap")->outputs[0]);
+  infer_graph(*g);
+  return g;
+}
+
+// On every ISA, blocked layout on and off: the concats the fusion plan
+// split off as in place are exactly the compiled plan's view steps. Over
+// the runs some concat is done in place and some is not, so both answers
+// are compared.
+void expect_plans_agree(const std::function<std::unique_ptr<Graph>()>& build) {
+  size_t concats = 0;
+  const std::unique_ptr<Graph> g = build();
+  for (const auto& n : g->nodes()) concats += n->op_type == "Concat";
+  size_t most = 0, fewest = concats;
+  for (ExecutorOptions o : isas())
+    for (bool blocked : {true, false}) {
+      SCOPED_TRACE(std::string(codegen::isa_name(o.isa)) + (blocked ? " blocked" : " NCHW"));
+      if (!blocked) o.passes.disable("blocked-layout");
+      Executor m(build(), o);
+      std::vector<Tensor> ins;
+      for (const Value* v : m.graph().inputs()) ins.push_back(random_f32(v->type.dims, 5));
+      std::shared_ptr<const Plan> plan = m.prepare(ins);
+      std::set<std::string> by_partition, by_plan;
+      for (int c : m.partition().concats_in_place)
+        by_partition.insert(m.graph().nodes().at(static_cast<size_t>(c))->name);
+      for (const Step& st : plan->steps)
+        if (st.view) by_plan.insert(st.node->name);
+      EXPECT_EQ(by_partition, by_plan) << fusion::print_fusion(m.graph(), m.partition());
+      EXPECT_EQ(plan->concat_views, static_cast<int>(by_plan.size()));
+      most = std::max(most, by_plan.size());
+      fewest = std::min(fewest, by_plan.size());
+    }
+  EXPECT_GT(most, 0u) << "no concat was done in place in any run";
+  EXPECT_LT(fewest, concats) << "every concat was done in place in every run";
+}
+
+TEST(ConcatInPlace, PlansAgreeOnAnInceptionNet) { expect_plans_agree(inception_net); }
+
+TEST(ConcatInPlace, PlansAgreeOnASqueezeNet) { expect_plans_agree(squeezenet_net); }
 
 }  // namespace
 }  // namespace tessera

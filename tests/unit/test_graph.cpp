@@ -1,8 +1,9 @@
 // Graph IR: building, verification, printing, hashing, cloning, extraction and
-// the rewrite helpers.
+// the rewrite helpers (values trading producers among them).
 #include <gtest/gtest.h>
 
 #include "ir/graph.h"
+#include "ir/producer_swap.h"
 #include "support/error.h"
 
 namespace tessera {
@@ -104,6 +105,52 @@ TEST(Graph, ReplaceAllUsesRewiresNodesAndOutputs) {
   g->replace_all_uses(b, x);
   EXPECT_EQ(g->outputs()[0], x);
   EXPECT_NO_THROW(verify_graph(*g));
+}
+
+// A node built to replace another takes over its output value: readers and
+// the graph-output slot stay with the value, the old node writes the fresh one.
+TEST(Graph, SwapProducersTradesOutputSlots) {
+  auto g = small_graph();
+  Value* a = g->find_value("a");
+  Value* w = g->find_value("w");
+  Value* b = g->find_value("b");
+  Node* add = b->producer;
+  Node* sub = g->insert_node_before(add, "Sub", {a, w}, {"b2"}, {}, "sub");
+  Value* b2 = sub->outputs[0];
+  swap_producers(b, b2);
+  EXPECT_EQ(b->producer, sub);
+  EXPECT_EQ(b->producer_output, 0);
+  EXPECT_EQ(sub->outputs[0], b);
+  EXPECT_EQ(b2->producer, add);
+  EXPECT_EQ(add->outputs[0], b2);
+  EXPECT_EQ(g->outputs()[0], b);
+  g->erase_node(add);  // b2 is unread
+  EXPECT_NO_THROW(verify_graph(*g));
+  EXPECT_EQ(g->nodes().size(), 2u);
+
+  // A later output of a multi-output node: positions travel with the values.
+  Graph h;
+  Value* x = h.add_input("x", {DType::F32, {4}, true});
+  Node* split = h.add_node("Split", {x}, {"s0", "s1"}, {}, "split");
+  Node* relu = h.add_node("Relu", {x}, {"r"}, {}, "relu");
+  Value* s1 = split->outputs[1];
+  Value* r = relu->outputs[0];
+  Node* neg = h.add_node("Neg", {s1}, {"n"}, {}, "neg");
+  h.add_output(neg->outputs[0]);
+  h.add_output(split->outputs[0]);
+  swap_producers(s1, r);
+  EXPECT_EQ(split->outputs[1], r);
+  EXPECT_EQ(r->producer, split);
+  EXPECT_EQ(r->producer_output, 1);
+  EXPECT_EQ(relu->outputs[0], s1);
+  EXPECT_EQ(s1->producer, relu);
+  EXPECT_EQ(s1->producer_output, 0);
+  ASSERT_EQ(s1->uses.size(), 1u);
+  EXPECT_EQ(s1->uses[0].node, neg);
+  EXPECT_NO_THROW(verify_graph(h));
+
+  // A graph input has no producer to trade.
+  EXPECT_THROW(swap_producers(x, r), Error);
 }
 
 TEST(Graph, EraseRefusesUsedNodesAndInsertKeepsOrder) {

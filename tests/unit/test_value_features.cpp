@@ -215,6 +215,16 @@ TEST(RankingMetrics, TopKRecallByHand) {
   EXPECT_THROW(top_k_recall(y, p, 0), Error);
 }
 
+TEST(RankingMetrics, ScoresBecomeCostsInTheSameOrder) {
+  // Scores (higher = faster) that order the candidates as the measured costs
+  // do rank them perfectly once made costs, and exactly wrong if taken as costs.
+  CostGroups y{{1, 3, 2}, {5, 4}};
+  const std::vector<double> s0{0.9, -2, 0.5}, s1{1, 7};
+  EXPECT_EQ(costs_from_scores(s0), (std::vector<double>{-0.9, 2, -0.5}));
+  EXPECT_DOUBLE_EQ(pairwise_accuracy(y, {costs_from_scores(s0), costs_from_scores(s1)}), 1);
+  EXPECT_DOUBLE_EQ(pairwise_accuracy(y, {s0, s1}), 0);
+}
+
 TEST(RankingMetrics, NetworkTopKScoreByHand) {
   // Task A (runs twice): predicted first is the 2-second candidate, best 1;
   // its first two by prediction cost 2 and 3. Task B (once): predicted first is its best, 4.

@@ -43,9 +43,7 @@ double accuracy(const XgbModel& m, const std::vector<RankGroup>& groups) {
   CostGroups measured, predicted;
   for (const RankGroup& g : groups) {
     measured.push_back(g.seconds);
-    std::vector<double> s = m.predict_rows(g.rows);
-    for (double& x : s) x = -x;
-    predicted.push_back(s);
+    predicted.push_back(costs_from_scores(m.predict_rows(g.rows)));
   }
   return pairwise_accuracy(measured, predicted);
 }
