@@ -302,7 +302,7 @@ bool plan(const Graph& g, Node& n, double min_skipped_per_region, Rewrite& r) {
   if (!x || !w || !w->constant || !y) return false;
   if (!x->type.rank_known || !x->type.fully_known()) return false;
   const size_t rank = x->type.rank();
-  if (rank < 3 || rank > 5 || w->constant->rank() != rank) return false;  // 1-D, 2-D and 3-D convolutions
+  if (rank < 3 || rank > 5 || static_cast<size_t>(w->constant->rank()) != rank) return false;  // 1-D, 2-D and 3-D convolutions
   if (n.has_input(2) && !n.inputs[2]->constant) return false;
   ConvShape cs = conv_shape(OpAttrs(n, g.opset), x->type.dims, w->constant->dims());
   const size_t nsp = rank - 2;
