@@ -171,7 +171,11 @@ int run_pet(Graph& g, const PassContext& ctx) {
   const bool bounded = budget < 3e7;
   const std::function<double()> time_left = [&] { return bounded ? budget - pass_watch.seconds() : 1e300; };
   pet::SearchOptions search_opts = so;
-  if (original && bounded) search_opts.budget_seconds = budget * (1 - std::clamp(so.model_check_share, 0.0, 1.0));
+  if (original && bounded) {
+    const double share = std::clamp(so.model_check_share, 0.0, 1.0);
+    search_opts.budget_seconds = budget * (1 - share);
+    search_opts.model_check_seconds = budget * share;  // and model_check_runs of the model, when more
+  }
   pet::SearchReport report = pet::optimize_program(g, search_opts, cost, db, ctx.target_key);
   if (report.applied > 0) {
     ScopedSeconds t(report.post_seconds);

@@ -148,6 +148,7 @@ class Search {
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
     std::vector<char> examined(subprograms_.size(), 0);
+    estimated_all_ = std::accumulate(cost.begin(), cost.end(), 0.0);
     for (size_t k = 0; k < order.size(); ++k) {
       const size_t i = order[k];
       if (out_of_time()) break;
@@ -156,6 +157,10 @@ class Search {
       if (cut_at_ >= 0 && (!o_.share_by_structure || !found_.count(keyed(subprograms_[i])))) continue;
       show_progress(k, i, false);
       entries_.push_back(examine(subprograms_[i], static_cast<int>(i)));
+      if (entries_.back().original_seconds > 0) {
+        measured_originals_ += entries_.back().original_seconds;
+        estimated_measured_ += cost[i];
+      }
       examined[i] = 1;
       ++report_.searched;
     }
@@ -186,7 +191,18 @@ class Search {
   // The database key of a graph hash already in context.
   std::string db_key(uint64_t keyed_hash) const { return target_ + ":" + hex(keyed_hash); }
 
-  double time_left() const { return o_.budget_seconds - watch_.seconds(); }
+  double time_left() const { return o_.budget_seconds - watch_.seconds() - check_reserve(); }
+  // What the whole-model check needs beyond model_check_seconds
+  // (SearchOptions::model_check_runs): the model's time estimated from the
+  // originals measured so far, scaled by the static estimates' share of
+  // them in the whole.
+  double check_reserve() const {
+    if (o_.model_check_seconds <= 0 || o_.model_check_runs <= 0 || measured_originals_ <= 0) return 0;
+    const double model = estimated_measured_ > 0 && estimated_all_ > estimated_measured_
+                             ? measured_originals_ * estimated_all_ / estimated_measured_
+                             : measured_originals_;
+    return std::max(0.0, o_.model_check_runs * model - o_.model_check_seconds);
+  }
   bool out_of_time() const { return time_left() <= 0; }
 
   // Notes where the budget ended the search: inside subprogram cut_at_
@@ -713,6 +729,9 @@ class Search {
   Stopwatch watch_;
   Stopwatch::Clock::time_point deadline_ = Stopwatch::Clock::time_point::max();
   double longest_measure_ = 0;  // seconds of the longest measurement so far
+  // For check_reserve: the examined subprograms' measured original seconds,
+  // their static estimates, and all subprograms' static estimates.
+  double measured_originals_ = 0, estimated_measured_ = 0, estimated_all_ = 0;
   int cut_at_ = -1;  // the subprogram the budget cut short, if any
   double last_shown_ = 0;
   bool shown_ = false;

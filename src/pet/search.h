@@ -118,15 +118,25 @@ struct SearchOptions {
   // The whole-model checks run within budget_seconds: with the check on, the
   // search stops at (1 - this share) of the budget, and the checks have what
   // is left of the pass's budget (at least this share, more when the search
-  // ends early). Each timing's runs end by the time left (the first of the
-  // two timings of a check gets half of it); a timing is not started once
-  // none is left, and choices not checked are undone; the fallback
-  // (fallback_gain) is tried only when what is left covers half the first
-  // check's time (its check times one model). What the budget cannot
-  // bound is one compile of each of the two models (their fusion cells
-  // profiled, kept for the deployed compile) and one warm-up and one timed
-  // run of each: a check that starts ends within the budget plus those.
+  // ends early). A check compiles both models and runs them in turns; no
+  // round starts that would end past the budget (judged by the last round),
+  // and choices not checked are undone; the fallback (fallback_gain) is
+  // tried only when what is left covers half the first check's time. What
+  // the budget cannot bound is one compile of each of the two models (their
+  // fusion cells profiled, kept for the deployed compile), one warm-up run
+  // of each and two rounds: model_check_runs has the search leave room for
+  // them when the model is slow.
   double model_check_share = 0.25;
+  // The search stops early enough to leave the whole-model check this many
+  // runs of the model (its time estimated from the originals measured so
+  // far) when that is more than model_check_seconds, the share already left
+  // it: a slow model (a large batch) keeps its check within the budget. The
+  // runs: a compile of each model (allowed a run's time each), a warm-up run
+  // of each, two rounds in turns (four runs), two runs to spare. Applies
+  // only with model_check_seconds > 0, which the pet pass sets when its
+  // check is on and the budget bounded (a search run alone leaves nothing).
+  double model_check_runs = 8;
+  double model_check_seconds = 0;
   // When the whole model does not pay, the pass tries once more with only the
   // candidates that saved at least this share of their subprogram's time
   // alone (the likeliest to survive their neighbours), their costs from the

@@ -49,6 +49,7 @@ SearchOptions quiet() {
   o.budget_seconds = 60;
   o.rounds = 2;
   o.max_estimate_ratio = 0;
+  o.model_check_runs = 0;  // the costs here are not seconds: no room left by them for a whole-model check
   return o;
 }
 
@@ -437,6 +438,35 @@ TEST(PetPass, GraphTimerRunsEndByTheBound) {
   // Unbounded: at least 3 timed runs (7 when the first run is under 25 ms,
   // which a loaded machine may not give).
   EXPECT_GE(runtime::time_graph(*g, eo).runs, 3);
+}
+
+// The search leaves the whole-model check model_check_runs runs of the
+// model, estimated from the originals it measured: a model slow beside the
+// budget gets fewer subprograms searched, so the check still fits.
+TEST(PetSearch, LeavesTheWholeModelCheckRunsOfASlowModel) {
+  for (double runs : {0.0, 8.0}) {
+    SCOPED_TRACE(runs > 0 ? "room for 8 runs" : "no room asked");
+    ModelBuilder b;
+    Value* x = b.input("x", {1, 4, 8, 8});
+    Value* y = b.relu(b.conv(x, 4, 3, 3, {2, 2, 2, 2}, "c1", 1, 2), "r1");
+    b.g->add_output(b.relu(b.conv(y, 8, 3, 3, {2, 2, 2, 2}, "c2", 1, 2), "r2"));  // another structure
+    infer_graph(*b.g);
+    SearchOptions o = quiet();
+    o.budget_seconds = 20;
+    o.model_check_seconds = 5;
+    o.model_check_runs = runs;
+    // Originals (dilated) take 3 "seconds": after the first, the model is
+    // estimated at 3 s or more, and 8 runs of it outrun the budget.
+    CostFn cost = [](const Graph& g) { return has_dilated_conv(g) ? 3.0 : 1.0; };
+    const std::string path = ::testing::TempDir() + "/pet_check_room.tsv";
+    std::filesystem::remove(path);
+    PetDb db(path);
+    SearchReport r = optimize_program(*b.g, o, cost, db, "test");
+    EXPECT_EQ(r.subprograms, 2);
+    EXPECT_EQ(r.searched, runs > 0 ? 1 : 2);
+    EXPECT_EQ(r.budget_exhausted, runs > 0);
+    std::filesystem::remove(path);
+  }
 }
 
 // compare_graphs: both graphs compiled and run in turns on the same inputs;
