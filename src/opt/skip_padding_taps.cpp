@@ -19,6 +19,15 @@
 // reads is still dropped. When every off-centre tap of an axis is padding,
 // the axis keeps only its centre tap, with no Slice and no Concat along it
 // (a 3x3x3 Conv of one frame becomes a 1x3x3 Conv of the centre weights).
+//
+// When the regions' sliced weights would add up to several times the taps
+// that read the input (kMinSlicesPerTap: a 2-D Conv dilated on both axes, e.g.
+// rate 12 on a 20x20 map: 9 regions of 16-64 outputs reading 25 tap-sized
+// slices of the weights), the Conv is instead split by tap: one 1x1 Conv per
+// tap over the outputs that tap reads the input for (its window of the
+// input sliced out), zero-padded back to the whole output and summed. The
+// same products again, each weight tap read once, and every Conv as large
+// as its tap's valid outputs (the centre's: all of them).
 #include <algorithm>
 
 #include "ops/nn_conv.h"
@@ -37,6 +46,11 @@ namespace {
 // a kernel of its own).
 constexpr double kMinSkippedShare = 0.2;
 constexpr int64_t kMaxRegions = 25;
+
+// When a Conv is split by tap instead of by region, as data: 2-D, every
+// spatial axis dilated and split into bands, and the regions' weights (in
+// tap-sized slices) at least this many times the taps that read the input.
+constexpr double kMinSlicesPerTap = 2;
 
 // One band of output positions [o0, o1) along an axis, reading taps lo..hi
 // from the input window [start, end) (which may reach into the padding only
@@ -172,6 +186,7 @@ struct Rewrite {
   Node* conv;
   std::vector<Axis> axes;                // per spatial axis
   std::vector<std::vector<Band>> bands;  // per spatial axis
+  bool by_tap = false;                   // split by tap (run_taps), not by region
 
   Node* add(const std::string& op, std::vector<Value*> ins, const std::string& out, AttrMap attrs,
             const std::string& suffix) {
@@ -216,12 +231,13 @@ struct Rewrite {
     return tag;
   }
 
-  Value* conv_of(const std::vector<const Band*>& region, int64_t group) {
-    const std::string tag = tag_of(region);
+  // The Conv of one region (its bands' taps over its bands' outputs), with
+  // the bias unless told otherwise.
+  Value* conv_of(const std::vector<const Band*>& region, int64_t group, const std::string& tag, bool bias = true) {
     Value* x = window(region, tag);
     Value* wv = g.add_constant(g.unique_name(conv->inputs[1]->name + tag), sliced_weights(*conv->inputs[1]->constant, region));
     std::vector<Value*> ins{x, wv};
-    if (conv->has_input(2)) ins.push_back(conv->inputs[2]);
+    if (bias && conv->has_input(2)) ins.push_back(conv->inputs[2]);
     std::vector<int64_t> kernel, strides, dilations, pads(2 * region.size());
     for (size_t i = 0; i < region.size(); ++i) {
       const Band& b = *region[i];
@@ -245,9 +261,10 @@ struct Rewrite {
   }
 
   // The regions (one band per axis), the first axis slowest.
-  std::vector<std::vector<const Band*>> regions() const {
+  std::vector<std::vector<const Band*>> regions() const { return combinations(bands); }
+  static std::vector<std::vector<const Band*>> combinations(const std::vector<std::vector<Band>>& per_axis) {
     std::vector<std::vector<const Band*>> all{{}};
-    for (const auto& axis_bands : bands) {
+    for (const auto& axis_bands : per_axis) {
       std::vector<std::vector<const Band*>> next;
       for (const auto& r : all)
         for (const Band& b : axis_bands) {
@@ -282,9 +299,79 @@ struct Rewrite {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_partition(order.begin(), order.end(), [&](size_t i) { return whole(all[i]); });
     std::vector<Value*> outs(all.size());
-    for (size_t i : order) outs[i] = conv_of(all[i], group);
-    Value* out = joined(outs, 0, outs.size(), 0, y + ".regions");
-    // The last new node takes over the Conv's output value (its name may be a graph output).
+    for (size_t i : order) outs[i] = conv_of(all[i], group, tag_of(all[i]));
+    take_output(joined(outs, 0, outs.size(), 0, y + ".regions"));
+  }
+
+  // The outputs [o0, o1) along an axis for which tap t reads the input
+  // (0 <= o*s - pb + t*d < in), as a band of that one tap with its input
+  // window; o0 == o1 when there are none.
+  static Band tap_band(const Axis& a, int64_t t) {
+    const int64_t first = a.pb - t * a.d, last = a.in - 1 + a.pb - t * a.d;  // o*s must lie in [first, last]
+    const int64_t o0 = std::min(first <= 0 ? 0 : (first + a.s - 1) / a.s, a.out);
+    const int64_t o1 = std::max(o0, std::min(last < 0 ? 0 : last / a.s + 1, a.out));
+    Band b{o0, o1, t, t};
+    b.start = o0 * a.s - a.pb + t * a.d;
+    b.end = (o1 - 1) * a.s - a.pb + t * a.d + 1;
+    return b;
+  }
+
+  // Split by tap: per tap reading the input for some output, a 1x1 Conv
+  // over those outputs (its input window sliced out), zero-padded back to
+  // the whole output; the partial outputs summed. The bias goes with a tap
+  // valid everywhere (the first such), else is added at the end.
+  void run_taps(int64_t group) {
+    const std::string y = conv->outputs[0]->name;
+    const size_t nsp = axes.size();
+    std::vector<std::vector<Band>> per_axis(nsp);  // each axis's taps that read the input
+    for (size_t i = 0; i < nsp; ++i) {
+      int64_t lo = bands[i][0].lo, hi = bands[i][0].hi;
+      for (const Band& b : bands[i]) lo = std::min(lo, b.lo), hi = std::max(hi, b.hi);
+      for (int64_t t = lo; t <= hi; ++t) per_axis[i].push_back(tap_band(axes[i], t));
+    }
+    auto everywhere = [&](const std::vector<const Band*>& tap) {
+      for (size_t i = 0; i < nsp; ++i)
+        if (tap[i]->o0 != 0 || tap[i]->o1 != axes[i].out) return false;
+      return true;
+    };
+    // As with regions, a tap reading the whole input first.
+    std::vector<std::vector<const Band*>> taps = combinations(per_axis);
+    std::stable_partition(taps.begin(), taps.end(), [&](const auto& t) { return whole(t); });
+    const Dims& ydims = conv->outputs[0]->type.dims;
+    Value* sum = nullptr;
+    bool biased = !conv->has_input(2);
+    for (const std::vector<const Band*>& tap : taps) {
+      bool empty = false;
+      for (const Band* b : tap) empty |= b->o0 == b->o1;
+      if (empty) continue;
+      std::string tag = "/tap";
+      for (size_t i = 0; i < nsp; ++i) tag += (i ? "_" : "") + std::to_string(tap[i]->lo);
+      const bool full = everywhere(tap), bias = full && !biased;
+      biased |= bias;
+      Value* z = conv_of(tap, group, tag, bias);
+      if (!full) {
+        std::vector<int64_t> pads(2 * ydims.size(), 0);
+        for (size_t i = 0; i < nsp; ++i) {
+          pads[i + 2] = tap[i]->o0;
+          pads[i + 2 + ydims.size()] = axes[i].out - tap[i]->o1;
+        }
+        z = add("Pad", {z, i64_constant(g, conv->name + tag + ".pads", pads)}, y + tag + ".padded",
+                {{"mode", Attribute::of_string("constant")}}, tag + "/pad")->outputs[0];
+      }
+      sum = sum ? add("Add", {sum, z}, y + tag + ".sum", {}, tag + "/sum")->outputs[0] : z;
+    }
+    if (!biased) {  // no tap reads the input for every output: the bias [M] added as [M, 1, ...]
+      Dims bd{ydims[1]};
+      bd.resize(ydims.size() - 1, 1);
+      Value* b = g.add_constant(g.unique_name(conv->inputs[2]->name + ".spatial"), conv->inputs[2]->constant->reshaped(bd));
+      sum = add("Add", {sum, b}, y + ".bias", {}, "/bias")->outputs[0];
+    }
+    take_output(sum);
+  }
+
+  // The last new node takes over the Conv's output value (its name may be a
+  // graph output), and the Conv goes.
+  void take_output(Value* out) {
     swap_producers(conv->outputs[0], out);
     Value* wv = conv->inputs[1];
     for (size_t i = 0; i < conv->inputs.size(); ++i) g.set_input(conv, static_cast<int>(i), nullptr);
@@ -309,6 +396,8 @@ bool plan(const Graph& g, Node& n, double min_skipped_per_region, Rewrite& r) {
   if (cs.pads.size() != 2 * nsp) return false;
   const WindowAttrs& a = cs.attrs;
   double full = 1, kept = 1, regions = 1;
+  double slices = 1, taps = 1;  // the regions' weights in tap-sized slices; the taps that read the input
+  bool dilated = true;
   for (size_t i = 0; i < nsp; ++i) {
     const Axis axis{x->type.dims[i + 2], cs.out_spatial[i], w->constant->dim(static_cast<int>(i) + 2),
                     a.strides[i], a.dilations[i], cs.pads[i]};
@@ -319,10 +408,17 @@ bool plan(const Graph& g, Node& n, double min_skipped_per_region, Rewrite& r) {
     full *= static_cast<double>(axis.out * axis.k);
     kept *= band_taps(r.bands.back());
     regions *= static_cast<double>(r.bands.back().size());
+    int64_t lo = axis.k, hi = -1, axis_slices = 0;
+    for (const Band& b : r.bands.back()) lo = std::min(lo, b.lo), hi = std::max(hi, b.hi), axis_slices += b.taps();
+    slices *= static_cast<double>(axis_slices);
+    taps *= static_cast<double>(hi - lo + 1);
+    dilated = dilated && axis.d > 1;
   }
-  if (regions > kMaxRegions) return false;
+  r.by_tap = nsp == 2 && dilated && g.opset >= 11 && slices >= kMinSlicesPerTap * taps;
+  const double convs = r.by_tap ? taps : regions;
+  if (convs > kMaxRegions) return false;
   const double per_tap = static_cast<double>(cs.N * cs.M * (cs.C / cs.group));  // multiply-adds of one (position, tap)
-  return kept <= (1 - kMinSkippedShare) * full && (full - kept) * per_tap >= min_skipped_per_region * regions;
+  return kept <= (1 - kMinSkippedShare) * full && (full - kept) * per_tap >= min_skipped_per_region * convs;
 }
 
 }  // namespace
@@ -332,9 +428,11 @@ int skip_padding_taps(Graph& g, double min_skipped_per_region) {
   for (const auto& n : g.nodes()) convs.push_back(n.get());
   int rewritten = 0;
   for (Node* n : convs) {
-    Rewrite r{g, n, {}, {}};
+    Rewrite r{g, n, {}, {}, false};
     if (!plan(g, *n, min_skipped_per_region, r)) continue;
-    r.run(OpAttrs(*n, g.opset).i("group"));
+    const int64_t group = OpAttrs(*n, g.opset).i("group");
+    if (r.by_tap) r.run_taps(group);
+    else r.run(group);
     ++rewritten;
   }
   if (rewritten) g.remove_unused_values();

@@ -106,6 +106,24 @@ TEST_P(ConvSpatialTiles, Depthwise) {
   EXPECT_GT(sweep_tiles(v, isa(), {"td", "th", "mr"}), 10);
 }
 
+// Dilated depthwise convolutions (MobileNetV3's last stage at output stride
+// 16): 5x5 at dilation 2 and 3x3 at dilation 4, padded to keep the odd map,
+// where a tile's rows read taps in the padding on either side; and dilation
+// 2 with stride 2.
+TEST_P(ConvSpatialTiles, DilatedDepthwise) {
+  const int64_t b = lanes();
+  RuleTester five("DepthwiseConvBlocked", "tessera");
+  five.input({1, 2, 9, 11, b}).input({2, 5, 5, b}, true).attr("pads", ints({4, 4, 4, 4})).attr("dilations", ints({2, 2}));
+  EXPECT_GE(sweep_tiles(five, isa(), {"th", "mr"}), 20);
+  RuleTester three("DepthwiseConvBlocked", "tessera");
+  three.input({1, 1, 7, 13, b}).input({1, 3, 3, b}, true).attr("pads", ints({4, 4, 4, 4})).attr("dilations", ints({4, 4}));
+  EXPECT_GE(sweep_tiles(three, isa(), {"th", "mr"}), 20);
+  RuleTester strided("DepthwiseConvBlocked", "tessera");
+  strided.input({1, 1, 11, 10, b}).input({1, 3, 3, b}, true).attr("pads", ints({2, 2, 2, 2}))
+      .attr("dilations", ints({2, 2})).attr("strides", ints({2, 2}));
+  EXPECT_GT(sweep_tiles(strided, isa(), {"th", "mr"}), 8);
+}
+
 // A map larger than its weights takes row halves by default; th then tiles
 // each half (5 rows: th=4 shifts its last tile back inside the half). A half
 // shorter than th is refused.

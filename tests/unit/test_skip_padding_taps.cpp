@@ -53,25 +53,39 @@ int64_t out_size(int64_t in, int64_t k, int64_t d, int64_t s, int64_t pb, int64_
   return (in + pb + pe - (k - 1) * d - 1) / s + 1;
 }
 
-// Brute force along one axis: the (output, tap) pairs reading the input, and
-// the number of runs of outputs with the same set of such taps.
+// Brute force along one axis: the (output, tap) pairs reading the input, the
+// number of runs of outputs with the same set of such taps, the taps in those
+// sets summed over the runs, and the taps reading the input for some output.
 struct AxisCount {
-  int64_t pairs = 0, runs = 0;
+  int64_t pairs = 0, runs = 0, slices = 0, taps = 0;
 };
 AxisCount count_axis(int64_t in, int64_t k, int64_t d, int64_t s, int64_t pb, int64_t pe) {
   AxisCount a;
-  std::vector<bool> prev;
+  std::vector<bool> prev, any(static_cast<size_t>(k), false);
   for (int64_t o = 0; o < out_size(in, k, d, s, pb, pe); ++o) {
     std::vector<bool> inside;
     for (int64_t t = 0; t < k; ++t) {
       const int64_t i = o * s - pb + t * d;
       inside.push_back(i >= 0 && i < in);
       a.pairs += inside.back();
+      if (inside.back()) any[static_cast<size_t>(t)] = true;
     }
-    a.runs += inside != prev;
+    if (inside != prev) {
+      ++a.runs;
+      a.slices += std::count(inside.begin(), inside.end(), true);
+    }
     prev = inside;
   }
+  a.taps = std::count(any.begin(), any.end(), true);
   return a;
+}
+
+// The Convs a rewritten 2-D Conv becomes: one per tap reading the input when
+// both axes are dilated and the regions would read the weights in at least
+// twice as many tap-sized slices (split by tap), else one per region.
+int64_t expected_convs(const Case& c, const AxisCount& h, const AxisCount& w) {
+  const bool by_tap = c.dh > 1 && c.dw > 1 && h.slices * w.slices >= 2 * h.taps * w.taps;
+  return by_tap ? h.taps * w.taps : h.runs * w.runs;
 }
 
 // AVX-512 and AVX2, those the host runs (the others logged as not run).
@@ -111,7 +125,8 @@ void expect_one_conv_of_x(const Graph& g, const Dims& w) {
     }
 }
 
-// Every axis dilated: the regions are the runs' products, and their Convs do
+// Every axis dilated: the regions are the runs' products (or, where those
+// would reread the weights, the Conv is split by tap), and the Convs do
 // exactly the multiply-adds whose taps land inside the input.
 const std::vector<Case> kBanded = {
     {16, 8, 1, 33, 33, 3, 3, 12, 12, 1, 1, {12, 12, 12, 12}},  // DeepLab's ASPP at 1/16: three bands
@@ -133,11 +148,57 @@ TEST(SkipPaddingTaps, RegionsDoOnlyTheTapsInsideTheInput) {
     ASSERT_EQ(skip_padding_taps(*g, 0), 1);
     const AxisCount h = count_axis(c.H, c.kh, c.dh, c.sh, c.pads[0], c.pads[2]);
     const AxisCount w = count_axis(c.W, c.kw, c.dw, c.sw, c.pads[1], c.pads[3]);
-    EXPECT_EQ(count_ops(*g, "Conv"), h.runs * w.runs);
+    EXPECT_EQ(count_ops(*g, "Conv"), expected_convs(c, h, w));
     EXPECT_EQ(conv_macs(*g), static_cast<double>(h.pairs * w.pairs));
     EXPECT_EQ(g->outputs()[1]->name, "y");
     expect_near_scaled(interpret(*g, ins), want, 1e-5);
   }
+}
+
+// Split by tap (DeepLabV3-MobileNetV3's rate 12 on its 20x20 map, whose nine
+// regions would read 25 tap-sized slices of the weights): nine 1x1 Convs,
+// each of one tap's weights as they are in the original, the centre's over
+// the whole input with the bias, the others over their windows, zero-padded
+// back and summed. With strides and uneven pads no tap reads the input for
+// every output: the bias is added last.
+TEST(SkipPaddingTaps, SplitByTapReadsEachWeightTapOnce) {
+  const Case c{32, 16, 1, 20, 20, 3, 3, 12, 12, 1, 1, {12, 12, 12, 12}};
+  std::vector<Tensor> ins{random_f32({1, c.C, c.H, c.W}, 17)};
+  std::vector<Tensor> want = interpret(*conv_graph(c), ins);
+  auto g = conv_graph(c);
+  const Tensor w = *g->find_value("w")->constant;
+  ASSERT_EQ(skip_padding_taps(*g, 0), 1);
+  EXPECT_EQ(count_ops(*g, "Conv"), 9);
+  EXPECT_EQ(count_ops(*g, "Pad"), 8);
+  EXPECT_EQ(count_ops(*g, "Add"), 8);
+  EXPECT_EQ(count_ops(*g, "Concat"), 0);
+  int biased = 0;
+  for (const auto& n : g->nodes()) {
+    if (n->op_type != "Conv") continue;
+    const Tensor& tw = *n->inputs[1]->constant;
+    ASSERT_EQ(tw.dims(), (Dims{16, 32, 1, 1}));
+    const size_t at = n->name.find("/tap");
+    ASSERT_NE(at, std::string::npos) << n->name;
+    const int64_t ty = n->name[at + 4] - '0', tx = n->name[at + 6] - '0';
+    for (int64_t k = 0; k < 16 * 32; ++k) ASSERT_EQ(tw.data<float>()[k], w.data<float>()[k * 9 + ty * 3 + tx]);
+    if (n->has_input(2)) {
+      ++biased;
+      EXPECT_EQ(n->inputs[0]->name, "x");
+      EXPECT_EQ(ty * 3 + tx, 4);  // the centre
+    }
+  }
+  EXPECT_EQ(biased, 1);
+  expect_near_scaled(interpret(*g, ins), want, 1e-5);
+
+  const Case strided = kBanded[3];  // W: the centre tap misses the last two outputs
+  auto s = conv_graph(strided);
+  ASSERT_EQ(skip_padding_taps(*s, 0), 1);
+  int with_bias = 0;
+  for (const auto& n : s->nodes()) with_bias += n->op_type == "Conv" && n->has_input(2);
+  EXPECT_EQ(with_bias, 0);
+  EXPECT_EQ(count_ops(*s, "Add"), count_ops(*s, "Conv"));  // the partial sums and the bias
+  ins = {random_f32({1, strided.C, strided.H, strided.W}, 18)};
+  expect_near_scaled(interpret(*s, ins), interpret(*conv_graph(strided), ins), 1e-5);
 }
 
 // Every off-centre tap in the padding (rate 36 on a 33x33 map): one 1x1 Conv
@@ -225,21 +286,21 @@ TEST(SkipPaddingTaps, CompiledMatchesTheOriginalGraph) {
       const AxisCount w = count_axis(c.W, c.kw, c.dw, c.sw, c.pads[1], c.pads[3]);
       const int regions = count_ops(m.graph(), "Conv") + count_ops(m.graph(), "ConvBlocked") +
                           count_ops(m.graph(), "DepthwiseConvBlocked");
-      EXPECT_EQ(regions, h.runs * w.runs);
+      EXPECT_EQ(regions, expected_convs(c, h, w));
       expect_near_scaled(m.run(ins), want, 1e-5);
     }
   }
 }
 
-// The target pipeline runs the pass where each region skips enough work to
+// The target pipeline runs the pass where each Conv skips enough work to
 // pay for its kernel: DeepLab's pyramid (64 channels to 32 at rate 12 on
-// 33x33: 9 regions) but not the same on a 4x4 map.
+// 33x33: 9 taps) but not the same on a 4x4 map.
 TEST(SkipPaddingTaps, PipelineRewritesWhereRegionsPay) {
   const Case aspp{64, 32, 1, 33, 33, 3, 3, 12, 12, 1, 1, {12, 12, 12, 12}};
   std::vector<Tensor> ins{random_f32({1, aspp.C, aspp.H, aspp.W}, 51)};
   runtime::Executor m(conv_graph(aspp), runtime::ExecutorOptions{});
   EXPECT_EQ(count_ops(m.graph(), "ConvBlocked"), 9);
-  // The Concats stay blocked: reorders only of the input and of the two outputs.
+  // The Pads and Adds stay blocked: reorders only of the input and of the two outputs.
   EXPECT_EQ(count_ops(m.graph(), "ReorderToBlocked"), 1);
   EXPECT_EQ(count_ops(m.graph(), "ReorderFromBlocked"), 2);
   expect_near_scaled(m.run(ins), interpret(*conv_graph(aspp), ins), 1e-5);
