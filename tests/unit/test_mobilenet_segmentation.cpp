@@ -158,7 +158,7 @@ std::unique_ptr<Graph> deeplab() {
 // Nodes of op type `op` whose first input has rank `rank`.
 int ops_of_rank(const Graph& g, const std::string& op, size_t rank) {
   int n = 0;
-  for (const auto& node : g.nodes()) n += node->op_type == op && node->inputs[0]->type.rank() == rank;
+  for (const auto& node : g.nodes()) n += node->op_type == op && static_cast<size_t>(node->inputs[0]->type.rank()) == rank;
   return n;
 }
 
