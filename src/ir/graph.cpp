@@ -153,6 +153,18 @@ void Graph::replace_all_uses(Value* from, Value* to) {
     if (o == from) o = to;
 }
 
+void Graph::take_over(Value* fresh, Value* old) {
+  Node* made = fresh->producer;
+  Node* replaced = old->producer;
+  const int im = fresh->producer_output, ir = old->producer_output;
+  made->outputs[static_cast<size_t>(im)] = old;
+  replaced->outputs[static_cast<size_t>(ir)] = fresh;
+  old->producer = made;
+  old->producer_output = im;
+  fresh->producer = replaced;
+  fresh->producer_output = ir;
+}
+
 void Graph::erase_node(Node* n) {
   for (Value* o : n->outputs) {
     if (!o) continue;

@@ -138,6 +138,11 @@ class Graph {
   // Points every use of `from` (and graph outputs) at `to`.
   void replace_all_uses(Value* from, Value* to);
   void set_input(Node* n, int index, Value* v);
+  // Swaps the producers of two node outputs: `fresh` (the output of a node
+  // just made) takes `old`'s producer and position, and `old` (its name,
+  // readers and graph-output slot) becomes the new node's output, so a
+  // rewrite keeps a node's output value and leaves the old node unread.
+  static void take_over(Value* fresh, Value* old);
   // Removes a node whose outputs are unused (throws otherwise).
   void erase_node(Node* n);
   // Removes nodes whose outputs reach no graph output; returns how many.

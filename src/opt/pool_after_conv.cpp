@@ -117,14 +117,7 @@ void move_pool(Graph& g, const Move& m) {
     infer_node(*last, g.opset);
   }
   // The last new node takes over the Conv's output value (its name may be a graph output).
-  Value* old = conv->outputs[0];
-  Value* fresh = last->outputs[0];
-  last->outputs[0] = old;
-  old->producer = last;
-  old->producer_output = 0;
-  conv->outputs[0] = fresh;
-  fresh->producer = conv;
-  fresh->producer_output = 0;
+  Graph::take_over(last->outputs[0], conv->outputs[0]);
 }
 
 }  // namespace

@@ -39,20 +39,6 @@ std::vector<Node*> chain_ending_at(const Graph& g, Node* last) {
   return chain;
 }
 
-// Makes `fresh` (the output of a node just emitted) take the place of `old`
-// (the output of `old_producer`): readers and graph-output slot keep `old`.
-void take_over(Value* fresh, Value* old) {
-  Node* emitted = fresh->producer;
-  Node* replaced = old->producer;
-  const int ie = fresh->producer_output, ir = old->producer_output;
-  emitted->outputs[static_cast<size_t>(ie)] = old;
-  replaced->outputs[static_cast<size_t>(ir)] = fresh;
-  old->producer = emitted;
-  old->producer_output = ie;
-  fresh->producer = replaced;
-  fresh->producer_output = ir;
-}
-
 // Erases the nodes (a chain whose outputs are now unread), last first.
 void erase_chain(Graph& g, const std::vector<Node*>& chain) {
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) g.erase_node(*it);
@@ -113,10 +99,10 @@ bool merge_rt(Graph& g, Node& n) {
       Node* t = g.insert_node_before(piece.back(), "Transpose", {x}, {g.unique_name(last->name + ".rt")},
                                      {{"perm", Attribute::of_ints(*perm)}}, g.unique_name(last->name + ".rt"));
       t->outputs[0]->type = last->type;
-      take_over(t->outputs[0], last);
+      Graph::take_over(t->outputs[0], last);
     } else {
       Value* v = rt::emit(g, piece.back(), x, f, last->name + ".rt", true);
-      take_over(v, last);
+      Graph::take_over(v, last);
     }
     erase_chain(g, piece);
     return true;
