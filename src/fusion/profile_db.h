@@ -16,7 +16,7 @@ namespace tessera::fusion {
 // The revision of the code generator whose kernels the measurements describe:
 // part of every key (with the ISA), and bumped when schedules or lowering
 // change what a block costs, so a cache from an older build is not trusted.
-inline constexpr int kCodegenRevision = 13;
+inline constexpr int kCodegenRevision = 14;
 
 struct ProfileEntry {
   double fused_seconds = 0;  // the fused block, one kernel

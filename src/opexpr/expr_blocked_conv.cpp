@@ -74,6 +74,15 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
   std::vector<int64_t> pads{g.ph, g.pw},
       extents{(g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1};
   if (video) pads.insert(pads.begin(), g.pd), extents.insert(extents.begin(), (g.od - 1) * g.sd + (g.kd - 1) * g.dd + 1);
+  // Padding along the outermost spatial axis only (a temporal kx1x1
+  // convolution, a 2-D kx1 one): its taps outside the input are left out by
+  // a reduction condition, tested once per tap (loop/hoist_guards.h), and
+  // the input is read as it is, with no padded copy of it.
+  const std::vector<int64_t> dims(x.shape().begin() + 2, x.shape().end() - (g.plain_input ? 0 : 1));
+  bool outer_only = !g.depthwise && !g.plain_input && (pads[0] > 0 || extents[0] > dims[0]);
+  for (size_t d = 1; d < pads.size(); ++d) outer_only = outer_only && pads[d] == 0 && extents[d] <= dims[d];
+  const int64_t outer_pad = outer_only ? pads[0] : 0, extents_outer = extents[0];
+  if (outer_only) pads[0] = 0, extents[0] = dims[0];
   te::Tensor pad = zero_padded(c, x, pads, extents);
   te::OpClass tag = g.depthwise ? te::OpClass::DepthwiseConvBlocked : te::OpClass::ConvBlocked;
   std::vector<std::string> names{"n", "kb", "h", "w", "kc"};
@@ -106,6 +115,16 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
       return lead;
     };
     Expr z = video ? Expr(i[2]) * g.sd + rz * g.dd : Expr();
+    Expr inside;  // outer_only: the outer axis's taps within the input
+    if (outer_only) {
+      Expr& o = video ? z : h;
+      o = o - outer_pad;
+      const int64_t last = extents_outer - 1 - outer_pad;  // the largest index read
+      std::vector<Expr> conds;
+      if (outer_pad > 0) conds.push_back(o >= 0);
+      if (last >= dims[0]) conds.push_back(o < dims[0]);
+      inside = all_of(conds);
+    }
     Expr src;
     if (g.depthwise) {
       src = w(at({kb}, rz, {ry, rx, kc})) * pad(at({n, kb}, z, {h, wi, kc}));
@@ -115,7 +134,7 @@ std::vector<te::Tensor> blocked_conv_expr(ExprContext& c) {
       src = w(at({kb, rb}, rz, {ry, rx, ri, kc})) * pad(at({n, group_block(g.groups, kb, rb)}, z, {h, wi, ri}));
     }
     Expr start = bias ? (*bias)(kb, kc) : loop::make_zero({DType::F32, 1});
-    return loop::reduce(loop::ReduceOp::Sum, src, axes, {}, start);
+    return loop::reduce(loop::ReduceOp::Sum, src, axes, inside, start);
   }, c.stage_name("conv"), tag, names)};
 }
 

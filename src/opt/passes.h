@@ -43,6 +43,11 @@ int skip_padding_taps(Graph& g, double min_skipped_per_region = 1 << 18);
 // Returns the number of pools moved.
 int move_pools_after_convs(Graph& g);
 
+// A float MaxPool over several axes (no Indices output, no ceil_mode) whose
+// window has at least twice the taps of its axes' windows together (3x3x3)
+// becomes one MaxPool per axis, chained; exact. Returns the number separated.
+int separate_max_pools(Graph& g);
+
 // Moves float 2-D convolutions to the channel-blocked layout NCHWc with
 // `block` lanes (ConvBlocked / DepthwiseConvBlocked of domain "tessera",
 // weights packed here) and carries the layout through the elementwise ops,

@@ -21,6 +21,7 @@ const std::vector<std::string>& target_pipeline() {
       "pet",                 // PET: measured-faster mutants of multi-linear subprograms (when on)
       "skip-padding-taps",   // atrous convolutions without their padding taps
       "pool-after-conv",     // average pools after the 1x1 convolutions narrowing their channels
+      "separable-max-pool",  // 3x3x3 max pools as one pool per axis
       "blocked-layout",      // NCHWc convolutions, with 8 or more f32 lanes
       "winograd",            // 3x3 stride-1 blocked convolutions where it pays
       "fold-channel-scale",  // squeeze-excitation scales into the weights

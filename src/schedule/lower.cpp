@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "loop/bounds.h"
+#include "loop/hoist_guards.h"
 #include "loop/printer.h"
 #include "loop/simplify.h"
 #include "loop/unroll.h"
@@ -238,7 +239,9 @@ class Lowering {
 
  private:
   static loop::Kernel finish(loop::Kernel k, const LowerOptions& options) {
-    if (options.simplify) k = loop::simplify(k);
+    // Guards invariant in loops move out of them before the tile's rows are
+    // unrolled and its columns vectorized (one test per reduction tap).
+    if (options.simplify) k = loop::hoist_invariant_guards(loop::simplify(k));
     if (options.unroll) k = loop::unroll_loops(k);
     if (options.vectorize) k = loop::vectorize_loops(k);
     return k;

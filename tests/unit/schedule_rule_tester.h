@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/llvm/jit.h"
 #include "ir/graph.h"
 #include "schedule/default_schedule.h"
 #include "support/target.h"
@@ -59,6 +60,18 @@ class RuleTester {
   double rtol_ = 1e-4, atol_ = 1e-4;
   int samples_ = 4, max_values_ = 6;
   mutable std::mt19937 rng_{7};
+};
+
+// A test run once per ISA (its parameter), skipped where the host cannot
+// run that ISA's code.
+class PerIsa : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!codegen::host_supports(GetParam()))
+      GTEST_SKIP() << "the host cannot run " << isa_name(GetParam()) << " code";
+  }
+  Isa isa() const { return GetParam(); }
+  int64_t lanes() const { return isa() == Isa::AVX512 ? 16 : 8; }  // f32 lanes of a vector
 };
 
 }  // namespace tessera::testing

@@ -16,15 +16,7 @@ namespace {
 
 using testing::RuleTester;
 
-class ConvSpatialTiles : public ::testing::TestWithParam<Isa> {
- protected:
-  void SetUp() override {
-    if (!codegen::host_supports(GetParam()))
-      GTEST_SKIP() << "the host cannot run " << isa_name(GetParam()) << " code";
-  }
-  Isa isa() const { return GetParam(); }
-  int64_t lanes() const { return isa() == Isa::AVX512 ? 16 : 8; }
-};
+class ConvSpatialTiles : public testing::PerIsa {};
 
 Attribute ints(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
 

@@ -295,7 +295,7 @@ void expect_error(const std::function<void()>& f, const std::string& part) {
 }
 
 TEST(PassManager, UnknownPassNamesAreErrorsListingThePasses) {
-  const std::string listing = "(passes: fold-constants, fold-batchnorm, simplify, math-rewrite, pet, skip-padding-taps, pool-after-conv, blocked-layout";
+  const std::string listing = "(passes: fold-constants, fold-batchnorm, simplify, math-rewrite, pet, skip-padding-taps, pool-after-conv, separable-max-pool, blocked-layout";
   auto g = build_zoo_model("squeezenet1_1");
   expect_error([&] { run_passes(*g, {"fold-constants", "nope"}, PassOptions{}); }, "unknown pass 'nope' " + listing);
   PassOptions dump;
