@@ -5,9 +5,9 @@
 //
 // Row statistics (Softmax's maximum and sum, Layer / RMS normalization's
 // mean and variance) run in the compute type (f32 for f16 / bf16 / f32, f64
-// for f64) for rows up to kF32RowTerms; the others accumulate in double, as
-// the references (nn_softmax.cpp, nn_batchnorm.cpp, nn_layernorm.cpp,
-// nn_lrn.cpp) do. The per-element normalize step runs in the compute type
+// for f64) for rows up to kF32RowTerms (expr_reduce.h); the others
+// accumulate in double, as the references (nn_softmax.cpp, nn_batchnorm.cpp,
+// nn_layernorm.cpp, nn_lrn.cpp) do. The per-element normalize step runs in the compute type
 // with the per-row factors rounded once. Every reduction is its own
 // materialized stage (max, sum, mean, inverse deviation ...).
 #include <cmath>
@@ -27,14 +27,6 @@ using red::f64;
 using red::fconst;
 using red::is_nan;
 using Idx = std::vector<Expr>;
-
-// Terms a row statistic (Softmax's sum, LayerNormalization's mean and
-// variance) adds in the compute type at most; longer ones add in double. The
-// row rules split such a sum into vector-wide partial sums (each of an
-// eighth or a sixteenth of the row), and an f32 sum of a few thousand terms
-// of one sign rounds off near 1e-6 relative, where double would halve the
-// lanes and convert every term.
-constexpr int64_t kF32RowTerms = 4096;
 
 void check_float(ExprContext& c, DType t) {
   TESSERA_CHECK(is_float(t), c.node.describe(), ": needs a float input, got ", dtype_name(t));
@@ -112,8 +104,8 @@ std::vector<te::Tensor> soft_expr(ExprContext& c, SoftKind kind) {
       Idx i = as_exprs(ii);
       return loop::call("exp", {xc(i) - m(p.stat_index(i))});
     }, c.stage_name("exp"), "softmax");
-    // The sum of terms in (0, 1]: in the compute type up to kF32RowTerms.
-    const DType S = p.count() <= kF32RowTerms ? C : DType::F64;
+    // The sum of terms in (0, 1]: in the compute type up to red::kF32RowTerms.
+    const DType S = p.count() <= red::kF32RowTerms ? C : DType::F64;
     te::Tensor se = red::reduce_stage(p, ReduceOp::Sum, [&](const Idx& i) { return cast_to(e(i), S); },
                                       c.stage_name("sum"));
     // One reciprocal per row, then a product per element instead of a quotient.
@@ -153,10 +145,10 @@ std::vector<te::Tensor> layer_norm_expr(ExprContext& c, bool layer) {
   const double n = static_cast<double>(p.count());
   const te::Tensor& scale = c.in(1);
   const te::Tensor* bias = layer && c.has_input(2) ? &c.in(2) : nullptr;
-  // The statistics in the compute type for rows up to kF32RowTerms, unless
+  // The statistics in the compute type for rows up to red::kF32RowTerms, unless
   // stash_type asks for double.
   const bool stash_f64 = static_cast<DType>(op_attrs(c).i("stash_type")) == DType::F64;
-  const DType S = p.count() <= kF32RowTerms && !stash_f64 ? C : DType::F64;
+  const DType S = p.count() <= red::kF32RowTerms && !stash_f64 ? C : DType::F64;
   auto xs = [&](const Idx& i) { return cast_to(x(i), S); };
   // Deviations are taken from the row's first value x0 and the mean's offset
   // from it, d = (x - x0) - (mean - x0): x - x0 is exact for values near x0,
