@@ -3,11 +3,13 @@
 // GroupNormalization, LayerNormalization, RMSNormalization,
 // MeanVarianceNormalization, LpNormalization and LRN.
 //
-// As the references (nn_softmax.cpp, nn_batchnorm.cpp, nn_layernorm.cpp,
-// nn_lrn.cpp) do, statistics (sums, means, variances) accumulate in double;
-// the per-element normalize step runs in the compute type (f32 for f16 / bf16
-// / f32, f64 for f64) with the per-row factors rounded once. Every reduction
-// is its own materialized stage (max, sum, mean, inverse deviation ...).
+// Row statistics (Softmax's maximum and sum, Layer / RMS normalization's
+// mean and variance) run in the compute type (f32 for f16 / bf16 / f32, f64
+// for f64) for rows up to kF32RowTerms (expr_reduce.h); the others
+// accumulate in double, as the references (nn_softmax.cpp, nn_batchnorm.cpp,
+// nn_layernorm.cpp, nn_lrn.cpp) do. The per-element normalize step runs in the compute type
+// with the per-row factors rounded once. Every reduction is its own
+// materialized stage (max, sum, mean, inverse deviation ...).
 #include <cmath>
 #include <numeric>
 
@@ -60,11 +62,11 @@ std::vector<te::Tensor> soft_expr(ExprContext& c, SoftKind kind) {
   AxisPlan p = soft_plan(c);
   const Dims sd = p.out_dims();
   auto xc = [&](const Idx& i) { return cast_to(x(i), C); };
-  // The row maximum, NaN ignored (the reference's `v > max`). Stored in
-  // double (exact) like every intermediate statistic here.
+  // The row maximum, NaN ignored (the reference's `v > max`), in the compute
+  // type: a maximum is exact in any type, and f32 fills twice the lanes of f64.
   te::Tensor md = red::reduce_stage(p, ReduceOp::Max, [&](const Idx& i) {
-    Expr v = f64(x(i));
-    return loop::select(is_nan(v), fconst(DType::F64, -INFINITY), v);
+    Expr v = xc(i);
+    return loop::select(is_nan(v), fconst(C, -INFINITY), v);
   }, c.stage_name("max"));
   struct CastRead {
     const te::Tensor& t;
@@ -97,15 +99,21 @@ std::vector<te::Tensor> soft_expr(ExprContext& c, SoftKind kind) {
     // The exponentials once, read by the sum and by the quotient (a row rule
     // keeps them per row, in cache): exp costs more than the rest of a
     // softmax together, and computing it twice, as the sum and the quotient
-    // each inlined it, made the attention's softmax 2.7x ONNX Runtime's time.
+    // each inlined it, would double the kernel's time.
     te::Tensor e = te::compute(x.shape(), [&](const Indices& ii) {
       Idx i = as_exprs(ii);
       return loop::call("exp", {xc(i) - m(p.stat_index(i))});
     }, c.stage_name("exp"), "softmax");
-    te::Tensor se = red::reduce_stage(p, ReduceOp::Sum, [&](const Idx& i) { return f64(e(i)); }, c.stage_name("sum"));
+    // The sum of terms in (0, 1]: in the compute type up to red::kF32RowTerms.
+    const DType S = p.count() <= red::kF32RowTerms ? C : DType::F64;
+    te::Tensor se = red::reduce_stage(p, ReduceOp::Sum, [&](const Idx& i) { return cast_to(e(i), S); },
+                                      c.stage_name("sum"));
+    // One reciprocal per row, then a product per element instead of a quotient.
+    te::Tensor inv = red::materialize(sd, [&](const Idx& o) { return cast_to(fconst(S, 1) / se(o), C); },
+                                      c.stage_name("inv"), "softmax");
     return {te::compute(x.shape(), [&](const Indices& ii) {
       Idx i = as_exprs(ii);
-      return cast_to(e(i) / cast_to(se(p.stat_index(i)), C), T);
+      return cast_to(e(i) * inv(p.stat_index(i)), T);
     }, c.stage_name(""), "softmax")};
   }
   te::Tensor s = red::reduce_stage(p, ReduceOp::Sum, [&](const Idx& i) {
@@ -137,35 +145,54 @@ std::vector<te::Tensor> layer_norm_expr(ExprContext& c, bool layer) {
   const double n = static_cast<double>(p.count());
   const te::Tensor& scale = c.in(1);
   const te::Tensor* bias = layer && c.has_input(2) ? &c.in(2) : nullptr;
-  auto xd = [&](const Idx& i) { return f64(x(i)); };
-  te::Tensor mean;
+  // The statistics in the compute type for rows up to red::kF32RowTerms, unless
+  // stash_type asks for double.
+  const bool stash_f64 = static_cast<DType>(op_attrs(c).i("stash_type")) == DType::F64;
+  const DType S = p.count() <= red::kF32RowTerms && !stash_f64 ? C : DType::F64;
+  auto xs = [&](const Idx& i) { return cast_to(x(i), S); };
+  // Deviations are taken from the row's first value x0 and the mean's offset
+  // from it, d = (x - x0) - (mean - x0): x - x0 is exact for values near x0,
+  // so a row far from 0 with a small spread (hidden states with a large
+  // offset) keeps its spread in an f32 sum, and the per-element step never
+  // subtracts a mean rounded at the row's magnitude.
+  auto first = [&](const Idx& i, DType t) {
+    Idx f = i;
+    for (int64_t a : p.axes) f[static_cast<size_t>(a)] = loop::int_imm(0);
+    return cast_to(x(f), t);
+  };
+  te::Tensor offset;  // mean - x0
   if (layer) {
-    te::Tensor s1 = red::reduce_stage(p, ReduceOp::Sum, xd, c.stage_name("sum"));
-    mean = red::materialize(sd, [&](const Idx& o) { return s1(o) / fconst(DType::F64, n); }, c.stage_name("mean"),
-                            "layernorm");
+    te::Tensor s1 = red::reduce_stage(p, ReduceOp::Sum, [&](const Idx& i) { return xs(i) - first(i, S); },
+                                      c.stage_name("sum"));
+    offset = red::materialize(sd, [&](const Idx& o) { return s1(o) / fconst(S, n); }, c.stage_name("offset"),
+                              "layernorm");
   }
+  // x - mean in type t.
+  auto dev = [&](const Idx& i, DType t) {
+    Expr v = cast_to(x(i), t);
+    return layer ? v - first(i, t) - cast_to(offset(p.stat_index(i)), t) : v;
+  };
   te::Tensor s2 = red::reduce_stage(p, ReduceOp::Sum, [&](const Idx& i) {
-    Expr d = layer ? xd(i) - mean(p.stat_index(i)) : xd(i);
+    Expr d = dev(i, S);
     return d * d;
   }, c.stage_name("sqsum"));
   te::Tensor inv = red::materialize(sd, [&](const Idx& o) {
-    return fconst(DType::F64, 1) / loop::call("sqrt", {s2(o) / fconst(DType::F64, n) + fconst(DType::F64, eps)});
+    return fconst(S, 1) / loop::call("sqrt", {s2(o) / fconst(S, n) + fconst(S, eps)});
   }, c.stage_name("inv"), "layernorm");
   std::vector<te::Tensor> outs;
   outs.push_back(te::compute(x.shape(), [&](const Indices& ii) {
     Idx i = as_exprs(ii), st = p.stat_index(i);
-    Expr v = cast_to(x(i), C);
-    if (layer) v = v - cast_to(mean(st), C);
-    v = v * cast_to(inv(st), C) * cast_to(broadcast_read(scale, i), C);
+    Expr v = dev(i, C) * cast_to(inv(st), C) * cast_to(broadcast_read(scale, i), C);
     if (bias) v = v + cast_to(broadcast_read(*bias, i), C);
     return cast_to(v, T);
   }, c.stage_name(""), "layernorm"));
   if (layer && c.num_outputs() > 1) {
     for (int k = 1; k < c.num_outputs(); ++k) {
-      const te::Tensor& src = k == 1 ? mean : inv;
       const DType st = c.out(k).dtype;
-      outs.push_back(te::compute(sd, [&](const Indices& o) { return cast_to(src(as_exprs(o)), st); },
-                                 c.stage_name(k == 1 ? "mean_out" : "inv_out"), "layernorm"));
+      outs.push_back(te::compute(sd, [&](const Indices& oi) {
+        Idx o = as_exprs(oi);
+        return cast_to(k == 1 ? first(o, S) + offset(o) : Expr(inv(o)), st);
+      }, c.stage_name(k == 1 ? "mean_out" : "inv_out"), "layernorm"));
     }
   }
   return outs;

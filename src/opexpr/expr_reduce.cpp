@@ -200,14 +200,18 @@ std::vector<te::Tensor> reduce_expr(ExprContext& c, RK k) {
       case RK::L2:
       case RK::SumSquare:
       case RK::Prod: {
-        Src src = xd;
+        // Sums and means of up to red::kF32RowTerms terms in the compute type
+        // (a decomposed layer norm's two means), the rest in double.
+        const bool short_sum = (k == RK::Sum || k == RK::Mean) && p.count() <= red::kF32RowTerms;
+        const DType A = short_sum ? red::compute_dtype(T) : DType::F64;
+        Src src = [&](const std::vector<Expr>& i) { return cast_to(x(i), A); };
         if (k == RK::L1) src = [&](const std::vector<Expr>& i) { return loop::call("abs", {xd(i)}); };
         if (k == RK::L2 || k == RK::SumSquare)
           src = [&](const std::vector<Expr>& i) { Expr v = xd(i); return v * v; };
         te::Tensor a = red::reduce_stage(p, k == RK::Prod ? ReduceOp::Prod : ReduceOp::Sum, src, c.stage_name("acc"));
         return {out_stage([&](const std::vector<Expr>& o) {
           Expr v = a(o);
-          if (k == RK::Mean) return v / fconst(DType::F64, count);
+          if (k == RK::Mean) return v / fconst(A, count);
           if (k == RK::L2) return loop::call("sqrt", {v});
           if (k == RK::LogSum) return loop::call("log", {v});
           return v;

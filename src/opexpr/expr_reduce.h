@@ -18,6 +18,14 @@ void register_attention_exprs(ExprRegistry& r);    // Attention, RotaryEmbedding
 
 namespace red {
 
+// Terms a row statistic (a Sum or Mean reduction, Softmax's sum,
+// LayerNormalization's mean and variance) adds in the compute type at most;
+// longer sums add in double. The row rules split such a sum into
+// vector-wide partial sums (each of an eighth or a sixteenth of the row), and
+// an f32 sum of a few thousand terms rounds off near 1e-6 of the sum of
+// their magnitudes, where double would halve the lanes and convert every term.
+constexpr int64_t kF32RowTerms = 4096;
+
 // The type arithmetic runs in: f32 for f16 / bf16 (as the references do), else the type itself.
 inline DType compute_dtype(DType t) { return (t == DType::F16 || t == DType::BF16) ? DType::F32 : t; }
 inline Expr f64(const Expr& e) { return cast_to(e, DType::F64); }

@@ -381,7 +381,7 @@ std::optional<Contraction> choose(const te::Stage& st, const TargetInfo& target,
   const GemmBlocks d = gemm_default_blocks(st, g, target.planned);
   c.blocks = {knob_or(v, "kc", d.kc), knob_or(v, "mb", d.mb), knob_or(v, "nb", d.nb)};
   if (!gemm_blocks_valid(st, g, c.blocks)) return std::nullopt;
-  if (knob_or(v, "pack_a", 1)) c.pack_a = left_operand(st, target, *tile);
+  if (knob_or(v, "pack_a", gemm_packs_a(st, g, c.blocks))) c.pack_a = left_operand(st, target, *tile);
   return c;
 }
 
@@ -394,6 +394,15 @@ bool contraction_stage(const te::Stage& st) {
   if (shape.size() < 2 || !te::is_top_reduce(st) || !(dt == DType::F32 || (pool && dt == DType::F64))) return false;
   if (st.body.as<loop::ReduceNode>()->op != loop::ReduceOp::Sum && !pool) return false;
   return te::is_conv(st.op_class) || st.op_class == te::OpClass::MatMul || pool;
+}
+
+// True when the product is cache-blocked at its default tile; its tiles then
+// accumulate in place across blocks of the reduction, and an elementwise
+// consumer (bias, residual add) runs as a pass of its own after them.
+bool blocked_by_default(const te::Stage& st, const TargetInfo& target) {
+  if (st.op_class != te::OpClass::MatMul || !contraction_stage(st)) return false;
+  const std::optional<Tile> t = choose_tile(st, target, {});
+  return t && t->kb == 1 && gemm_blocks(st, {t->row, t->col, t->mr, t->nr}, target.planned).has_value();
 }
 
 // Register tiling for contractions (GEMM, convolution): the output is
@@ -643,7 +652,7 @@ class ContractionRule final : public ScheduleRule {
       k.push_back({"kc", gemm_kc_values(st, d.kc), d.kc});
       k.push_back({"mb", gemm_mb_values(st, g, d.mb), d.mb});
       k.push_back({"nb", gemm_nb_values(st, g, d.nb), d.nb});
-      if (!left_operand(st, ctx.target, t).empty()) k.push_back(switch_knob("pack_a", true));
+      if (!left_operand(st, ctx.target, t).empty()) k.push_back(switch_knob("pack_a", gemm_packs_a(st, g, d)));
     }
     return k;
   }
@@ -655,7 +664,7 @@ class ContractionRule final : public ScheduleRule {
     return true;
   }
   const te::Stage* epilogue(const te::Stage& st, const RuleContext& ctx) const override {
-    return epilogue_of(ctx.outputs, ctx.stages, st);
+    return blocked_by_default(st, ctx.target) ? nullptr : epilogue_of(ctx.outputs, ctx.stages, st);
   }
   bool tiles_epilogue() const override { return true; }
   Materialize materialize_inputs(const te::Stage&) const override { return Materialize::After; }

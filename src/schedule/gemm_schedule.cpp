@@ -85,8 +85,16 @@ bool gemm_needs_blocking(const te::Stage& st, const GemmTile& tile, const CacheS
   // The plain schedule re-reads A once per column panel and a whole K x nr
   // panel of B once per row tile: fine while both stay in cache. A shares
   // the last level with B, C, the other cores and other tenants, so it may
-  // fill half of it (measured: bench/MEASUREMENTS.md, "GEMM blocking").
-  return !(2 * m * k * esize <= caches.l3 && k * tile.nr * esize <= caches.l2 / 2);
+  // fill half of it (measured: bench/MEASUREMENTS.md, "GEMM blocking"). And
+  // unless A stays in L2 beside the panel, every panel streams all of A
+  // from the last level again (a long reduction over few rows: a
+  // transformer's second MLP product, K = 3072).
+  const bool a_in_l2 = (m * k + k * tile.nr) * esize <= caches.l2;
+  return !(2 * m * k * esize <= caches.l3 && k * tile.nr * esize <= caches.l2 / 2 && a_in_l2);
+}
+
+bool gemm_packs_a(const te::Stage& st, const GemmTile& tile, const GemmBlocks& b) {
+  return b.nb >= st.shapes[0][tile.col] / tile.nr;
 }
 
 std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches) {

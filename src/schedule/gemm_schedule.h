@@ -37,8 +37,8 @@ struct GemmBlocks {
 // the columns whole tiles.
 bool gemm_blockable(const te::Stage& st, const GemmTile& tile);
 // True when the plain register-tiled schedule of a blockable `st` would not
-// keep its streams in `caches` (A beyond half of the last level, or a K x nr
-// panel of B beyond half of L2).
+// keep its streams in `caches` (A beyond half of the last level, a K x nr
+// panel of B beyond half of L2, or A and a panel together beyond L2).
 bool gemm_needs_blocking(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches);
 // The blocks of a blockable `st` for `caches` (today's heuristic, below).
 GemmBlocks gemm_default_blocks(const te::Stage& st, const GemmTile& tile, const CacheSizes& caches);
@@ -51,6 +51,12 @@ std::optional<GemmBlocks> gemm_blocks(const te::Stage& st, const GemmTile& tile,
 std::vector<int64_t> gemm_kc_values(const te::Stage& st, int64_t default_kc);
 std::vector<int64_t> gemm_mb_values(const te::Stage& st, const GemmTile& tile, int64_t default_mb);
 std::vector<int64_t> gemm_nb_values(const te::Stage& st, const GemmTile& tile, int64_t default_nb);
+// Whether A's rows are packed by default: when each task's block of them is
+// packed once, the columns not split among tasks. With the columns split,
+// every column block would pack the same rows again (one copy of A per
+// block of columns, each a scalar transpose): the tiles read A in place,
+// where the block stays in L2 across the task's panels.
+bool gemm_packs_a(const te::Stage& st, const GemmTile& tile, const GemmBlocks& b);
 // True when `b` is a valid blocking of `st` (each block count within its extent).
 bool gemm_blocks_valid(const te::Stage& st, const GemmTile& tile, const GemmBlocks& b);
 

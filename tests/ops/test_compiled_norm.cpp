@@ -48,6 +48,44 @@ TEST(CompiledNorm, SoftmaxEdges) {
   expect_compiled_matches({"LogSoftmax", {random_tensor(DType::F32, {520, 64}, rng, -10, 10)}, {{"axis", Attribute::of_int(0)}}});
 }
 
+// Softmax, and LayerNormalization, over rows of odd lengths (1, lanes - 1,
+// ViT's 197, thousands; 5000 past the f32 sum's limit), of values of every
+// scale: spread around 0, large with a small spread (exp overflows f32 unless
+// the maximum is subtracted first; a mean far from 0), huge and spread, tiny.
+// Tolerances relative to each element: a row of 3000 holds values near 3e-4.
+Tensor scaled_rows(int64_t n, int kind, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(static_cast<size_t>(3 * n));
+  for (double& e : v) {
+    const double r = u(rng);
+    e = kind == 0 ? 8 * r : kind == 1 ? 100 + 4 * r : kind == 2 ? 1e6 * r : 1e-30 * r;
+  }
+  return Tensor::from<double>({3, n}, v).cast(DType::F32);
+}
+
+TEST(CompiledNorm, SoftmaxRowLengthsAndScales) {
+  std::mt19937 rng(27);
+  for (int64_t n : {1, 15, 197, 3000, 5000})
+    for (int kind = 0; kind < 4; ++kind)
+      expect_compiled_matches({"Softmax", {scaled_rows(n, kind, rng)}}, {1e-5, 1e-10});
+  for (DType t : {DType::F16, DType::F64})
+    expect_compiled_matches({"Softmax", {random_tensor(t, {2, 197}, rng, -8, 8)}}, tol_for(t));
+}
+
+TEST(CompiledNorm, LayerNormRowLengthsAndScales) {
+  std::mt19937 rng(28);
+  for (int64_t n : {1, 15, 197, 3000})
+    for (int kind = 0; kind < 4; ++kind) {
+      Tensor x = scaled_rows(n, kind, rng);
+      Tensor s = random_tensor(DType::F32, {n}, rng), b = random_tensor(DType::F32, {n}, rng);
+      OpCase c{"LayerNormalization", {x, s, b}};
+      c.opset = 17;
+      c.attrs["axis"] = Attribute::of_int(-1);
+      c.attrs["epsilon"] = Attribute::of_float(kind == 3 ? 1e-12f : 1e-5f);
+      expect_compiled_matches(c);
+    }
+}
+
 TEST(CompiledNorm, LayerAndRms) {
   std::mt19937 rng(23);
   for (int rep = 0; rep < 10; ++rep) {

@@ -127,5 +127,22 @@ TEST(CompiledReduce, LargerRows) {
   }
 }
 
+// Sums and means of up to 4096 terms add in f32 (vector-wide partial sums
+// along rows, one sum per lane down columns), longer ones in double: rows of
+// 15, 197, 768, 3000 and 5000, of values spread around 0 and offset by 100,
+// each within the default tolerance (1e-5 relative) of the reference.
+TEST(CompiledReduce, SumsAndMeansOfRowsAndColumns) {
+  std::mt19937 rng(808);
+  for (int64_t n : {15, 197, 768, 3000, 5000})
+    for (double offset : {0.0, 100.0}) {
+      Tensor rows = random_tensor(DType::F32, {3, n}, rng, offset - 4, offset + 4);
+      Tensor cols = random_tensor(DType::F32, {n, 5}, rng, offset - 4, offset + 4);
+      for (const char* op : {"ReduceSum", "ReduceMean"}) {
+        expect_compiled_matches(reduce_case(op, rows, {-1}, 1, 18));
+        expect_compiled_matches(reduce_case(op, cols, {0}, 0, 18));
+      }
+    }
+}
+
 }  // namespace
 }  // namespace tessera::testing

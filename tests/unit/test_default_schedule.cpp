@@ -48,8 +48,8 @@ class DefaultSchedule : public codegen::testing::JitIsaTest {
   }
   std::set<std::string> constants_;  // placeholders the schedule may treat as weights
   bool small_caches_ = false;        // caches small enough that small products get blocked
-  // Scheduled JIT vs unscheduled evaluator.
-  void check(const std::vector<TE>& ins, const TE& out, const char* expect_in_schedule) {
+  // Scheduled JIT vs unscheduled evaluator, within rtol of each element (plus rtol).
+  void check(const std::vector<TE>& ins, const TE& out, const char* expect_in_schedule, double rtol = 1e-4) {
     schedule::Schedule s = schedule::default_schedule({out}, target());
     std::string text = schedule::to_text(s);
     EXPECT_NE(text.find(expect_in_schedule), std::string::npos) << text;
@@ -65,7 +65,7 @@ class DefaultSchedule : public codegen::testing::JitIsaTest {
     codegen::jit_compile(tuned, o)->run(args);
     const Tensor& got = args.back();
     for (int64_t i = 0; i < got.numel(); ++i)
-      ASSERT_NEAR(got.data<float>()[i], want.back().data<float>()[i], 1e-4 * (1 + std::fabs(want.back().data<float>()[i])))
+      ASSERT_NEAR(got.data<float>()[i], want.back().data<float>()[i], rtol * (1 + std::fabs(want.back().data<float>()[i])))
           << "element " << i << "\n" << text << loop::to_string(tuned);
   }
 };
@@ -141,22 +141,26 @@ TEST_P(DefaultSchedule, PackedPanelsArePrefetchedAhead) {
 }
 
 // Products too large for the caches are blocked: the reduction in blocks
-// outermost (kc = 16 or 13 steps with AVX-512, 32 or 20 with AVX2, from the
-// 16 KiB L2 given), A's rows packed per block, the register tiles
-// accumulating across blocks; a reduction no block size divides is guarded.
-// Batched products block each batch's rows.
+// outermost (kc = 10 or 13 steps with AVX-512, 20 or 19 with AVX2, from the
+// 16 KiB L2 given), the register tiles accumulating across blocks; a
+// reduction no block size divides is guarded. A's rows are packed per block
+// when each task's rows are packed once (512 rows in 8 blocks), read in place
+// when the columns are split among tasks (48 rows). Batched products block
+// each batch's rows.
 TEST_P(DefaultSchedule, LargeMatmulIsCacheBlocked) {
   small_caches_ = true;
   constants_ = {"b"};
-  for (int64_t k : {40, 37}) {
-    TE a = te::placeholder({48, k}, DType::F32, "a"), b = te::placeholder({k, 64}, DType::F32, "b");
-    TE c = te::compute({48, 64}, [&](const te::Indices& i) {
-      auto r = te::reduce_axis(k, "r");
-      return te::sum(a(i[0], r.var) * b(r.var, i[1]), {r});
-    }, "c", te::OpClass::MatMul, {"i", "j"});
-    check({a, b}, c, "accumulate c r.i");
-    check({a, b}, c, "cache_read a c\ncompute_at a.c c");
-  }
+  for (int64_t m : {48, 512})
+    for (int64_t k : {40, 37}) {
+      TE a = te::placeholder({m, k}, DType::F32, "a"), b = te::placeholder({k, 64}, DType::F32, "b");
+      TE c = te::compute({m, 64}, [&](const te::Indices& i) {
+        auto r = te::reduce_axis(k, "r");
+        return te::sum(a(i[0], r.var) * b(r.var, i[1]), {r});
+      }, "c", te::OpClass::MatMul, {"i", "j"});
+      check({a, b}, c, "accumulate c r.i");
+      const std::string text = schedule::to_text(schedule::default_schedule({c}, target()));
+      EXPECT_EQ(text.find("cache_read a c\ncompute_at a.c c") != std::string::npos, m == 512) << text;
+    }
   constants_ = {};
   TE a = te::placeholder({2, 24, 40}, DType::F32, "a"), b = te::placeholder({40, 64}, DType::F32, "b");
   TE c = te::compute({2, 24, 64}, [&](const te::Indices& i) {
@@ -173,6 +177,31 @@ TEST_P(DefaultSchedule, LargeMatmulIsCacheBlocked) {
       return te::sum(a2(i[0], r.var) * b2(r.var, i[1]), {r});
     }, "c", te::OpClass::MatMul, {"i", "j"});
     check({a2, b2}, c2, plan);
+  }
+}
+
+// A blocked product with an elementwise consumer (a bias and a residual
+// added, as after a transformer's second MLP product): the tiles accumulate
+// in place across blocks of the reduction and the consumer runs after them,
+// a pass of its own; with its columns split among tasks, A is read in place
+// rather than packed once per column block. Odd rows (the last tile
+// guarded), K = 3072 in blocks, and a reduction no block size divides.
+TEST_P(DefaultSchedule, BlockedMatmulFinishesItsEpilogueAfter) {
+  small_caches_ = true;
+  constants_ = {"b", "bias"};
+  const int64_t n = GetParam() == codegen::Isa::AVX512 ? 64 : 32;  // two panels of two vectors
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{37, 3072}, {45, 301}}) {
+    TE a = te::placeholder({m, k}, DType::F32, "a"), b = te::placeholder({k, n}, DType::F32, "b");
+    TE bias = te::placeholder({n}, DType::F32, "bias"), res = te::placeholder({m, n}, DType::F32, "res");
+    TE c = matmul_of(a, b, "mm", {"i", "j"});
+    TE out = te::compute({m, n}, [&](const te::Indices& i) { return c(i[0], i[1]) + bias(i[1]) + res(i[0], i[1]); },
+                         "out", te::OpClass::Elementwise);
+    // Sums of 3072 products of about 18 (the plain program's one chain
+    // rounds off near 1e-4 of that): the tolerance of such a sum.
+    check({a, b, bias, res}, out, "accumulate mm r.i", k > 1000 ? 1e-3 : 1e-4);
+    const std::string text = schedule::to_text(schedule::default_schedule({out}, target()));
+    EXPECT_EQ(text.find("cache_read a mm"), std::string::npos) << text;
+    EXPECT_NE(text.find("parallel out "), std::string::npos) << text;
   }
 }
 
@@ -366,6 +395,31 @@ TEST(GemmBlocks, RowsInEqualBalancedBlocks) {
   b = blocks({64, 8192}, 1024);  // 8 row tiles in one block: the 32 panels split in 8
   EXPECT_EQ(b.mb, 8);
   EXPECT_EQ(b.nb, 4);
+}
+
+// With the reference caches (1 MiB of L2), a product whose A and a panel of
+// B outgrow L2 is blocked, however little of the last level A takes: ViT's
+// second MLP product (197 x 3072 by 3072 x 768; BERT's, 128 rows), whose
+// plain schedule streamed all of A from the last level for each of its 24
+// panels. Its first (K = 768: A and a panel in 703 KiB) keeps the plain
+// schedule. A's rows fit one block, the 24 panels split in 8 column blocks:
+// A is not packed (it would be, once per block, 8 times).
+TEST(GemmBlocks, LongReductionOverFewRowsIsBlocked) {
+  auto product = [](Dims a, int64_t n) {
+    return matmul_of(te::placeholder(a, DType::F32, "a"), te::placeholder({a.back(), n}, DType::F32, "b"), "c");
+  };
+  const schedule::GemmTile tile{1, 2, 8, 32};
+  for (int64_t rows : {197, 128}) {
+    TE fc2 = product({1, rows, 3072}, 768);
+    auto b = schedule::gemm_blocks(fc2.stage(), tile, kReferenceCaches);
+    ASSERT_TRUE(b.has_value()) << rows;
+    EXPECT_EQ(b->kc, 1024);
+    EXPECT_EQ(b->nb, 3);
+    EXPECT_FALSE(schedule::gemm_packs_a(fc2.stage(), tile, *b));
+    EXPECT_FALSE(schedule::gemm_blocks(product({1, rows, 768}, 3072).stage(), tile, kReferenceCaches).has_value());
+  }
+  TE square = product({1, 1536, 1536}, 1536);
+  EXPECT_TRUE(schedule::gemm_packs_a(square.stage(), tile, *schedule::gemm_blocks(square.stage(), tile, kReferenceCaches)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Jit, DefaultSchedule, ::testing::Values(codegen::Isa::AVX512, codegen::Isa::AVX2),

@@ -95,25 +95,47 @@ TEST_P(ScheduleRules, SumBlocksByDefaultMasksPartialVectors) {
   EXPECT_EQ(ir.find("min(ramp("), std::string::npos) << ir;
 }
 
+// The loop IR of node attn_softmax, a Softmax over the last axis of an f32 input of `dims`.
+std::string softmax_ir(Isa isa, const Dims& dims) {
+  Graph g;
+  g.opset = 13;
+  Value* x = g.add_input("x", {DType::F32, dims, true});
+  Node* n = g.add_node("Softmax", {x}, {"y"}, {}, "attn_softmax");
+  infer_graph(g);
+  compile::NodeKernelOptions o;
+  o.target = Target::for_isa(isa);
+  o.constant_inputs = {false};
+  return loop::to_string(compile::compile_node(*n, 13, std::nullopt, o).kernel);
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A softmax computes each exponential once: a stage of its own, kept per
 // row, that the sum and the quotient both read (inlined into both it ran
 // twice); the rows rule's sweep checks its numbers against the reference.
 TEST_P(ScheduleRules, SoftmaxExponentialsOnce) {
-  Graph g;
-  g.opset = 13;
-  Value* x = g.add_input("x", {DType::F32, {12, 37, 37}, true});
-  Node* n = g.add_node("Softmax", {x}, {"y"}, {}, "attn_softmax");
-  infer_graph(g);
-  compile::NodeKernelOptions o;
-  o.target = Target::for_isa(isa());
-  o.constant_inputs = {false};
-  compile::NodeKernel k = compile::compile_node(*n, 13, std::nullopt, o);
-  const std::string ir = loop::to_string(k.kernel);
-  size_t exps = 0;
-  for (size_t at = ir.find("exp("); at != std::string::npos; at = ir.find("exp(", at + 1)) ++exps;
-  EXPECT_EQ(exps, 1u) << ir;
+  const std::string ir = softmax_ir(isa(), {12, 37, 37});
+  EXPECT_EQ(occurrences(ir, "exp("), 1u) << ir;
   EXPECT_NE(ir.find("allocate attn_softmax.exp: f32[37]"), std::string::npos) << ir;
   RuleTester("Softmax").input({3, 37, 37}).sweep(isa(), "rows");
+}
+
+// ViT's attention softmax (12 heads x 197 x 197) is one parallel loop over
+// rows, its statistics in f32 (the maximum and the sum in vector-wide
+// partials, no double anywhere) and one reciprocal per row.
+TEST_P(ScheduleRules, SoftmaxRowsInOneLoopInF32) {
+  const std::string ir = softmax_ir(isa(), {12, 197, 197});
+  EXPECT_EQ(occurrences(ir, "parallel"), 1u) << ir;
+  EXPECT_EQ(ir.find("f64"), std::string::npos) << ir;
+  const int lanes = isa() == Isa::AVX512 ? 16 : 8;
+  for (const char* stat : {"max", "sum"})
+    EXPECT_NE(ir.find("allocate attn_softmax." + std::string(stat) + ".rf: f32[" + std::to_string(lanes) + "]"),
+              std::string::npos) << stat << "\n" << ir;
+  EXPECT_NE(ir.find("allocate attn_softmax.inv: f32[1]"), std::string::npos) << ir;
 }
 
 TEST_P(ScheduleRules, GemmPacksConstantOperand) {

@@ -2,6 +2,7 @@
 // libmvec's vector variants (vector_math.h), and a branch-free vector exp.
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include "codegen/llvm/codegen_impl.h"
 #include "codegen/llvm/vector_math.h"
@@ -38,7 +39,8 @@ Value* CodeGen::call_libm(const std::string& name, Type t, Value* x) {
 // masked positions have): n = round(x / ln 2), r = x - n ln 2 in two parts,
 // e^r by Cephes' degree-6 polynomial (about 1 ulp), times 2^n applied as two
 // powers of two so that overflow gives inf and underflow rounds once into
-// the denormals. x is clamped to [-104, 88.8] first (e^x is 0 / inf
+// the denormals (with AVX-512, one vscalefps per 16 lanes does the same:
+// e * 2^n rounded once). x is clamped to [-104, 88.8] first (e^x is 0 / inf
 // beyond); NaN stays NaN.
 Value* CodeGen::vector_exp_f32(Value* x) {
   llvm::Type* vt = x->getType();
@@ -55,6 +57,20 @@ Value* CodeGen::vector_exp_f32(Value* x) {
   for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1}) p = fma(p, r, k(c));
   Value* r2 = b_.CreateFMul(r, r);
   Value* e = b_.CreateFAdd(fma(p, r2, r), k(1.0));
+  const unsigned lanes = llvm::cast<llvm::FixedVectorType>(vt)->getNumElements();
+  if (options_.vector_math_bits == 512 && lanes % 16 == 0) {  // the AVX-512 target
+    std::vector<Value*> parts;
+    for (unsigned c = 0; c < lanes; c += 16) {
+      std::vector<int> chunk;
+      for (unsigned j = 0; j < 16; ++j) chunk.push_back(static_cast<int>(c + j));
+      Value* ec = lanes == 16 ? e : b_.CreateShuffleVector(e, chunk);
+      Value* nc = lanes == 16 ? n : b_.CreateShuffleVector(n, chunk);
+      parts.push_back(b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                                         {ec, nc, llvm::UndefValue::get(ec->getType()), b_.getInt16(0xffff),
+                                          b_.getInt32(4)}));  // all lanes, the current rounding mode
+    }
+    return parts.size() == 1 ? parts[0] : llvm::concatenateVectors(b_, parts);
+  }
   // 2^n = 2^a * 2^b with a = n/2 (truncated), b = n - a: both within the normal exponents.
   // n is within [-150, 128] after the clamp, or NaN (then e is NaN and the
   // powers do not matter): a plain conversion of n with NaN replaced by 0
