@@ -139,6 +139,29 @@ TEST_P(ConvSpatialTiles, RowHalves) {
   EXPECT_EQ(narrow.check(isa(), four), std::nullopt) << "halves of 3 rows cannot hold th=4";
 }
 
+// An odd number of rows (9) offers the halves knob too, on by default for a
+// map larger than its weights (the row tiles then go outermost); every th
+// with and without it computes what the reference computes.
+TEST_P(ConvSpatialTiles, OddRowsTakeTheHalvesKnob) {
+  const int64_t b = lanes();
+  RuleTester t("ConvBlocked", "tessera");
+  t.input({1, 1, 9, 7, b}).input({2, 1, 1, 1, b, b}, true);
+  const std::vector<schedule::StageSpace> space = t.space(isa(), "contraction");
+  ASSERT_EQ(space.size(), 1u);
+  const std::string stage = space[0].stage;
+  EXPECT_EQ(offered(space[0], "halves"), (std::vector<int64_t>{0, 1}));
+  for (const schedule::Knob& k : space[0].knobs)
+    if (k.name == "halves") {
+      EXPECT_EQ(k.default_value, 1);
+    }
+  for (int64_t th : {1, 2, 4})
+    for (int64_t halves : {0, 1}) {
+      schedule::SchedulePoint p;
+      p.stages[stage] = {{"th", th}, {"halves", halves}};
+      EXPECT_EQ(t.check(isa(), p), std::optional<bool>(true)) << p.to_text();
+    }
+}
+
 // The one-knob point {th=4} on a 4x4 map is the tile of 4x4 pixels by one
 // block (16 accumulators of AVX-512's 28; AVX2's 12 take 4x2); points over
 // the budget or the map are refused.
