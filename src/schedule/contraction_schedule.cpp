@@ -49,13 +49,14 @@ int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
 }
 
 // True for a blocked convolution [n, kb, h, w, kc] (the layout its class
-// declares) with an even number of rows (8 or more) whose activations
-// (inputs and output) outweigh its weights: splitting its rows in halves
-// keeps each thread on its own pixels; where the weights weigh more, a split
-// by output blocks has each thread read only half of them.
+// declares) with 8 rows or more whose activations (inputs and output)
+// outweigh its weights: splitting its rows in halves keeps each thread on its
+// own pixels; where the weights weigh more, a split by output blocks has each
+// thread read only half of them. An odd number of rows (Inception's 147, 35,
+// 17) has no halves of whole rows: there the rows go outermost instead.
 bool halves_possible(const te::Stage& st) {
   const Dims& shape = st.shapes[0];
-  return te::is_blocked_conv(st.op_class) && shape.size() == 5 && shape[2] % 2 == 0 && shape[2] >= 2;
+  return te::is_blocked_conv(st.op_class) && shape.size() == 5 && shape[2] >= 2;
 }
 bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
   if (!halves_possible(st) || st.shapes[0][2] < 8) return false;
@@ -485,8 +486,12 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   // computes the same half of the image in every layer and reads what it
   // wrote from its own cache; with the output blocks outermost, every layer
   // read half its input from the other core (bench/MEASUREMENTS.md, "Row
-  // halves").
-  const bool halves = c.halves && outer[2] == tiled.axes[2].name();
+  // halves"). An odd number of rows has no whole halves: its row tiles go
+  // outermost, before the output blocks, so the pool's runs of the fused
+  // loop still give each thread the same half of the image.
+  const bool halves_rows = c.halves && outer[2] == tiled.axes[2].name();
+  const bool halves = halves_rows && shape[2] % 2 == 0;
+  const bool rows_first = halves_rows && !halves;
   if (halves) {
     const std::string hname = tiled.axes[2].name();
     s.split(tiled.name, hname, shape[2] / 2);
@@ -504,6 +509,10 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
     spatial.push_back(inner_name(a));
   }
   if (halves) outer.insert(outer.begin() + 1, outer_name(tiled.axes[2].name()));
+  if (rows_first) {
+    std::rotate(outer.begin() + 1, outer.begin() + 2, outer.begin() + 3);
+    std::rotate(outer_extent.begin() + 1, outer_extent.begin() + 2, outer_extent.begin() + 3);
+  }
   std::vector<std::string> full = outer;
   full.insert(full.end(), spatial.begin(), spatial.end());
   if (tile->kb > 1) full.push_back(inner_name(B));

@@ -16,8 +16,13 @@
 namespace tessera {
 
 namespace {
-// More chunks than threads, so uneven chunks still balance.
-constexpr int64_t kChunksPerThread = 4;
+// More chunks than threads, so uneven chunks still balance: a thread that
+// ends its run first steals the others' chunks one at a time from the back,
+// and the last one it takes may end after the thread it took it from; a
+// sixteenth of each thread's share bounds that tail (a loop of a kernel's
+// output tiles runs a few hundred iterations, so its chunks stay several
+// tiles long).
+constexpr int64_t kChunksPerThread = 16;
 
 // Workers spin this long for the next loop before sleeping, and the caller
 // this long for the last chunks: a model runs its kernels back to back, and

@@ -7,7 +7,9 @@
 // 8-lane blocks, artifacts, and errors naming the node.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 
@@ -19,6 +21,7 @@
 #include "runtime/executor.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
+#include "support/thread_pool.h"
 #include "graph_test_util.h"
 #include "random_tensor.h"
 
@@ -347,6 +350,69 @@ TEST(BlockedLayout, LargeMapsSplitTheirRowsInHalves) {
     halves[st.node->name] = split;
   }
   EXPECT_EQ(halves, (std::map<std::string, bool>{{"wide", true}, {"dw", true}, {"heavy", false}}));
+}
+
+// An odd number of rows (Inception's 35 and 17) has no halves of whole rows:
+// a convolution whose activations outweigh its weights there puts its row
+// tiles outermost, before the output blocks (so each thread still computes
+// the same half of the image in every layer), one whose weights weigh more
+// keeps the output blocks outermost. On AVX-512 and AVX2, at 1 and 2
+// threads, the outputs are the original graph's, and alike bit for bit.
+TEST(BlockedLayout, OddMapsPutTheirRowsOutermost) {
+  auto build = [] {
+    seed_ = 120;
+    auto g = std::make_unique<Graph>();
+    Value* x = g->add_input("x", {DType::F32, {1, 16, 17, 9}, true});
+    Value* a = unary(*g, "Relu", conv(*g, x, 32, 16, 1, conv_attrs({0, 0, 0, 0}), "wide"), "r");
+    Value* b = unary(*g, "Relu", conv(*g, a, 32, 32, 3, conv_attrs({1, 1, 1, 1}), "mid"), "r2");
+    g->add_output(conv(*g, b, 64, 32, 3, conv_attrs({1, 1, 1, 1}), "heavy"));
+    infer_graph(*g);
+    return g;
+  };
+  std::vector<Tensor> ins{random_f32({1, 16, 17, 9}, 121)};
+  std::vector<Tensor> want = interpret(*build(), ins);
+  const int saved_threads = ThreadPool::global().threads();
+  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
+    if (!codegen::host_supports(isa)) {
+      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
+      continue;
+    }
+    std::vector<Tensor> first;
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::string(codegen::isa_name(isa)) + ", " + std::to_string(threads) + " threads");
+      runtime::ExecutorOptions o;
+      o.isa = isa;
+      o.threads = threads;
+      o.fusion = false;  // one step per convolution
+      runtime::Executor m(build(), o);
+      std::vector<Tensor> got = m.run(ins);
+      expect_near_scaled(got, want, 1e-5);
+      if (first.empty()) first = got;
+      ASSERT_EQ(got.size(), first.size());
+      for (size_t k = 0; k < got.size(); ++k) {
+        ASSERT_EQ(got[k].nbytes(), first[k].nbytes());
+        EXPECT_EQ(std::memcmp(got[k].raw(), first[k].raw(), got[k].nbytes()), 0) << "output " << k;
+      }
+      // Per convolution: whether its tile loops have the rows (h, or h.o
+      // tiled by th) before the output blocks (kb, or kb.o).
+      std::map<std::string, bool> rows_first;
+      for (const runtime::Step& st : m.last_plan()->steps) {
+        if (st.node->op_type.find("ConvBlocked") == std::string::npos) continue;
+        for (const schedule::Directive& step : st.schedule.directives) {
+          if (step.kind != schedule::DirectiveKind::Reorder) continue;
+          auto starts = [&](const std::string& prefix) {
+            return std::find_if(step.names.begin(), step.names.end(), [&](const std::string& n) {
+              return n == prefix || n.rfind(prefix + ".", 0) == 0;
+            });
+          };
+          if (starts("h") == step.names.end() || starts("kb") == step.names.end()) continue;
+          rows_first.emplace(st.node->name, starts("h") < starts("kb"));  // the tile loops' reorder comes first
+        }
+      }
+      EXPECT_EQ(rows_first, (std::map<std::string, bool>{{"wide", true}, {"mid", true}, {"heavy", false}}));
+    }
+  }
+  ThreadPool::global().set_threads(saved_threads);
 }
 
 // A conv to 56 channels (3 blocks of 16, the last half padding lanes) split

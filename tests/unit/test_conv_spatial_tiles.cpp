@@ -117,28 +117,32 @@ TEST_P(ConvSpatialTiles, DilatedDepthwise) {
 }
 
 // A map larger than its weights takes row halves by default; th then tiles
-// each half (5 rows: th=4 shifts its last tile back inside the half). A half
-// shorter than th is refused.
+// each half (5 rows: th=4 shifts its last tile back inside the half). An odd
+// number of rows (9) takes the knob too (its row tiles then go outermost).
+// A half shorter than th is refused.
 TEST_P(ConvSpatialTiles, RowHalves) {
   const int64_t b = lanes();
-  RuleTester t("ConvBlocked", "tessera");
-  t.input({1, 1, 10, 7, b}).input({2, 1, 1, 1, b, b}, true);
-  const std::vector<schedule::StageSpace> space = t.space(isa(), "contraction");
-  ASSERT_EQ(space.size(), 1u);
-  const std::string stage = space[0].stage;
-  EXPECT_EQ(offered(space[0], "th"), (std::vector<int64_t>{1, 2, 4}));
-  EXPECT_EQ(offered(space[0], "halves"), (std::vector<int64_t>{0, 1}));
-  for (const schedule::Knob& k : space[0].knobs) {
-    if (k.name == "halves") {
-      EXPECT_EQ(k.default_value, 1);
+  for (int64_t rows : {10, 9}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    RuleTester t("ConvBlocked", "tessera");
+    t.input({1, 1, rows, 7, b}).input({2, 1, 1, 1, b, b}, true);
+    const std::vector<schedule::StageSpace> space = t.space(isa(), "contraction");
+    ASSERT_EQ(space.size(), 1u);
+    const std::string stage = space[0].stage;
+    EXPECT_EQ(offered(space[0], "th"), (std::vector<int64_t>{1, 2, 4}));
+    EXPECT_EQ(offered(space[0], "halves"), (std::vector<int64_t>{0, 1}));
+    for (const schedule::Knob& k : space[0].knobs) {
+      if (k.name == "halves") {
+        EXPECT_EQ(k.default_value, 1);
+      }
     }
+    for (int64_t th : {1, 2, 4})
+      for (int64_t halves : {0, 1}) {
+        schedule::SchedulePoint p;
+        p.stages[stage] = {{"th", th}, {"halves", halves}};
+        EXPECT_EQ(t.check(isa(), p), std::optional<bool>(true)) << p.to_text();
+      }
   }
-  for (int64_t th : {1, 2, 4})
-    for (int64_t halves : {0, 1}) {
-      schedule::SchedulePoint p;
-      p.stages[stage] = {{"th", th}, {"halves", halves}};
-      EXPECT_EQ(t.check(isa(), p), std::optional<bool>(true)) << p.to_text();
-    }
   RuleTester narrow("ConvBlocked", "tessera");
   narrow.input({1, 1, 6, 7, b}).input({2, 1, 1, 1, b, b}, true);
   const std::string nstage = narrow.space(isa(), "contraction").at(0).stage;

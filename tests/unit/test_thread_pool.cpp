@@ -120,6 +120,24 @@ TEST(ThreadPool, OwnRunFirstThenStealsFromTheBack) {
   for (const std::thread::id& id : ran) EXPECT_NE(id, std::thread::id());
 }
 
+// A long loop is cut into 16 chunks per thread, of sizes that differ by at
+// most one: a thread that ends its run first steals at most a sixteenth of
+// another's share at a time.
+TEST(ThreadPool, LongLoopsTakeSixteenChunksPerThread) {
+  ThreadPool pool(2);
+  std::mutex mu;
+  std::vector<int64_t> sizes;
+  int64_t covered = 0;
+  pool.parallel_for(1000, [&](int64_t begin, int64_t end) {
+    std::lock_guard<std::mutex> lock(mu);
+    sizes.push_back(end - begin);
+    covered += end - begin;
+  });
+  EXPECT_EQ(covered, 1000);
+  ASSERT_EQ(sizes.size(), 32u);
+  for (int64_t s : sizes) EXPECT_TRUE(s == 1000 / 32 || s == 1000 / 32 + 1) << s;
+}
+
 // The CPUs in `set`, ascending.
 std::vector<int> cpus_in(const cpu_set_t& set) {
   std::vector<int> cpus;
