@@ -312,6 +312,13 @@ Expr operator>=(Expr a, Expr b) { return binary(ExprKind::GE, std::move(a), std:
 Expr operator&&(Expr a, Expr b) { return binary(ExprKind::And, std::move(a), std::move(b)); }
 Expr operator||(Expr a, Expr b) { return binary(ExprKind::Or, std::move(a), std::move(b)); }
 Expr operator!(Expr a) { return logical_not(std::move(a)); }
+
+Expr all_of(const std::vector<Expr>& terms) {
+  Expr all;
+  for (const Expr& t : terms)
+    if (t.defined()) all = all.defined() ? (all && t) : t;
+  return all;
+}
 Expr operator-(Expr a) {
   Expr z = make_zero(a.type());
   return std::move(z) - std::move(a);

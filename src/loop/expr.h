@@ -281,6 +281,8 @@ Expr operator>=(Expr a, Expr b);
 Expr operator&&(Expr a, Expr b);
 Expr operator||(Expr a, Expr b);
 Expr operator!(Expr a);
+// terms[0] && terms[1] && ... over the defined terms; undefined when there are none.
+Expr all_of(const std::vector<Expr>& terms);
 Expr operator-(Expr a);  // 0 - a
 
 // A number next to an expression becomes a constant of the expression's element type.

@@ -34,12 +34,6 @@ void conjuncts(const Expr& e, std::vector<Expr>& out) {
   out.push_back(e);
 }
 
-Expr all_of(const std::vector<Expr>& terms) {
-  Expr all;
-  for (const Expr& t : terms) all = all.defined() ? (all && t) : t;
-  return all;
-}
-
 class Hoister : public IRMutator {
  public:
   using IRMutator::mutate;

@@ -67,15 +67,6 @@ std::vector<std::string> spatial_axis_names(int64_t nsp, const std::string& pref
   return n;
 }
 
-Expr all_of(const std::vector<Expr>& conds) {
-  Expr r;
-  for (const Expr& c : conds) {
-    if (!c.defined()) continue;
-    r = r.defined() ? (r && c) : c;
-  }
-  return r;
-}
-
 Expr guard(const Expr& cond, const Expr& t, const Expr& f) { return cond.defined() ? te::if_then_else(cond, t, f) : t; }
 
 std::vector<loop::ReduceAxis> window_axes(const std::vector<int64_t>& extents) {

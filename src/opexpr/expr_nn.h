@@ -44,8 +44,8 @@ Expr requantize(const Expr& v, const Expr& zero_point_f64, DType yt);
 
 // Axis names of `nsp` spatial dims: {w}, {h, w}, {d, h, w}, else s0, s1, ...
 std::vector<std::string> spatial_axis_names(int64_t nsp, const std::string& prefix = "");
-// `a && b && ...`, or an undefined Expr when the list is empty.
-Expr all_of(const std::vector<Expr>& conds);
+// `a && b && ...`, or an undefined Expr when the list is empty (loop/expr.h).
+using loop::all_of;
 // cond ? t : f when cond is defined, else t.
 Expr guard(const Expr& cond, const Expr& t, const Expr& f);
 // x ([N, C, H, W] or blocked [N, Cb, H, W, b]) as a window reads it: `rows`

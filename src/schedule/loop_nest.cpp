@@ -13,6 +13,7 @@
 
 namespace tessera::schedule {
 
+using loop::all_of;
 using loop::Expr;
 using loop::ForKind;
 using loop::Stmt;
@@ -206,12 +207,6 @@ Stmt wrap(const std::vector<Leaf>& leaves, size_t from, size_t to, Stmt body) {
   for (size_t i = to; i-- > from;)
     body = loop::for_loop(leaves[i].var, loop::int_imm(0), leaves[i].extent, leaves[i].kind, body);
   return body;
-}
-
-Expr all_of(const std::vector<Expr>& conds) {
-  Expr all;
-  for (const Expr& c : conds) all = all.defined() ? (all && c) : c;
-  return all;
 }
 
 Stmt guarded(const std::vector<Expr>& conds, Stmt body) {
