@@ -5,6 +5,7 @@
 // (or allocates one when all are in use) and hands it back when it ends;
 // the pool keeps up to `max_idle` idle arenas, so a steady load of k
 // concurrent runs (k <= max_idle) allocates k arenas once and then none.
+// While an ArenaSharing lives, arenas also pass between plans (below).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,7 @@ namespace tessera::runtime {
 class ArenaPool {
  public:
   explicit ArenaPool(size_t max_idle = 16) : max_idle_(max_idle) {}
+  ~ArenaPool();
   ArenaPool(const ArenaPool&) = delete;
   ArenaPool& operator=(const ArenaPool&) = delete;
 
@@ -57,6 +59,28 @@ class ArenaPool {
   std::vector<Tensor> idle_;
   size_t max_idle_;
   int64_t allocations_ = 0;
+};
+
+// While one lives (on any thread), arenas pass between plans: an arena a run
+// hands back, and those its plan's pool held idle when the plan is
+// destroyed, go to a list of spares shared by the process (at most
+// kMaxSpareArenas, the smallest dropped first), and a run whose pool has no
+// idle arena takes the smallest spare large enough before it maps fresh
+// memory. Compiling and timing many short-lived models in turn (PET's
+// candidates and its whole-model check, the two models of which alternate)
+// then reuses memory the system has already zeroed and mapped, instead of
+// faulting in every model's arena on its first run (seconds for the
+// gigabytes of a large batch). When the last one ends, the spares are freed.
+// An arena holds no state between runs: every slot is written before it is
+// read, as between two runs of one plan.
+class ArenaSharing {
+ public:
+  ArenaSharing();
+  ~ArenaSharing();
+  ArenaSharing(const ArenaSharing&) = delete;
+  ArenaSharing& operator=(const ArenaSharing&) = delete;
+  static constexpr size_t kMaxSpareArenas = 4;
+  static size_t spares();  // held now (for tests)
 };
 
 }  // namespace tessera::runtime
