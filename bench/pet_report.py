@@ -21,7 +21,7 @@ HEADER = re.compile(
 SUMMED = re.compile(rf"^  summed cost of the subprograms: {NUM} ms -> {NUM} ms$")
 REGION = re.compile(rf"^  (\S.*): original {NUM} ms$")
 WHOLE = re.compile(rf"^  whole model with (.+): {NUM} ms -> {NUM} ms \((measured, {NUM} s|from the database)"
-                   rf"(?:; ratio {NUM})?\): (kept|undone)$")
+                   rf"(?:; ratio {NUM}(?:, upper quartile {NUM})?)?\): (kept|undone)$")
 CANDIDATE = re.compile(rf"^    (\*| ) (.+?) \((equivalent|partial, (\d+) boxes corrected)\) {NUM} ms$")
 PASS_ALL = re.compile(rf"^  PET in all: {NUM} s")
 GAIN = 1.03   # a measured gain: the median per-round speedup at least this, and its 10th percentile above 1
@@ -51,7 +51,8 @@ def parse_dump(text):
             rep.setdefault("model_checks", []).append(
                 {"choices": m.group(1), "before_ms": float(m.group(2)), "after_ms": float(m.group(3)),
                  "check_s": float(m.group(5)) if m.group(5) else 0.0,
-                 "ratio": float(m.group(6)) if m.group(6) else None, "kept": m.group(7) == "kept"})
+                 "ratio": float(m.group(6)) if m.group(6) else None,
+                 "ratio_high": float(m.group(7)) if m.group(7) else None, "kept": m.group(8) == "kept"})
             continue
         m = REGION.match(line)
         if m:

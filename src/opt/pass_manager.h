@@ -23,9 +23,16 @@ enum class PassStage { Load, Target };
 const char* stage_name(PassStage s);
 
 // Two models timed in turns (PassContext::compare_models): each one's median
-// seconds, and the median over rounds of after's time over before's.
+// seconds, and the median and upper quartile over rounds of after's time
+// over before's.
 struct ModelComparison {
-  double before = 0, after = 0, ratio = 1;
+  double before = 0, after = 0, ratio = 1, ratio_high = 1;
+};
+
+// A model compiled for PET's whole-model check (PassContext::model_cost):
+// the seconds of its compile, of its first run and of a warm run.
+struct ModelCost {
+  double compile_seconds = 0, first_run_seconds = 0, run_seconds = 0;
 };
 
 // What a pass may know besides the graph.
@@ -36,13 +43,17 @@ struct PassContext {
   // target, measured; the runtime supplies it when PET is on (empty: the pet
   // pass is skipped), and `target_key` names the target in PET's database.
   std::function<double(const Graph&)> measure;
-  // A whole model before and after PET's choices, each compiled as the
-  // runtime will deploy it (its fusion plan profiled when the model's is),
-  // timed in turns for PET's whole-model check; its rounds end once the third
+  // A whole model before and after PET's choices, each compiled for the
+  // target as `measure` compiles candidates, timed in turns for PET's
+  // whole-model check; its rounds end once the third
   // argument's seconds have passed (> 0; the compiles are not bounded;
   // pet_pass.cpp passes what is left of PET's budget). Empty: `measure`
   // times each model, one after the other.
   std::function<ModelComparison(const Graph& before, const Graph& after, double max_seconds)> compare_models;
+  // Compiles `before` as compare_models will (kept for its calls with that
+  // model) and says what it cost: the pet pass sizes the whole-model check's
+  // share of its budget from it. Empty: the check has a fixed share.
+  std::function<ModelCost(const Graph& before)> model_cost;
   std::string target_key;
   const PassOptions* options = nullptr;  // the run's options (run_passes sets it)
 };

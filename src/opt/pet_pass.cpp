@@ -9,11 +9,14 @@
 // runtime will deploy them, in turns (PassContext::compare_models), and the
 // choices undone unless they pay (SearchOptions::min_model_gain); then once
 // more with only the choices that saved much alone (fallback_gain). The
-// checks run within PET's budget: the search has all but
-// SearchOptions::model_check_share of it, the checks' runs what is left.
+// checks run within PET's budget: before its first measurement the search
+// has the model as it came compiled and run (PassContext::model_cost) and
+// keeps what the check will need out of its budget
+// (SearchOptions::model_check_share says how).
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -29,13 +32,20 @@ namespace tessera {
 
 namespace {
 
-// The database key of a whole model's time on the target, as deployed (timed
-// in turns with another: PassContext::compare_models) or compiled as
-// candidates are.
+// Rounds in turns the whole-model check is given room for: at least, and at
+// most (runtime::kCompareRounds, which the runtime's comparison runs).
+constexpr int kMinCheckRounds = 2;
+constexpr int kCheckRounds = 15;
+// The model with PET's choices is taken to compile and run in up to this
+// many times the original's time (corrections and reshapes add kernels).
+constexpr double kCompileMargin = 1.25;
+
+// The database key of a whole model's time on the target, timed in turns
+// with another (PassContext::compare_models) or alone.
 std::string model_key(const PassContext& ctx, const Graph& g) {
   char h[24];
   std::snprintf(h, sizeof h, "%016" PRIx64, structural_hash(g));
-  return ctx.target_key + (ctx.compare_models ? ":deployed-model:" : ":model:") + h;
+  return ctx.target_key + (ctx.compare_models ? ":model-in-turns:" : ":model:") + h;
 }
 
 // The key of the ratio of `after`'s time over `before`'s, timed in turns.
@@ -67,8 +77,9 @@ std::optional<double> model_seconds(const Graph& g, const PassContext& ctx, pet:
 std::optional<ModelComparison> compared_models(const Graph& before, const Graph& after, const PassContext& ctx,
                                                pet::PetDb& db, bool announce, bool& measured, double max_seconds) {
   const std::string kb = model_key(ctx, before), ka = model_key(ctx, after), kr = ratio_key(ctx, before, after);
-  const std::optional<double> b = db.cost(kb), a = db.cost(ka), r = db.cost(kr);
-  if (b && a && r) return ModelComparison{*b, *a, *r};
+  const std::string kh = kr + ":high";
+  const std::optional<double> b = db.cost(kb), a = db.cost(ka), r = db.cost(kr), h = db.cost(kh);
+  if (b && a && r && h) return ModelComparison{*b, *a, *r, *h};
   if (max_seconds <= 0) return std::nullopt;
   if (announce) std::fprintf(stderr, "PET: timing the whole model as it came and with PET's choices, in turns\n");
   measured = true;
@@ -76,6 +87,7 @@ std::optional<ModelComparison> compared_models(const Graph& before, const Graph&
   db.record_cost(kb, c.before);
   db.record_cost(ka, c.after);
   db.record_cost(kr, c.ratio);
+  db.record_cost(kh, c.ratio_high);
   return c;
 }
 
@@ -106,7 +118,10 @@ pet::ModelCheck check_model(const Graph& g, const Graph& original, const PassCon
       const std::optional<double> after =
           before ? model_seconds(g, ctx, db, announce ? "with PET's choices" : nullptr, m.measured, time_left())
                  : std::nullopt;
-      if (before && after) c = ModelComparison{*before, *after, *before > 0 ? *after / *before : 1.0};
+      if (before && after) {
+        const double ratio = *before > 0 ? *after / *before : 1.0;
+        c = ModelComparison{*before, *after, ratio, ratio};
+      }
     }
     if (!c) {
       m.why = "no time left in PET's budget to time it";
@@ -114,8 +129,13 @@ pet::ModelCheck check_model(const Graph& g, const Graph& original, const PassCon
       m.before = c->before;
       m.after = c->after;
       m.ratio = c->ratio;
-      m.kept = m.ratio < 1 - min_gain;
-      if (!m.kept) m.why = "not " + std::to_string(static_cast<int>(min_gain * 100)) + "% faster than the original";
+      m.ratio_high = c->ratio_high;
+      m.kept = m.ratio < 1 - min_gain && m.ratio_high < 1;
+      if (m.ratio >= 1 - min_gain)
+        m.why = "not " + std::to_string(static_cast<int>(min_gain * 100)) + "% faster than the original";
+      else if (!m.kept)
+        m.why = "faster in fewer than three rounds of four (the rounds' ratios' upper quartile " +
+                std::to_string(m.ratio_high).substr(0, 5) + ")";
     }
   } catch (const Error& e) {
     // Unverified choices are not kept (a model the timer cannot run, e.g.).
@@ -171,12 +191,35 @@ int run_pet(Graph& g, const PassContext& ctx) {
   const bool bounded = budget < 3e7;
   const std::function<double()> time_left = [&] { return bounded ? budget - pass_watch.seconds() : 1e300; };
   pet::SearchOptions search_opts = so;
+  std::vector<std::string> reserve_notes;
   if (original && bounded) {
     const double share = std::clamp(so.model_check_share, 0.0, 1.0);
-    search_opts.budget_seconds = budget * (1 - share);
-    search_opts.model_check_seconds = budget * share;  // and model_check_runs of the model, when more
+    if (ctx.model_cost) {
+      // The model as it came compiled once, before the first measurement;
+      // the check's reserve sized from it (SearchOptions::model_check_share).
+      search_opts.check_reserve = [&]() -> double {
+        try {
+          // The other model's compile and first run (on the arena the
+          // original hands back: runtime::ArenaSharing), a warm-up round,
+          // then the rounds.
+          const ModelCost m = ctx.model_cost(*original);
+          const double other = kCompileMargin * (m.compile_seconds + m.run_seconds), round = 2 * m.run_seconds;
+          const double fits = round > 0 ? std::floor((budget * share - other - round) / round) : 0;
+          const double rounds = std::clamp(fits, double{kMinCheckRounds}, double{kCheckRounds});
+          return other + round * (1 + rounds);
+        } catch (const Error& e) {
+          reserve_notes.push_back(std::string("the model as it came could not be timed (") + e.what() +
+                                  "): nothing searched");
+          return 1e300;
+        }
+      };
+    } else {
+      search_opts.budget_seconds = budget * (1 - share);
+    }
   }
+  if (bounded) search_opts.budget_seconds = std::max(0.0, search_opts.budget_seconds - pass_watch.seconds());
   pet::SearchReport report = pet::optimize_program(g, search_opts, cost, db, ctx.target_key);
+  report.notes.insert(report.notes.end(), reserve_notes.begin(), reserve_notes.end());
   if (report.applied > 0) {
     ScopedSeconds t(report.post_seconds);
     post_optimize(g);
@@ -199,6 +242,8 @@ int run_pet(Graph& g, const PassContext& ctx) {
       if (so.fallback_gain > 0 && fallback_fits && applied_below(report, so.fallback_gain)) {
         pet::SearchOptions again = search_opts;
         again.min_candidate_gain = so.fallback_gain;
+        again.check_reserve = nullptr;  // the model as it came is compiled already
+        if (bounded) again.budget_seconds = std::max(0.0, time_left() / 2);  // the rest for its check
         again.verbose = false;
         again.progress_after_seconds = 1e300;
         const Stopwatch fallback_watch;

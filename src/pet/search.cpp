@@ -148,7 +148,6 @@ class Search {
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
     std::vector<char> examined(subprograms_.size(), 0);
-    estimated_all_ = std::accumulate(cost.begin(), cost.end(), 0.0);
     for (size_t k = 0; k < order.size(); ++k) {
       const size_t i = order[k];
       if (out_of_time()) break;
@@ -157,10 +156,6 @@ class Search {
       if (cut_at_ >= 0 && (!o_.share_by_structure || !found_.count(keyed(subprograms_[i])))) continue;
       show_progress(k, i, false);
       entries_.push_back(examine(subprograms_[i], static_cast<int>(i)));
-      if (entries_.back().original_seconds > 0) {
-        measured_originals_ += entries_.back().original_seconds;
-        estimated_measured_ += cost[i];
-      }
       examined[i] = 1;
       ++report_.searched;
     }
@@ -174,7 +169,7 @@ class Search {
       ScopedSeconds t(report_.apply_seconds);
       choose_and_apply();
     }
-    report_.seconds = watch_.seconds();
+    report_.seconds = watch_.seconds() - report_.check_baseline_seconds;
     show_progress(0, 0, true);
     return std::move(report_);
   }
@@ -191,19 +186,27 @@ class Search {
   // The database key of a graph hash already in context.
   std::string db_key(uint64_t keyed_hash) const { return target_ + ":" + hex(keyed_hash); }
 
-  double time_left() const { return o_.budget_seconds - watch_.seconds() - check_reserve(); }
-  // What the whole-model check needs beyond model_check_seconds
-  // (SearchOptions::model_check_runs): the model's time estimated from the
-  // originals measured so far, scaled by the static estimates' share of
-  // them in the whole.
-  double check_reserve() const {
-    if (o_.model_check_seconds <= 0 || o_.model_check_runs <= 0 || measured_originals_ <= 0) return 0;
-    const double model = estimated_measured_ > 0 && estimated_all_ > estimated_measured_
-                             ? measured_originals_ * estimated_all_ / estimated_measured_
-                             : measured_originals_;
-    return std::max(0.0, o_.model_check_runs * model - o_.model_check_seconds);
+  double time_left() const { return o_.budget_seconds - watch_.seconds() - check_reserve_; }
+  // Asks SearchOptions::check_reserve once, before the first measurement:
+  // what the whole-model check will need is kept out of the budget from then.
+  void reserve_for_check() {
+    if (reserve_asked_ || !o_.check_reserve) return;
+    reserve_asked_ = true;
+    ScopedSeconds t(report_.check_baseline_seconds);
+    check_reserve_ = std::max(0.0, o_.check_reserve());
+    report_.check_reserve_seconds = check_reserve_;
+    // The mutant generator's deadline moves with it.
+    if (deadline_ != Stopwatch::Clock::time_point::max())
+      deadline_ -= std::chrono::duration_cast<Stopwatch::Clock::duration>(
+          std::chrono::duration<double>(std::min(check_reserve_, 1e7)));
   }
   bool out_of_time() const { return time_left() <= 0; }
+
+  // The search's own budget: what it was given less the check's reserve
+  // and the model compiled for the check.
+  double searchs_budget() const {
+    return std::max(0.0, o_.budget_seconds - std::min(check_reserve_, 1e7) - report_.check_baseline_seconds);
+  }
 
   // Notes where the budget ended the search: inside subprogram cut_at_
   // (when one was cut short), and how many were not searched.
@@ -214,14 +217,14 @@ class Search {
     char buf[240];
     if (cut_at_ >= 0)
       std::snprintf(buf, sizeof buf,
-                    "the budget of %g s ended the search inside subprogram %d of %zu (what it measured kept); "
+                    "the budget of %.1f s ended the search inside subprogram %d of %zu (what it measured kept); "
                     "%zu of %zu not searched (the costliest by the static estimate were taken first)",
-                    o_.budget_seconds, cut_at_ + 1, n, not_searched, n);
+                    searchs_budget(), cut_at_ + 1, n, not_searched, n);
     else
       std::snprintf(buf, sizeof buf,
-                    "the budget of %g s ended the search; %zu of %zu subprograms not searched (the costliest by "
+                    "the budget of %.1f s ended the search; %zu of %zu subprograms not searched (the costliest by "
                     "the static estimate were taken first)",
-                    o_.budget_seconds, not_searched, n);
+                    searchs_budget(), not_searched, n);
     report_.budget_note = buf;
   }
 
@@ -448,6 +451,8 @@ class Search {
   // Measures `c` and the original (once) for `f`: false when the budget
   // or a failing measurement stops it.
   bool measure_candidate(const Subprogram& sp, Found& f, Candidate& c, bool& original_failed) {
+    if ((f.original_seconds < 0 && !db_.cost(db_key(in_context(sp.hash, sp)))) || !db_.cost(db_key(in_context(c.hash, sp))))
+      reserve_for_check();
     if (f.original_seconds < 0) {
       if (original_failed || !may_measure()) return false;
       try {
@@ -729,9 +734,8 @@ class Search {
   Stopwatch watch_;
   Stopwatch::Clock::time_point deadline_ = Stopwatch::Clock::time_point::max();
   double longest_measure_ = 0;  // seconds of the longest measurement so far
-  // For check_reserve: the examined subprograms' measured original seconds,
-  // their static estimates, and all subprograms' static estimates.
-  double measured_originals_ = 0, estimated_measured_ = 0, estimated_all_ = 0;
+  bool reserve_asked_ = false;
+  double check_reserve_ = 0;  // seconds kept for the whole-model check (reserve_for_check)
   int cut_at_ = -1;  // the subprogram the budget cut short, if any
   double last_shown_ = 0;
   bool shown_ = false;

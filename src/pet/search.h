@@ -109,34 +109,29 @@ struct SearchOptions {
   int max_fused_consumers = 6;
   // The pet pass times the whole model with the search's choices against the
   // original (both compiled for the target, as the candidates are) and keeps
-  // the choices only when they make it at least this share faster: a
-  // subprogram timed alone does not see what its replacement costs its
+  // the choices only when they make it at least this share faster (the
+  // median of the rounds' ratios) and faster in three rounds of four or more
+  // (their upper quartile below 1): a subprogram timed alone does not see what its replacement costs its
   // neighbours (a layout change, a fusion lost across its boundary), and
   // gains within the measurement's noise are not worth a different graph.
   // Negative: no such check.
   double min_model_gain = 0.02;
-  // The whole-model checks run within budget_seconds: with the check on, the
-  // search stops at (1 - this share) of the budget, and the checks have what
-  // is left of the pass's budget (at least this share, more when the search
-  // ends early). A check compiles both models and runs them in turns; no
-  // round starts that would end past the budget (judged by the last round),
-  // and choices not checked are undone; the fallback (fallback_gain) is
-  // tried only when what is left covers half the first check's time. What
-  // the budget cannot bound is one compile of each of the two models (their
-  // fusion cells profiled, kept for the deployed compile), one warm-up run
-  // of each and two rounds: model_check_runs has the search leave room for
-  // them when the model is slow.
+  // The whole-model checks run within budget_seconds. When the runtime can
+  // compile the model as it came for them (PassContext::model_cost), the
+  // pet pass does so before the search's first measurement and keeps what
+  // the check will need out of the search's budget (check_reserve): the
+  // other model's compile (taken as long as the first's) and its warm-up,
+  // and as many rounds in turns as fit in this share of the budget, at
+  // least two, at most runtime::kCompareRounds. Else the search
+  // stops at (1 - this share) of the budget and the checks have the rest.
+  // No round starts that would end past the budget (judged by the last
+  // round), and choices not checked are undone; the fallback (fallback_gain)
+  // is tried only when what is left covers half the first check's time.
   double model_check_share = 0.25;
-  // The search stops early enough to leave the whole-model check this many
-  // runs of the model (its time estimated from the originals measured so
-  // far) when that is more than model_check_seconds, the share already left
-  // it: a slow model (a large batch) keeps its check within the budget. The
-  // runs: a compile of each model (allowed a run's time each), a warm-up run
-  // of each, two rounds in turns (four runs), two runs to spare. Applies
-  // only with model_check_seconds > 0, which the pet pass sets when its
-  // check is on and the budget bounded (a search run alone leaves nothing).
-  double model_check_runs = 8;
-  double model_check_seconds = 0;
+  // Called once by the search, before its first measurement: seconds it
+  // keeps out of its budget from then (the pet pass's reserve for the
+  // whole-model check). Empty: none.
+  std::function<double()> check_reserve;
   // When the whole model does not pay, the pass tries once more with only the
   // candidates that saved at least this share of their subprogram's time
   // alone (the likeliest to survive their neighbours), their costs from the
@@ -152,6 +147,7 @@ struct ModelCheck {
   std::string choices;  // which were spliced in: "all 5 choices", "the 3 choices each 15% faster alone"
   double before = 0, after = 0;  // seconds: the model as it came, with the choices (medians)
   double ratio = 1;              // after over before (timed in turns: the median of the rounds' ratios)
+  double ratio_high = 1;         // the rounds' ratios' upper quartile
   bool measured = false;         // now (else both times from the database)
   double seconds = 0;            // the check's wall time
   double time_left = 0;          // seconds of the pass's budget left when it began (its bound)
@@ -192,7 +188,11 @@ struct SearchReport {
   int equivalent = 0, partial = 0, different = 0;  // verdicts of those verified
   int measured = 0, db_hits = 0;
   int applied = 0;          // subprograms replaced
-  double seconds = 0;       // wall time of the search
+  double seconds = 0;       // wall time of the search (check_baseline_seconds not included)
+  // The model as it came compiled and run for the whole-model check, before
+  // the first measurement (SearchOptions::check_reserve), and the seconds
+  // kept for the check from then.
+  double check_baseline_seconds = 0, check_reserve_seconds = 0;
   // ... of which enumerating subprograms, generating mutants, verifying,
   // correcting, measuring, and choosing and splicing
   double find_seconds = 0, generate_seconds = 0, verify_seconds = 0, correct_seconds = 0, measure_seconds = 0,

@@ -23,11 +23,14 @@ std::string SearchReport::to_text() const {
   if (cost_before > 0)
     o << "  summed cost of the subprograms: " << cost_before * 1e3 << " ms -> " << cost_after * 1e3 << " ms\n";
   if (pass_seconds > 0) {
-    double checks = 0;
+    double checks = check_baseline_seconds;
     for (const ModelCheck& m : model_checks) checks += m.seconds;
     o << "  PET in all: " << pass_seconds << " s: the search " << seconds << " s (within its share of the budget), "
       << "post-optimizations " << post_seconds << " s, whole-model checks " << checks << " s, the fallback's search "
       << fallback_seconds << " s\n";
+    if (check_baseline_seconds > 0)
+      o << "  the model as it came, compiled and run for the check before the search's first measurement: "
+        << check_baseline_seconds << " s; " << check_reserve_seconds << " s kept for the check from then\n";
     for (const ModelCheck& m : model_checks)
       o << "  whole-model check of " << m.choices << ": " << m.seconds << " s, " << m.time_left
         << " s of the budget left when it began (its runs bounded by it)\n";
@@ -38,7 +41,7 @@ std::string SearchReport::to_text() const {
       o << "measured, " << m.seconds << " s";
     else
       o << "from the database";
-    o << "; ratio " << m.ratio << "): " << (m.kept ? "kept" : "undone") << "\n";
+    o << "; ratio " << m.ratio << ", upper quartile " << m.ratio_high << "): " << (m.kept ? "kept" : "undone") << "\n";
   }
   std::string last;
   for (const CandidateRecord& c : candidates) {

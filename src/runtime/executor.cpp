@@ -18,6 +18,7 @@
 #include "support/error.h"
 #include "support/file_pages.h"
 #include "support/memory_trace.h"
+#include "support/stopwatch.h"
 
 namespace tessera::runtime {
 
@@ -171,9 +172,13 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
   TESSERA_CHECK(codegen::host_supports(opts_.isa), "cannot compile for ", codegen::isa_name(opts_.isa),
                 ": this host supports at most ", codegen::isa_name(codegen::host_isa()));
   if (opts_.max_plans == 0) opts_.max_plans = 1;
+  // PET compiles and times many models in turn: their arenas pass from one
+  // to the next (declared first: it outlives the check's models in `target`).
+  std::optional<ArenaSharing> sharing;
   PassContext target;
   target.lanes = Target::for_isa(opts_.isa).vector_bytes / 4;
   if (opts_.pet && opts_.passes.enabled("pet")) {
+    sharing.emplace();
     // Candidates compiled as models of their own, PET off, weights kept.
     // Their fusion plans take the static table's decisions: profile cells
     // are not fused, nor measured. Profiling a cold cell can cost most of a
@@ -192,16 +197,30 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
     candidate.passes.verbose = false;
     candidate.passes.dump_after.clear();
     target.measure = [candidate](const Graph& g) { return time_graph(g, candidate).seconds; };
-    // The whole-model check times the model as this compile will deploy it
-    // (its fusion cells profiled when the model's are: the profile database
-    // keeps them, so the deployed compile that follows reuses them), before
-    // and after PET's choices in turns, so a busy spell of the machine
-    // slows both alike instead of deciding the check.
-    ExecutorOptions deployed = candidate;
-    deployed.fusion_profile = opts_.fusion_profile;
-    target.compare_models = [deployed](const Graph& before, const Graph& after, double max_seconds) {
-      const Interleaved t = compare_graphs(before, after, deployed, max_seconds);
-      return ModelComparison{t.a_ms * 1e-3, t.b_ms * 1e-3, t.ratio};
+    // The whole-model check times the model as it came and with PET's
+    // choices in turns, so a busy spell of the machine slows both alike
+    // instead of deciding the check. Both are compiled as the candidates
+    // are (the static table's fusion decisions): profiling their cells
+    // would make the check's compiles as long as the cold cells make them,
+    // and unequal (those of PET's choices cold, the model's warm from an
+    // earlier compile). The model as it came is compiled once (model_cost,
+    // when the search first measures) and kept for every comparison.
+    auto baseline = std::make_shared<std::unique_ptr<Baseline>>();
+    const auto baseline_of = [candidate, baseline](const Graph& before) -> Baseline& {
+      if (!*baseline || (*baseline)->hash() != structural_hash(before))
+        *baseline = std::make_unique<Baseline>(before, candidate);
+      return **baseline;
+    };
+    target.model_cost = [baseline_of](const Graph& before) {
+      const Baseline& b = baseline_of(before);
+      return ModelCost{b.compile_seconds(), b.first_run_seconds(), b.run_seconds()};
+    };
+    target.compare_models = [baseline_of](const Graph& before, const Graph& after, double max_seconds) {
+      const Stopwatch since_call;
+      Baseline& b = baseline_of(before);
+      const double left = max_seconds > 0 ? std::max(1e-9, max_seconds - since_call.seconds()) : 0;
+      const Interleaved t = b.compare(after, left);
+      return ModelComparison{t.a_ms * 1e-3, t.b_ms * 1e-3, t.ratio, t.ratio_high};
     };
     const codegen::Isa isa = opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa;
     target.target_key = std::string(codegen::isa_name(isa)) + "/t" + std::to_string(ThreadPool::global().threads()) +

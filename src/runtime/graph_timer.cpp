@@ -80,20 +80,42 @@ Interleaved time_interleaved(Executor& a, Executor& b, const std::vector<Tensor>
   if (r.rounds == 0) return r;
   r.a_ms = percentile(std::move(ta), 50);
   r.b_ms = percentile(std::move(tb), 50);
-  r.ratio = percentile(std::move(ratios), 50);
+  r.ratio = percentile(ratios, 50);
+  r.ratio_high = percentile(std::move(ratios), 75);
   return r;
+}
+
+Baseline::Baseline(const Graph& g, const ExecutorOptions& opts)
+    : opts_(opts), name_(g.name), hash_(structural_hash(g)), inputs_(timing_inputs(g, "Baseline")) {
+  const Stopwatch compile;
+  ex_ = std::make_unique<Executor>(g.clone(), opts_);
+  ex_->prepare(inputs_);
+  compile_seconds_ = compile.seconds();
+  const Stopwatch first;
+  ex_->run(inputs_);
+  first_run_seconds_ = first.seconds();
+  const Stopwatch run;
+  ex_->run(inputs_);
+  run_seconds_ = run.seconds();
+}
+
+Baseline::~Baseline() = default;
+
+Interleaved Baseline::compare(const Graph& other, double max_seconds, int rounds) {
+  const Stopwatch since_call;
+  TESSERA_CHECK(other.inputs().size() == inputs_.size(), "compare_graphs: graph '", other.name, "' takes ",
+                other.inputs().size(), " inputs, graph '", name_, "' ", inputs_.size());
+  Executor eb(other.clone(), opts_);
+  eb.prepare(inputs_);
+  const double left = max_seconds > 0 ? std::max(1e-9, max_seconds - since_call.seconds()) : 0;
+  return time_interleaved(*ex_, eb, inputs_, rounds, left);
 }
 
 Interleaved compare_graphs(const Graph& a, const Graph& b, const ExecutorOptions& opts, double max_seconds) {
   const Stopwatch since_call;
-  const std::vector<Tensor> inputs = timing_inputs(a, "compare_graphs");
-  TESSERA_CHECK(b.inputs().size() == a.inputs().size(), "compare_graphs: graph '", b.name, "' takes ",
-                b.inputs().size(), " inputs, graph '", a.name, "' ", a.inputs().size());
-  Executor ea(a.clone(), opts), eb(b.clone(), opts);
-  ea.prepare(inputs);
-  eb.prepare(inputs);
+  Baseline base(a, opts);
   const double left = max_seconds > 0 ? std::max(1e-9, max_seconds - since_call.seconds()) : 0;
-  return time_interleaved(ea, eb, inputs, kCompareRounds, left);
+  return base.compare(b, left);
 }
 
 }  // namespace tessera::runtime

@@ -35,19 +35,49 @@ GraphTiming time_graph(const Graph& g, const ExecutorOptions& opts, double max_s
 // them early: after the first two (a median of two rounds is their mean), no
 // round starts that would end past that long since the call began, judged
 // by the last round's time.
+// `ratio_high`: the rounds' ratios' upper quartile (below 1: three rounds in
+// four or more had b faster).
 struct Interleaved {
-  double a_ms = 0, b_ms = 0, ratio = 1;
+  double a_ms = 0, b_ms = 0, ratio = 1, ratio_high = 1;
   int rounds = 0;
 };
 Interleaved time_interleaved(Executor& a, Executor& b, const std::vector<Tensor>& inputs, int runs,
                              double max_seconds = 0);
 
-// Compiles copies of `a` and `b` with `opts` and times them in turns
-// (time_interleaved, at most kCompareRounds rounds) on the same seeded random
-// inputs (profile_tensor); `max_seconds` bounds the rounds, counted from the
-// call (the compiles are not bounded). The graphs must take the same inputs.
-// Throws an Error (naming the graph) when one does not compile or run.
 inline constexpr int kCompareRounds = 15;
+
+// A graph compiled with `opts` and run once on seeded random inputs
+// (profile_tensor), kept to time others against it in turns: PET's
+// whole-model check compiles the model as it came once, when its search
+// first measures, and sizes the check's share of the budget from what that
+// took. Throws an Error (naming the graph) when it does not compile or run.
+class Baseline {
+ public:
+  Baseline(const Graph& g, const ExecutorOptions& opts);
+  ~Baseline();
+  double compile_seconds() const { return compile_seconds_; }
+  double first_run_seconds() const { return first_run_seconds_; }  // its arena's memory faulted in, e.g.
+  double run_seconds() const { return run_seconds_; }              // a second, warm run
+  uint64_t hash() const { return hash_; }                      // the graph's structural hash
+  // `other` (taking the same inputs) compiled with the same options and
+  // timed against this graph in turns (time_interleaved, at most `rounds`);
+  // `max_seconds` bounds the rounds, counted from the call (other's compile
+  // is not bounded). Throws an Error naming `other` when it does not compile
+  // or run, or takes other inputs.
+  Interleaved compare(const Graph& other, double max_seconds = 0, int rounds = kCompareRounds);
+
+ private:
+  ExecutorOptions opts_;
+  std::string name_;
+  uint64_t hash_ = 0;
+  std::vector<Tensor> inputs_;
+  std::unique_ptr<Executor> ex_;
+  double compile_seconds_ = 0, first_run_seconds_ = 0, run_seconds_ = 0;
+};
+
+// Compiles copies of `a` and `b` with `opts` and times them in turns
+// (Baseline(a).compare(b), at most kCompareRounds rounds); `max_seconds`
+// bounds the rounds, counted from the call (the compiles are not bounded).
 Interleaved compare_graphs(const Graph& a, const Graph& b, const ExecutorOptions& opts, double max_seconds = 0);
 
 }  // namespace tessera::runtime

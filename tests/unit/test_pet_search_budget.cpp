@@ -69,7 +69,7 @@ TEST(PetSearchBudget, NoMeasurementEndsPastTheBudgetAndWhatWasFoundIsKept) {
   const SearchReport r = optimize_program(*g, o, cost, db, "test");
   EXPECT_TRUE(r.budget_exhausted);
   EXPECT_NE(r.budget_note.find("ended the search"), std::string::npos) << r.budget_note;
-  EXPECT_NE(r.to_text().find("budget: the budget of 1 s ended the search"), std::string::npos) << r.to_text();
+  EXPECT_NE(r.to_text().find("budget: the budget of 1.0 s ended the search"), std::string::npos) << r.to_text();
   EXPECT_LT(r.searched, r.subprograms);
   ASSERT_FALSE(ends.empty());
   // A measurement starts only when the ones before say it ends in time: a
