@@ -11,14 +11,6 @@ using namespace nn_expr;
 
 namespace {
 
-std::vector<int64_t> axis_attr(const OpAttrs& attrs, const char* name, size_t count, int64_t def) {
-  const Node& n = attrs.node();
-  std::vector<int64_t> v = attrs.ints(name);
-  if (v.empty()) v.assign(count, def);
-  TESSERA_CHECK(v.size() == count, n.describe(), ": ", name, " has ", v.size(), " values, expected ", count);
-  return v;
-}
-
 // ---------------------------------------------------------------- Col2Im
 
 // y[b, c, pos...] = sum over block offsets rk of x[b, c*prod(block) + flat(rk), flat(l)]
@@ -26,54 +18,30 @@ std::vector<int64_t> axis_attr(const OpAttrs& attrs, const char* name, size_t co
 // block position: the reference's scatter-add gathered per pixel in its
 // (block offset) order, summed in f64 and converted like the reference.
 std::vector<te::Tensor> col2im_expr(ExprContext& c) {
-  const Node& n = c.node;
   const te::Tensor& x = c.in(0);
-  std::vector<int64_t> image = c.value(1).to_int_vector(), block = c.value(2).to_int_vector();
-  TESSERA_CHECK(x.rank() == 3, n.describe(), ": input must be 3-D");
-  TESSERA_CHECK(!image.empty() && image.size() == block.size(), n.describe(),
-                ": image_shape and block_shape must have the same non-zero length");
-  const size_t r = image.size();
-  std::vector<int64_t> dil = axis_attr(op_attrs(c), "dilations", r, 1), str = axis_attr(op_attrs(c), "strides", r, 1),
-                       pads = axis_attr(op_attrs(c), "pads", 2 * r, 0);
-  for (int64_t p : pads) TESSERA_CHECK(p >= 0, n.describe(), ": pads must be non-negative");
-  int64_t bp = 1;
-  for (int64_t b : block) {
-    TESSERA_CHECK(b > 0, n.describe(), ": block_shape values must be positive");
-    bp *= b;
-  }
-  TESSERA_CHECK(x.dim(1) % bp == 0, n.describe(), ": input dim 1 (", x.dim(1), ") is not a multiple of ", bp);
-  const int64_t N = x.dim(0), C = x.dim(1) / bp, L = x.dim(2);
-  std::vector<int64_t> nb(r);
-  int64_t total = 1;
-  for (size_t d = 0; d < r; ++d) {
-    TESSERA_CHECK(image[d] > 0 && dil[d] > 0 && str[d] > 0, n.describe(),
-                  ": image_shape, dilations and strides must be positive");
-    int64_t span = image[d] + pads[d] + pads[d + r] - dil[d] * (block[d] - 1) - 1;
-    nb[d] = span < 0 ? 0 : span / str[d] + 1;
-    total *= nb[d];
-  }
-  TESSERA_CHECK(total == L, n.describe(), ": input has ", L, " blocks but the image, block and attributes give ",
-                total);
+  const Col2ImShape g = col2im_shape(op_attrs(c), x.shape(), c.value(1).to_int_vector(), c.value(2).to_int_vector());
+  const size_t r = g.rank();
+  const int64_t N = g.N, C = g.C, bp = g.bp;
   Dims shape{N, C};
-  shape.insert(shape.end(), image.begin(), image.end());
+  shape.insert(shape.end(), g.image.begin(), g.image.end());
   std::vector<std::string> names{"n", "c"};
   for (const auto& s : spatial_axis_names(static_cast<int64_t>(r))) names.push_back(s);
   const DType F64 = DType::F64, out = c.out(0).dtype;
   te::Tensor acc = te::compute(shape, [&](const Indices& i) {
-    std::vector<loop::ReduceAxis> rk = window_axes(block);
+    std::vector<loop::ReduceAxis> rk = window_axes(g.block);
     std::vector<Expr> conds;
     Expr kflat = loop::int_imm(0), lflat = loop::int_imm(0);
     for (size_t d = 0; d < r; ++d) {
-      Expr t = Expr(i[d + 2]) - Expr(rk[d].var) * dil[d];
-      if (pads[d]) t = t + pads[d];
+      Expr t = Expr(i[d + 2]) - Expr(rk[d].var) * g.dil[d];
+      if (g.pads[d]) t = t + g.pads[d];
       conds.push_back(t >= 0);
-      if (str[d] > 1) {
-        conds.push_back(eq(t % str[d], 0));
-        t = t / str[d];
+      if (g.str[d] > 1) {
+        conds.push_back(eq(t % g.str[d], 0));
+        t = t / g.str[d];
       }
-      conds.push_back(t < nb[d]);
-      kflat = kflat * block[d] + rk[d].var;
-      lflat = lflat * nb[d] + t;
+      conds.push_back(t < g.nb[d]);
+      kflat = kflat * g.block[d] + rk[d].var;
+      lflat = lflat * g.nb[d] + t;
     }
     Expr ch = bp == 1 ? Expr(i[1]) : Expr(i[1]) * bp + kflat;
     Expr v = guard(all_of(conds), cast_to(x(i[0], ch, lflat), F64), loop::make_zero({F64, 1}));

@@ -51,39 +51,17 @@ void infer_col2im(InferContext& c) {
 }
 
 std::vector<Tensor> run_col2im(const KernelContext& c) {
-  const Node& n = c.node;
   const Tensor& X = c.in(0);
-  std::vector<int64_t> image = c.in(1).to_int_vector(), block = c.in(2).to_int_vector();
-  TESSERA_CHECK(X.rank() == 3, n.describe(), ": input must be 3-D");
-  TESSERA_CHECK(!image.empty() && image.size() == block.size(), n.describe(),
-                ": image_shape and block_shape must have the same non-zero length");
-  const size_t r = image.size();
-  std::vector<int64_t> dil = axis_attr(op_attrs(c), "dilations", r, 1), str = axis_attr(op_attrs(c), "strides", r, 1),
-                       pads = axis_attr(op_attrs(c), "pads", 2 * r, 0);
-  for (int64_t p : pads) TESSERA_CHECK(p >= 0, n.describe(), ": pads must be non-negative");
-  int64_t bp = 1;
-  for (int64_t b : block) {
-    TESSERA_CHECK(b > 0, n.describe(), ": block_shape values must be positive");
-    bp *= b;
-  }
-  TESSERA_CHECK(X.dim(1) % bp == 0, n.describe(), ": input dim 1 (", X.dim(1), ") is not a multiple of ", bp);
-  const int64_t N = X.dim(0), C = X.dim(1) / bp, L = X.dim(2);
-  std::vector<int64_t> nb(r);
-  int64_t total = 1;
-  for (size_t d = 0; d < r; ++d) {
-    TESSERA_CHECK(image[d] > 0 && dil[d] > 0 && str[d] > 0, n.describe(), ": image_shape, dilations and strides must be positive");
-    int64_t span = image[d] + pads[d] + pads[d + r] - dil[d] * (block[d] - 1) - 1;
-    nb[d] = span < 0 ? 0 : span / str[d] + 1;
-    total *= nb[d];
-  }
-  TESSERA_CHECK(total == L, n.describe(), ": input has ", L, " blocks but the image, block and attributes give ", total);
+  const Col2ImShape g = col2im_shape(op_attrs(c), X.dims(), c.in(1).to_int_vector(), c.in(2).to_int_vector());
+  const size_t r = g.rank();
+  const int64_t N = g.N, C = g.C, L = g.L, bp = g.bp;
   Dims od = {N, C};
-  od.insert(od.end(), image.begin(), image.end());
+  od.insert(od.end(), g.image.begin(), g.image.end());
   std::vector<double> x = numeric_values(X);
   std::vector<double> y(static_cast<size_t>(numel_of(od)));
-  const int64_t img_sz = numel_of(Dims(image.begin(), image.end()));
-  Dims bstr = strides_of(Dims(block.begin(), block.end())), lstr = strides_of(Dims(nb.begin(), nb.end())),
-       istr = strides_of(Dims(image.begin(), image.end()));
+  const int64_t img_sz = numel_of(Dims(g.image.begin(), g.image.end()));
+  Dims bstr = strides_of(Dims(g.block.begin(), g.block.end())), lstr = strides_of(Dims(g.nb.begin(), g.nb.end())),
+       istr = strides_of(Dims(g.image.begin(), g.image.end()));
   for (int64_t b = 0; b < N; ++b)
     for (int64_t ch = 0; ch < C; ++ch)
       for (int64_t k = 0; k < bp; ++k)
@@ -91,9 +69,9 @@ std::vector<Tensor> run_col2im(const KernelContext& c) {
           int64_t off = 0;
           bool inside = true;
           for (size_t d = 0; d < r && inside; ++d) {
-            int64_t kd = (k / bstr[d]) % block[d], ld = (l / lstr[d]) % nb[d];
-            int64_t pos = ld * str[d] - pads[d] + kd * dil[d];
-            inside = pos >= 0 && pos < image[d];
+            int64_t kd = (k / bstr[d]) % g.block[d], ld = (l / lstr[d]) % g.nb[d];
+            int64_t pos = ld * g.str[d] - g.pads[d] + kd * g.dil[d];
+            inside = pos >= 0 && pos < g.image[d];
             off += pos * istr[d];
           }
           if (inside)
@@ -103,6 +81,40 @@ std::vector<Tensor> run_col2im(const KernelContext& c) {
 }
 
 }  // namespace
+
+// Col2Im's geometry, shared with its tensor expression.
+Col2ImShape col2im_shape(const OpAttrs& attrs, const Dims& x, std::vector<int64_t> image, std::vector<int64_t> block) {
+  const Node& n = attrs.node();
+  TESSERA_CHECK(x.size() == 3, n.describe(), ": input must be 3-D");
+  TESSERA_CHECK(!image.empty() && image.size() == block.size(), n.describe(),
+                ": image_shape and block_shape must have the same non-zero length");
+  const size_t r = image.size();
+  Col2ImShape g;
+  g.dil = axis_attr(attrs, "dilations", r, 1);
+  g.str = axis_attr(attrs, "strides", r, 1);
+  g.pads = axis_attr(attrs, "pads", 2 * r, 0);
+  for (int64_t p : g.pads) TESSERA_CHECK(p >= 0, n.describe(), ": pads must be non-negative");
+  for (int64_t b : block) {
+    TESSERA_CHECK(b > 0, n.describe(), ": block_shape values must be positive");
+    g.bp *= b;
+  }
+  TESSERA_CHECK(x[1] % g.bp == 0, n.describe(), ": input dim 1 (", x[1], ") is not a multiple of ", g.bp);
+  g.N = x[0], g.C = x[1] / g.bp, g.L = x[2];
+  g.nb.resize(r);
+  int64_t total = 1;
+  for (size_t d = 0; d < r; ++d) {
+    TESSERA_CHECK(image[d] > 0 && g.dil[d] > 0 && g.str[d] > 0, n.describe(),
+                  ": image_shape, dilations and strides must be positive");
+    int64_t span = image[d] + g.pads[d] + g.pads[d + r] - g.dil[d] * (block[d] - 1) - 1;
+    g.nb[d] = span < 0 ? 0 : span / g.str[d] + 1;
+    total *= g.nb[d];
+  }
+  TESSERA_CHECK(total == g.L, n.describe(), ": input has ", g.L, " blocks but the image, block and attributes give ",
+                total);
+  g.image = std::move(image);
+  g.block = std::move(block);
+  return g;
+}
 
 // ---- DeformConv --------------------------------------------------------------
 

@@ -1,12 +1,28 @@
-// DeformConv facts shared by the reference kernel (vision_conv.cpp) and the
-// tensor expression (expr_nn_vision.cpp): attributes, output size, shape
-// checks, and the offset / mask channels and sampling positions of each tap.
+// Col2Im and DeformConv facts shared by the reference kernels
+// (vision_conv.cpp) and the tensor expressions (expr_nn_vision.cpp):
+// attributes, output size, shape checks, and for DeformConv the offset /
+// mask channels and sampling positions of each tap.
 #pragma once
+
+#include <vector>
 
 #include "ops/op_attrs.h"
 #include "ops/registry.h"
 
 namespace tessera {
+
+// Geometry of one Col2Im: x [N, C*bp, L] of L sliding blocks of bp elements
+// (the product of block) summed into an image [N, C, image...]; nb[d] block
+// positions along spatial axis d (their product is L).
+struct Col2ImShape {
+  std::vector<int64_t> image, block, dil, str, pads, nb;  // pads: the r begins, then the r ends
+  int64_t N = 0, C = 0, L = 0, bp = 1;
+  size_t rank() const { return image.size(); }  // spatial axes
+};
+
+// Checks a Col2Im's input dims x, image_shape and block_shape values and its
+// attributes (dilations, strides, pads), and counts its block positions.
+Col2ImShape col2im_shape(const OpAttrs& attrs, const Dims& x, std::vector<int64_t> image, std::vector<int64_t> block);
 
 // Geometry of one 2-D DeformConv: X [N, C, H, W], W [OC, C/group, kh, kw],
 // offset [N, offset_group*2*K, oh, ow], mask [N, offset_group*K, oh, ow] with K = kh*kw taps.

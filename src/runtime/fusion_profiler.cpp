@@ -2,13 +2,13 @@
 // in turns, compare medians.
 #include "runtime/fusion_profiler.h"
 
-#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
 #include <random>
 
 #include "compile/task.h"
+#include "runtime/latency_stats.h"
 #include "runtime/task_kernel.h"
 #include "support/dtype_dispatch.h"
 #include "support/error.h"
@@ -99,11 +99,6 @@ class BlockRun {
   std::shared_ptr<const TaskKernel> kernel_;
 };
 
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 // The fused block and its parts run round by round (each once per round, so
 // drift of the machine hits all alike) until at least 7 rounds and 50 ms or
 // 31 rounds; medians per kernel.
@@ -120,8 +115,8 @@ fusion::ProfileEntry measure(const Graph& g, const std::vector<int>& fused, cons
          (times[0].size() < 31 && std::chrono::duration<double>(Clock::now() - start).count() < 0.05))
     for (size_t i = 0; i < runs.size(); ++i) times[i].push_back(runs[i]->run());
   fusion::ProfileEntry e;
-  e.fused_seconds = median(times[0]);
-  for (size_t i = 1; i < runs.size(); ++i) e.parts_seconds += median(times[i]);
+  e.fused_seconds = percentile(times[0], 50);
+  for (size_t i = 1; i < runs.size(); ++i) e.parts_seconds += percentile(times[i], 50);
   return e;
 }
 

@@ -1,6 +1,6 @@
 // Helpers for tests of graph rewrites (the blocked layout, Winograd, fusion):
-// op counts, outputs compared at the scale of the output, and a compiled
-// model's artifact round trip.
+// op counts, outputs compared at the scale of the output, the ISA x fusion
+// loop of compiled runs, and a compiled model's artifact round trip.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/llvm/jit.h"
 #include "ir/graph.h"
 #include "ops/registry.h"
 #include "runtime/executor.h"
@@ -55,6 +56,32 @@ inline void expect_near_scaled(const std::vector<Tensor>& got, const std::vector
     for (int64_t k = 0; k < got[i].numel(); ++k)
       ASSERT_NEAR(got[i].get_double(k), want[i].get_double(k), tol * scale) << "element " << k;
   }
+}
+
+// The instruction sets compiled tests run on, AVX-512 then AVX2; one this
+// host lacks is left out and logged as not run (the test itself is not
+// skipped: the other ISA still runs).
+inline std::vector<codegen::Isa> host_isas() {
+  std::vector<codegen::Isa> isas;
+  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
+    if (codegen::host_supports(isa)) isas.push_back(isa);
+    else GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
+  }
+  return isas;
+}
+
+// Runs body(options) for each ISA of host_isas(), fused and unfused, under a
+// trace naming both.
+template <typename Body>
+void for_each_isa_and_fusion(Body&& body) {
+  for (codegen::Isa isa : host_isas())
+    for (bool fusion : {true, false}) {
+      SCOPED_TRACE(std::string(codegen::isa_name(isa)) + (fusion ? ", fused" : ", unfused"));
+      runtime::ExecutorOptions o;
+      o.isa = isa;
+      o.fusion = fusion;
+      body(o);
+    }
 }
 
 // Saves `m` as an artifact in the temporary directory (named after `tag`

@@ -22,6 +22,7 @@ namespace {
 
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
+using tessera::testing::for_each_isa_and_fusion;
 using tessera::testing::random_f32;
 
 uint32_t seed_ = 1;
@@ -187,29 +188,19 @@ TEST(BlockedConv3d, CompiledMatchesTheOriginalGraph) {
   for (int64_t batch : {1, 2}) {
     std::vector<Tensor> ins{random_f32({batch, 3, 6, 14, 15}, 6)};
     std::vector<Tensor> want = interpret(*video_network(batch), ins);
-    for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
-      if (!codegen::host_supports(isa)) {
-        GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-        continue;
-      }
-      for (bool fusion : {true, false}) {
-        SCOPED_TRACE(std::string(codegen::isa_name(isa)) + " batch " + std::to_string(batch) +
-                     (fusion ? " fused" : " unfused"));
-        runtime::ExecutorOptions o;
-        o.isa = isa;
-        o.fusion = fusion;
-        runtime::Executor m(video_network(batch), o);
-        EXPECT_EQ(count_ops(m.graph(), "ConvBlocked"), 6);
-        EXPECT_EQ(count_ops(m.graph(), "Conv"), 0);
-        const Value* w = nullptr;
-        for (const auto& n : m.graph().nodes())
-          if (n->op_type == "ConvBlocked") w = n->inputs[1];
-        ASSERT_TRUE(w);
-        EXPECT_EQ(w->type.dims.size(), 7u);
-        EXPECT_EQ(w->type.dims.back(), isa == codegen::Isa::AVX2 ? 8 : 16);
-        expect_near_scaled(m.run(ins), want, 1e-5);
-      }
-    }
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    for_each_isa_and_fusion([&](const runtime::ExecutorOptions& o) {
+      runtime::Executor m(video_network(batch), o);
+      EXPECT_EQ(count_ops(m.graph(), "ConvBlocked"), 6);
+      EXPECT_EQ(count_ops(m.graph(), "Conv"), 0);
+      const Value* w = nullptr;
+      for (const auto& n : m.graph().nodes())
+        if (n->op_type == "ConvBlocked") w = n->inputs[1];
+      ASSERT_TRUE(w);
+      EXPECT_EQ(w->type.dims.size(), 7u);
+      EXPECT_EQ(w->type.dims.back(), o.isa == codegen::Isa::AVX2 ? 8 : 16);
+      expect_near_scaled(m.run(ins), want, 1e-5);
+    });
   }
 }
 

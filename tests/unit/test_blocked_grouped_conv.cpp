@@ -28,6 +28,7 @@ namespace {
 
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
+using tessera::testing::for_each_isa_and_fusion;
 using tessera::testing::random_f32;
 
 // One grouped convolution: C input and M output channels in G groups, a
@@ -133,24 +134,16 @@ TEST(BlockedGroupedConv, PassGivesTheConvBits) {
 // Compiled for AVX-512 and AVX2 (the block is the ISA's vector), fused and
 // not, against the interpreter on the NCHW graph.
 TEST(BlockedGroupedConv, CompiledMatchesTheOriginalGraph) {
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
-    for (const Case& c : kCases)
-      for (bool fusion : {true, false}) {
-        SCOPED_TRACE(describe(c) + ", " + std::string(codegen::isa_name(isa)) + (fusion ? ", fused" : ", unfused"));
-        std::vector<Tensor> ins{random_f32({1, c.C, kH, kW}, 15)};
-        std::vector<Tensor> want = interpret(*build(c), ins);
-        runtime::ExecutorOptions o;
-        o.isa = isa;
-        o.fusion = fusion;
-        runtime::Executor m(build(c), o);
-        // blocked: a ConvBlocked or its Winograd form (the 1x1 mix conv is always blocked)
-        EXPECT_EQ(count_ops(m.graph(), "Conv"), (isa == codegen::Isa::AVX2 ? c.blocked8 : c.blocked16) ? 0u : 1u);
-        expect_near_scaled(m.run(ins), want, 1e-5);
-      }
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(describe(c));
+    std::vector<Tensor> ins{random_f32({1, c.C, kH, kW}, 15)};
+    std::vector<Tensor> want = interpret(*build(c), ins);
+    for_each_isa_and_fusion([&](const runtime::ExecutorOptions& o) {
+      runtime::Executor m(build(c), o);
+      // blocked: a ConvBlocked or its Winograd form (the 1x1 mix conv is always blocked)
+      EXPECT_EQ(count_ops(m.graph(), "Conv"), (o.isa == codegen::Isa::AVX2 ? c.blocked8 : c.blocked16) ? 0u : 1u);
+      expect_near_scaled(m.run(ins), want, 1e-5);
+    });
   }
 }
 
@@ -250,21 +243,12 @@ TEST(BlockedGroupedConv, SeparableVideoConvsOfNarrowGroups) {
       for (int64_t k = 0; k < got[0].numel(); ++k)
         ASSERT_EQ(got[0].data<float>()[k], want[0].data<float>()[k]) << "element " << k;
     }
-    for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-      if (!codegen::host_supports(isa)) {
-        GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-        continue;
-      }
-      for (bool fusion : {true, false}) {
-        SCOPED_TRACE(describe(c) + ", " + std::string(codegen::isa_name(isa)) + (fusion ? ", fused" : ", unfused"));
-        runtime::ExecutorOptions o;
-        o.isa = isa;
-        o.fusion = fusion;
-        runtime::Executor m(build_video(c), o);
-        EXPECT_EQ(count_ops(m.graph(), "Conv"), 0);
-        expect_near_scaled(m.run(ins), want, 1e-5);
-      }
-    }
+    SCOPED_TRACE(describe(c));
+    for_each_isa_and_fusion([&](const runtime::ExecutorOptions& o) {
+      runtime::Executor m(build_video(c), o);
+      EXPECT_EQ(count_ops(m.graph(), "Conv"), 0);
+      expect_near_scaled(m.run(ins), want, 1e-5);
+    });
   }
 }
 

@@ -30,6 +30,7 @@ namespace {
 
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
+using tessera::testing::host_isas;
 using tessera::testing::random_f32;
 using tessera::testing::save_and_load;
 
@@ -130,11 +131,7 @@ TEST(BlockedLayout, PassKeepsTheLayoutBetweenConvolutions) {
 TEST(BlockedLayout, CompiledMatchesTheOriginalGraph) {
   std::vector<Tensor> ins{random_f32({1, 3, 29, 30}, 6)};
   std::vector<Tensor> want = interpret(*network(), ins);
-  for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     SCOPED_TRACE(codegen::isa_name(isa));
     runtime::ExecutorOptions o;
     o.isa = isa;
@@ -372,11 +369,7 @@ TEST(BlockedLayout, OddMapsPutTheirRowsOutermost) {
   std::vector<Tensor> ins{random_f32({1, 16, 17, 9}, 121)};
   std::vector<Tensor> want = interpret(*build(), ins);
   const int saved_threads = ThreadPool::global().threads();
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     std::vector<Tensor> first;
     for (int threads : {1, 2}) {
       SCOPED_TRACE(std::string(codegen::isa_name(isa)) + ", " + std::to_string(threads) + " threads");
@@ -579,11 +572,7 @@ TEST(BlockedLayout, MaxPoolsPropagateNanAndInfinities) {
   const std::vector<std::function<std::unique_ptr<Graph>()>> graphs = {
       [&] { return build({3, 3}, {2, 2}, {1, 1, 1, 1}); }, [&] { return build({2, 2}, {1, 1}, {0, 0, 0, 0}); }};
   std::vector<Tensor> ins{random_f32(dims, 72), e};
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     for (size_t gi = 0; gi < graphs.size(); ++gi) {
       SCOPED_TRACE(std::string(codegen::isa_name(isa)) + " pool " + std::to_string(gi));
       const Tensor want = interpret(*graphs[gi](), ins)[0];

@@ -20,6 +20,7 @@ namespace {
 
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
+using tessera::testing::for_each_isa_and_fusion;
 using tessera::testing::random_f32;
 
 uint32_t seed_ = 1;
@@ -108,21 +109,11 @@ TEST(BlockedResize, InnerResizesStayBlockedAndMatch) {
 TEST(BlockedResize, CompiledMatchesTheOriginalGraph) {
   std::vector<Tensor> ins{random_f32({1, 16, 9, 11}, 6)};
   std::vector<Tensor> want = interpret(*network(), ins);
-  for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
-    for (bool fusion : {true, false}) {
-      SCOPED_TRACE(std::string(codegen::isa_name(isa)) + (fusion ? " fused" : " unfused"));
-      runtime::ExecutorOptions o;
-      o.isa = isa;
-      o.fusion = fusion;
-      runtime::Executor m(network(), o);
-      EXPECT_EQ(blocked_resizes(m.graph()), 3);
-      expect_near_scaled(m.run(ins), want, 1e-5);
-    }
-  }
+  for_each_isa_and_fusion([&](const runtime::ExecutorOptions& o) {
+    runtime::Executor m(network(), o);
+    EXPECT_EQ(blocked_resizes(m.graph()), 3);
+    expect_near_scaled(m.run(ins), want, 1e-5);
+  });
 }
 
 // A resize that changes channels, or whose consumer leaves the layout

@@ -26,6 +26,7 @@ namespace {
 
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
+using tessera::testing::for_each_isa_and_fusion;
 using tessera::testing::random_f32;
 
 struct Builder {
@@ -169,24 +170,14 @@ void expect_compiled_matches(const std::function<std::unique_ptr<Graph>()>& buil
                              uint32_t seed) {
   std::vector<Tensor> ins{random_f32({1, 8, kH, kW}, seed)};
   std::vector<Tensor> want = interpret(*build(), ins);
-  for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
-    for (bool fusion : {true, false}) {
-      SCOPED_TRACE(std::string(codegen::isa_name(isa)) + (fusion ? " fused" : " unfused"));
-      runtime::ExecutorOptions o;
-      o.isa = isa;
-      o.fusion = fusion;
-      runtime::Executor m(build(), o);
-      EXPECT_EQ(count_ops(m.graph(), "DepthwiseConvBlocked"), 3);
-      EXPECT_EQ(ops_of_rank(m.graph(), "Resize", 5), inner_resizes);
-      // Twenty layers of sums regrouped (blocks, FMA, Winograd's transforms
-      // on the head's 3x3 convolution) against the interpreter's order.
-      expect_near_scaled(m.run(ins), want, 5e-5);
-    }
-  }
+  for_each_isa_and_fusion([&](const runtime::ExecutorOptions& o) {
+    runtime::Executor m(build(), o);
+    EXPECT_EQ(count_ops(m.graph(), "DepthwiseConvBlocked"), 3);
+    EXPECT_EQ(ops_of_rank(m.graph(), "Resize", 5), inner_resizes);
+    // Twenty layers of sums regrouped (blocks, FMA, Winograd's transforms
+    // on the head's 3x3 convolution) against the interpreter's order.
+    expect_near_scaled(m.run(ins), want, 5e-5);
+  });
 }
 
 TEST(MobileNetSegmentation, LrasppMatchesTheInterpreter) { expect_compiled_matches(lraspp, 1, 11); }

@@ -20,6 +20,7 @@ namespace {
 
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
+using tessera::testing::host_isas;
 using tessera::testing::random_f32;
 using Ints = std::vector<int64_t>;
 
@@ -97,11 +98,7 @@ TEST(PoolAfterConv, MovedPoolsMatchTheOriginalGraph) {
 // Compiled for AVX-512 and AVX2 with the default pipeline (which runs the
 // pass), against the interpreter on the original graph.
 TEST(PoolAfterConv, CompiledMatchesTheOriginalGraph) {
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     for (size_t i = 0; i < kMoved.size(); ++i) {
       const Case& c = kMoved[i];
       SCOPED_TRACE(std::string(codegen::isa_name(isa)) + " case " + std::to_string(i));

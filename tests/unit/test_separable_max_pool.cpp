@@ -23,6 +23,7 @@ namespace tessera {
 namespace {
 
 using tessera::testing::count_ops;
+using tessera::testing::host_isas;
 using tessera::testing::random_f32;
 
 struct Case {
@@ -110,11 +111,7 @@ TEST(SeparableMaxPool, ChainsGiveThePoolsValues) {
 }
 
 TEST(SeparableMaxPool, CompiledMatchesTheOriginalGraph) {
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     for (const Case& c : cases()) {
       SCOPED_TRACE(c.what + ", " + std::string(codegen::isa_name(isa)));
       const std::vector<Tensor> ins{input(c.x, false)};

@@ -22,6 +22,7 @@ namespace {
 
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
+using tessera::testing::host_isas;
 using tessera::testing::random_f32;
 
 struct Case {
@@ -86,16 +87,6 @@ AxisCount count_axis(int64_t in, int64_t k, int64_t d, int64_t s, int64_t pb, in
 int64_t expected_convs(const Case& c, const AxisCount& h, const AxisCount& w) {
   const bool by_tap = c.dh > 1 && c.dw > 1 && h.slices * w.slices >= 2 * h.taps * w.taps;
   return by_tap ? h.taps * w.taps : h.runs * w.runs;
-}
-
-// AVX-512 and AVX2, those the host runs (the others logged as not run).
-std::vector<codegen::Isa> host_isas() {
-  std::vector<codegen::Isa> isas;
-  for (codegen::Isa isa : {codegen::Isa::AVX512, codegen::Isa::AVX2}) {
-    if (codegen::host_supports(isa)) isas.push_back(isa);
-    else GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-  }
-  return isas;
 }
 
 // Multiply-adds per output channel and input channel of every Conv in g (any rank).

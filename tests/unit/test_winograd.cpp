@@ -30,6 +30,7 @@ namespace {
 
 using tessera::testing::count_ops;
 using tessera::testing::expect_near_scaled;
+using tessera::testing::host_isas;
 using tessera::testing::random_f32;
 using tessera::testing::save_and_load;
 
@@ -104,11 +105,7 @@ TEST(Winograd, CompiledMatchesTheOriginalGraph) {
   auto g = network();
   std::vector<Tensor> want = interpret(*g, ins);
   for (int tile : kWinogradTiles)
-  for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run";
-      continue;
-    }
+  for (codegen::Isa isa : host_isas()) {
     SCOPED_TRACE(std::string(codegen::isa_name(isa)) + ", tile " + std::to_string(tile));
     auto rewritten = network();
     to_blocked_layout(*rewritten, isa == codegen::Isa::AVX2 ? 8 : 16);
