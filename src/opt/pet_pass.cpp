@@ -197,7 +197,7 @@ int run_pet(Graph& g, const PassContext& ctx) {
     if (ctx.model_cost) {
       // The model as it came compiled once, before the first measurement;
       // the check's reserve sized from it (SearchOptions::model_check_share).
-      search_opts.check_reserve = [&]() -> double {
+      search_opts.check_reserve = [&, setup = pass_watch.seconds()]() -> double {
         try {
           // The other model's compile and first run (on the arena the
           // original hands back: runtime::ArenaSharing), a warm-up round,
@@ -206,7 +206,11 @@ int run_pet(Graph& g, const PassContext& ctx) {
           const double other = kCompileMargin * (m.compile_seconds + m.run_seconds), round = 2 * m.run_seconds;
           const double fits = round > 0 ? std::floor((budget * share - other - round) / round) : 0;
           const double rounds = std::clamp(fits, double{kMinCheckRounds}, double{kCheckRounds});
-          return other + round * (1 + rounds);
+          // The pass's own time before the search counts too; the search's
+          // budget itself stays the one given (the database keeps which
+          // budget cut a search short, and a second compile with the same
+          // one must search no further).
+          return setup + other + round * (1 + rounds);
         } catch (const Error& e) {
           reserve_notes.push_back(std::string("the model as it came could not be timed (") + e.what() +
                                   "): nothing searched");
@@ -217,7 +221,6 @@ int run_pet(Graph& g, const PassContext& ctx) {
       search_opts.budget_seconds = budget * (1 - share);
     }
   }
-  if (bounded) search_opts.budget_seconds = std::max(0.0, search_opts.budget_seconds - pass_watch.seconds());
   pet::SearchReport report = pet::optimize_program(g, search_opts, cost, db, ctx.target_key);
   report.notes.insert(report.notes.end(), reserve_notes.begin(), reserve_notes.end());
   if (report.applied > 0) {

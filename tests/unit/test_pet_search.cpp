@@ -556,6 +556,49 @@ TEST(PetPass, WholeModelCheckReserveIsSizedFromTheModel) {
   std::filesystem::remove(o.pet_db);
 }
 
+// A search the budget cut short, checked with the model's measured cost: a
+// second compile with the same budget measures nothing, compiles nothing for
+// a check, and leaves the model as the first did (the budget the database
+// keeps for the cut is the one given, whatever the pass spent before the
+// search).
+TEST(PetPass, ASecondCompileWithTheSameBudgetMeasuresNothing) {
+  ModelBuilder b;
+  Value* x = b.input("x", {1, 4, 8, 8});
+  Value* y = b.relu(b.conv(x, 4, 3, 3, {2, 2, 2, 2}, "c1", 1, 2), "r1");
+  b.g->add_output(b.relu(b.conv(y, 8, 3, 3, {2, 2, 2, 2}, "c2", 1, 2), "r2"));  // another structure
+  infer_graph(*b.g);
+  PassOptions o = pass_options("pet_second_compile.tsv");
+  o.pet.budget_seconds = 0.75;  // the check's reserve about 0.43 s: the search is cut after a few measurements
+  int measures = 0, costs = 0, compares = 0;
+  PassContext c = context([&](const Graph& m) {
+    ++measures;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return dilation_averse(m);
+  });
+  c.model_cost = [&](const Graph&) {
+    ++costs;
+    return ModelCost{0.05, 0.05, 0.05};
+  };
+  c.compare_models = [&](const Graph& before, const Graph& after, double) {
+    ++compares;
+    const double r = (1.0 + 2.0 * dilated_convs(after)) / (1.0 + 2.0 * dilated_convs(before));
+    return ModelComparison{1.0, r, r, r};
+  };
+  std::unique_ptr<Graph> first = b.g->clone();
+  std::vector<PassRecord> recs = run_passes(*first, {"pet"}, o, c);
+  ASSERT_EQ(recs.size(), 1u);
+  ASSERT_GT(measures, 0);
+  ASSERT_LT(measures, 6) << "the budget cut the first search short";
+  measures = costs = compares = 0;
+  std::unique_ptr<Graph> second = b.g->clone();
+  run_passes(*second, {"pet"}, o, c);
+  EXPECT_EQ(measures, 0);
+  EXPECT_EQ(costs, 0);
+  EXPECT_EQ(compares, 0) << "the check's verdict read back";
+  EXPECT_EQ(structural_hash(*second), structural_hash(*first));
+  std::filesystem::remove(o.pet_db);
+}
+
 // compare_graphs: both graphs compiled and run in turns on the same inputs;
 // at most kCompareRounds rounds, two at least however small the bound; a
 // second graph that takes other inputs is an error naming it.
