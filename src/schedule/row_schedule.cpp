@@ -68,7 +68,7 @@ const te::Stage* sink_output(const RuleContext& ctx) {
 // the output's shape or a reduction of such rows over the last axis (layer
 // norm, softmax, a residual add before them). Stages that only re-index
 // block inputs (reshapes, transposes: views) stay inlined. Besides the sink,
-// the block may store elementwise outputs of its shape that read block
+// the block may store elementwise outputs of its shape and type that read block
 // inputs only (a pre-norm transformer's residual sum, read by the next
 // residual add as well): each one pass of its own, before the rows.
 std::optional<RowPlan> plan_rows(const RuleContext& ctx) {
@@ -89,7 +89,8 @@ std::optional<RowPlan> plan_rows(const RuleContext& ctx) {
     for (const te::Tensor& in : st->inputs())
       reads_inputs = reads_inputs && (in.stage().kind == te::StageKind::Placeholder || views.count(&in.stage()));
     if (st.get() != &out && is_output(ctx.outputs, st.get())) {
-      if (!reads_inputs || te::has_reduce(st->body) || st->shapes[0] != shape) return std::nullopt;
+      if (!reads_inputs || te::has_reduce(st->body) || st->shapes[0] != shape || st->dtypes[0] != out.dtypes[0])
+        return std::nullopt;
       p.stored.push_back(st.get());
       continue;
     }
