@@ -60,12 +60,19 @@ constexpr FusionRule kTable[5][5] = {
 // reduction after it. Both reductions run along the same last axis, so
 // the block is one loop over rows with each row's sums computed inside it
 // (schedule/row_schedule.h); the centring joins its mean and the variance.
+// Its scale and shift by constants (gamma, beta: one-to-many, broadcast along
+// the row) are profile cells by the table; applied where the normalized
+// value is computed they save a pass over the rows each and recompute
+// nothing, so, as with the bias add, timing them would decide by noise (the
+// 64x512 rows of a small decoder measured fused and apart within a run's
+// jitter, one layer's norm fused and the next one's not).
 constexpr OpFusionRule kOpRules[] = {
     {"", "WinogradInput", EdgeCondition::None, Decision::Fuse, "input transform joins its producer"},
     {"WinogradGemm", "WinogradOutput", EdgeCondition::None, Decision::Fuse, "output transform joins its product"},
     {"MatMul", "Add", EdgeCondition::SameShape, Decision::Fuse, "bias add is the product's epilogue"},
     {"ReduceMean", "Sub", EdgeCondition::ConsumerCentres, Decision::Fuse, "layer norm: centring joins its mean"},
     {"Sub", "", EdgeCondition::ProducerCentres, Decision::Fuse, "layer norm: rows centred and scaled in one pass"},
+    {"", "", EdgeCondition::ScalesNormalizedRows, Decision::Fuse, "layer norm: scale and shift join the rows"},
 };
 
 bool matches(std::string_view pattern, const Node& n) {
@@ -85,6 +92,33 @@ bool centres_rows(const Node& n) {
   return mean->type.dims == want && x->type.dims.back() > 1;
 }
 
+// n is x - mean(x) over the last axis divided by a value (the deviation).
+bool normalizes_rows(const Node& n) {
+  if (n.op_type != "Div" || !n.domain.empty() || n.num_inputs() != 2 || !n.inputs[0] || !n.inputs[0]->producer)
+    return false;
+  return centres_rows(*n.inputs[0]->producer);
+}
+
+// consumer is Mul or Add of producer's value and a constant, with the
+// value's shape, and producer normalizes rows or is such a scale or shift
+// of normalized rows (gamma then beta).
+bool scales_normalized_rows(const Node& producer, const Node& consumer, int depth = 0) {
+  if ((consumer.op_type != "Mul" && consumer.op_type != "Add") || !consumer.domain.empty() ||
+      consumer.num_inputs() != 2 || producer.outputs.empty() || consumer.outputs.empty())
+    return false;
+  const Value* v = producer.outputs[0];
+  const Value* other = consumer.inputs[0] == v ? consumer.inputs[1] : consumer.inputs[0];
+  if (!v || !other || (consumer.inputs[0] != v && consumer.inputs[1] != v) || !other->is_constant() ||
+      !consumer.outputs[0] || !v->type.fully_known() || consumer.outputs[0]->type.dims != v->type.dims)
+    return false;
+  if (normalizes_rows(producer)) return true;
+  // The scale before the shift: producer is itself a scale of normalized rows.
+  if (depth > 0 || producer.num_inputs() != 2) return false;
+  for (const Value* in : producer.inputs)
+    if (in && in->producer && scales_normalized_rows(*in->producer, producer, depth + 1)) return true;
+  return false;
+}
+
 bool holds(EdgeCondition c, const Node& producer, const Node& consumer) {
   switch (c) {
     case EdgeCondition::None: return true;
@@ -94,6 +128,7 @@ bool holds(EdgeCondition c, const Node& producer, const Node& consumer) {
              producer.outputs[0]->type.dims == consumer.outputs[0]->type.dims;
     case EdgeCondition::ConsumerCentres: return centres_rows(consumer);
     case EdgeCondition::ProducerCentres: return centres_rows(producer);
+    case EdgeCondition::ScalesNormalizedRows: return scales_normalized_rows(producer, consumer);
   }
   return false;
 }

@@ -37,6 +37,11 @@ enum class EdgeCondition {
   ConsumerCentres,
   // The producer computes x - ReduceMean(x) over the last axis only.
   ProducerCentres,
+  // The consumer multiplies or adds a constant to the producer's value,
+  // keeping its shape, and the producer is a layer norm's normalized rows
+  // (x - mean(x) divided by the deviation) or already such a scale or shift
+  // of them: the norm's gamma and beta.
+  ScalesNormalizedRows,
 };
 
 // An exception to the table for the edge from a node of op `producer` to a

@@ -38,35 +38,63 @@ bool reads_own_row(const te::Stage& reader, const std::set<const te::Stage*>& lo
   return c.ok;
 }
 
-// The row-wise stages of a program: `local` every computed stage but the
-// views, `roots` those computed per row (reductions, then shared values).
+// The row-wise stages of a program: `out` the output the rows are of,
+// `stored` the other outputs (computed whole before the loop over rows),
+// `local` every other computed stage but the views, `roots` those computed
+// per row (reductions, then shared values).
 struct RowPlan {
+  const te::Stage* out = nullptr;
+  std::vector<const te::Stage*> stored;
   std::set<const te::Stage*> local;
   std::vector<const te::Stage*> roots;
 };
 
-// Row-wise blocks — one output, no contraction, every computed value either
-// a row of the output's shape or a reduction of such rows over the last axis
-// (layer norm, softmax, a residual add before them). Stages that only
-// re-index block inputs (reshapes, transposes: views) stay inlined.
+// The output no stage of the program reads (the block's sink); null when
+// there is not exactly one.
+const te::Stage* sink_output(const RuleContext& ctx) {
+  std::set<const te::Stage*> read;
+  for (const te::StagePtr& st : ctx.stages)
+    for (const te::Tensor& in : st->inputs()) read.insert(&in.stage());
+  const te::Stage* sink = nullptr;
+  for (const te::Tensor& t : ctx.outputs) {
+    if (read.count(&t.stage()) || &t.stage() == sink) continue;
+    if (sink) return nullptr;
+    sink = &t.stage();
+  }
+  return sink;
+}
+
+// Row-wise blocks — no contraction, every computed value either a row of
+// the output's shape or a reduction of such rows over the last axis (layer
+// norm, softmax, a residual add before them). Stages that only re-index
+// block inputs (reshapes, transposes: views) stay inlined. Besides the sink,
+// the block may store elementwise outputs of its shape and type that read block
+// inputs only (a pre-norm transformer's residual sum, read by the next
+// residual add as well): each one pass of its own, before the rows.
 std::optional<RowPlan> plan_rows(const RuleContext& ctx) {
-  const std::vector<te::Tensor>& outputs = ctx.outputs;
-  if (outputs.size() != 1 || outputs[0].stage().kind != te::StageKind::Compute) return std::nullopt;
-  const te::Stage& out = outputs[0].stage();
+  RowPlan p;
+  p.out = sink_output(ctx);
+  if (!p.out || p.out->kind != te::StageKind::Compute) return std::nullopt;
+  const te::Stage& out = *p.out;
   const Dims& shape = out.shapes[0];
   if (shape.size() < 2 || out.num_outputs() != 1 || te::has_reduce(out.body) || numel_of(shape) == 0)
     return std::nullopt;
   std::set<const te::Stage*> views;  // compute stages reading block inputs only, through other views
-  RowPlan p;
   for (const te::StagePtr& st : ctx.stages) {
     if (st->kind == te::StageKind::Placeholder) continue;
     if (st->kind != te::StageKind::Compute || st->num_outputs() != 1) return std::nullopt;
     if (te::is_conv(st->op_class) || st->op_class == te::OpClass::MatMul || st->op_class == te::OpClass::Pool)
       return std::nullopt;
-    bool view = st.get() != &out && !te::has_reduce(st->body);
+    bool reads_inputs = true;
     for (const te::Tensor& in : st->inputs())
-      view = view && (in.stage().kind == te::StageKind::Placeholder || views.count(&in.stage()));
-    if (view) {
+      reads_inputs = reads_inputs && (in.stage().kind == te::StageKind::Placeholder || views.count(&in.stage()));
+    if (st.get() != &out && is_output(ctx.outputs, st.get())) {
+      if (!reads_inputs || te::has_reduce(st->body) || st->shapes[0] != shape || st->dtypes[0] != out.dtypes[0])
+        return std::nullopt;
+      p.stored.push_back(st.get());
+      continue;
+    }
+    if (st.get() != &out && !te::has_reduce(st->body) && reads_inputs) {
       views.insert(st.get());
       continue;
     }
@@ -80,7 +108,7 @@ std::optional<RowPlan> plan_rows(const RuleContext& ctx) {
   for (const te::Stage* st : p.local)
     if (!reads_own_row(*st, p.local, shape)) return std::nullopt;
   if (p.roots.empty()) return std::nullopt;  // elementwise: the generic schedule is as good
-  for (const te::Stage* st : shared_stages(outputs, ctx.stages, {}))
+  for (const te::Stage* st : shared_stages(ctx.outputs, ctx.stages, {}))
     if (p.local.count(st)) p.roots.push_back(st);
   return p;
 }
@@ -95,12 +123,13 @@ class RowsRule final : public ScheduleRule {
   std::string_view name() const override { return "rows"; }
   bool program_level() const override { return true; }
   bool applies(const te::Stage& st, const RuleContext& ctx) const override { return plan_rows(ctx).has_value(); }
-  std::vector<Knob> knobs(const te::Stage& st, const RuleContext& ctx) const override {
-    return {switch_knob("parallel", work(st, *plan_rows(ctx)) >= ctx.target.parallel_grain),
-            switch_knob("rfactor", true)};
-  }
-  bool apply(Schedule& s, const te::Stage& out, const RuleContext& ctx, const KnobValues& values) const override {
+  std::vector<Knob> knobs(const te::Stage&, const RuleContext& ctx) const override {
     const RowPlan p = *plan_rows(ctx);
+    return {switch_knob("parallel", work(p) >= ctx.target.parallel_grain), switch_knob("rfactor", true)};
+  }
+  bool apply(Schedule& s, const te::Stage&, const RuleContext& ctx, const KnobValues& values) const override {
+    const RowPlan p = *plan_rows(ctx);
+    const te::Stage& out = *p.out;
     // The output: rows fused into one loop, each row split into vectors.
     const int64_t lanes = lanes_of(ctx.target, out.dtypes[0]);
     std::string row = fuse_leading(s, out, out.axes.size() - 1);
@@ -111,7 +140,13 @@ class RowsRule final : public ScheduleRule {
       s.vectorize(st.name, inner_name(last));
     };
     vectorize_row(out);
-    if (knob_or(values, "parallel", work(out, p) >= ctx.target.parallel_grain)) s.parallel(out.name, row);
+    const bool parallel = knob_or(values, "parallel", work(p) >= ctx.target.parallel_grain);
+    if (parallel) s.parallel(out.name, row);
+    for (const te::Stage* st : p.stored) {  // whole, before the rows: rows in parallel, each in vectors
+      std::string rows = fuse_leading(s, *st, st->axes.size() - 1);
+      vectorize_row(*st);
+      if (parallel) s.parallel(st->name, rows);
+    }
     const bool partials = knob_or(values, "rfactor", 1);
     for (const te::Stage* st : p.roots) {
       s.compute_at(st->name, out.name, row);
@@ -130,9 +165,10 @@ class RowsRule final : public ScheduleRule {
   }
 
  private:
-  // Operations of the block: its row-wise stages and the output.
-  static int64_t work(const te::Stage& out, const RowPlan& p) {
-    int64_t w = numel_of(out.shapes[0]);
+  // Operations of the block: its row-wise stages and its outputs.
+  static int64_t work(const RowPlan& p) {
+    int64_t w = numel_of(p.out->shapes[0]);
+    for (const te::Stage* st : p.stored) w += numel_of(st->shapes[0]);
     for (const te::Stage* st : p.local) w += numel_of(st->shapes[0]) * reduce_extent(*st);
     return w;
   }

@@ -2,13 +2,15 @@
 // ops joined to the blocks around them — the input transform to its
 // producer's block, the output transform to its product — so a Winograd
 // convolution costs one kernel, as the direct one does; a MatMul's bias add
-// as its epilogue; a decomposed layer norm as one row block. Each rule on a small
+// as its epilogue; a decomposed layer norm, with its scale and shift, as one
+// row block. Each rule on a small
 // graph whose block count is pinned (planned without the profiler: no
 // timing decides them), run compiled with those blocks against the reference
 // interpreter on the original (plain-layout, direct-convolution) graph.
 #include <gtest/gtest.h>
 
 #include <set>
+#include <utility>
 
 #include "compile/block_kernel.h"
 #include "fusion/fusion_table.h"
@@ -262,14 +264,16 @@ TEST(FusionOpRules, BiasAddJoinsItsMatMul) {
   }
 }
 
-// A layer norm exported in pieces after a residual add (BERT's): the table
+// A layer norm exported in pieces after a residual add (BERT's), its scale
+// and shift read from `affine` (constants, or graph inputs). The table
 // breaks it at x - mean(x) (one-to-many before the variance's reduction);
 // the centring rules make the add, both reductions and the normalization
-// one row-wise block. The scale and shift (one-to-many, profile cells,
-// unmeasured here) stay apart: three blocks, where the table alone makes
-// six ([square, var, eps, sqrt], [residual, mean], [centre], [div],
-// [scale], [shift]).
-TEST(FusionOpRules, DecomposedLayerNormIsOneRowBlock) {
+// one row-wise block. Its scale and shift (one-to-many, profile cells) join
+// that block by the gamma-and-beta rule when they are constants: one block,
+// where the table alone makes six ([square, var, eps, sqrt], [residual,
+// mean], [centre], [div], [scale], [shift]). Read from graph inputs they are
+// no layer norm's affine and keep the table's cells (unmeasured here: apart).
+std::unique_ptr<Graph> layer_norm(bool constant_affine) {
   seed_ = 5;
   auto g = std::make_unique<Graph>();
   g->opset = 13;
@@ -281,20 +285,43 @@ TEST(FusionOpRules, DecomposedLayerNormIsOneRowBlock) {
     return g->add_node(type, ins, {std::string(name) + "_out"}, a, name)->outputs[0];
   };
   auto scalar = [&](const char* name, float v) { return g->add_constant(name, Tensor::scalar<float>(v)); };
+  auto affine = [&](const char* name, uint32_t seed) {
+    return constant_affine ? g->add_constant(name, tessera::testing::random_f32({40}, seed, -1, 1))
+                           : g->add_input(name, {DType::F32, {40}, true});
+  };
   Value* s = op("Add", {x, r}, "residual");
   Value* d = op("Sub", {s, op("ReduceMean", {s}, "mean", last)}, "centre");
   Value* var = op("ReduceMean", {op("Mul", {d, d}, "square")}, "var", last);
   Value* n = op("Div", {d, op("Sqrt", {op("Add", {var, scalar("eps", 1e-5f)}, "add_eps")}, "sqrt")}, "div");
-  Value* y = op("Add", {op("Mul", {n, g->add_constant("gamma", tessera::testing::random_f32({40}, 7, -1, 1))}, "scale"),
-                        g->add_constant("beta", tessera::testing::random_f32({40}, 8, -1, 1))},
-                "shift");
-  g->add_output(y);
+  Value* gamma = affine("gamma", 7);
+  Value* beta = affine("beta", 8);
+  g->add_output(op("Add", {beta, op("Mul", {n, gamma}, "scale")}, "shift"));  // beta first, as PyTorch exports it
   infer_graph(*g);
-  fusion::Partition plan = fusion::partition_graph(*g);
-  ASSERT_EQ(plan.blocks.size(), 3u) << fusion::print_fusion(*g, plan);
-  EXPECT_EQ(block_ops(*g, plan, "Sub"), (std::multiset<std::string>{"Add", "ReduceMean", "Sub", "Mul", "ReduceMean",
-                                                                    "Add", "Sqrt", "Div"}));
-  EXPECT_EQ(expect_fused_matches_reference(*g, plan, 1), 3u);
+  return g;
+}
+
+TEST(FusionOpRules, DecomposedLayerNormIsOneRowBlock) {
+  for (bool constant_affine : {true, false}) {
+    SCOPED_TRACE(constant_affine ? "gamma and beta constants" : "gamma and beta inputs");
+    auto g = layer_norm(constant_affine);
+    fusion::Partition plan = fusion::partition_graph(*g);
+    const std::multiset<std::string> norm{"Add", "ReduceMean", "Sub", "Mul", "ReduceMean", "Add", "Sqrt", "Div"};
+    if (constant_affine) {
+      ASSERT_EQ(plan.blocks.size(), 1u) << fusion::print_fusion(*g, plan);
+      std::multiset<std::string> all = norm;
+      all.insert("Mul");
+      all.insert("Add");
+      EXPECT_EQ(block_ops(*g, plan, "Sub"), all);
+      EXPECT_EQ(plan.unmeasured, 0);  // decided by the rule, not by a timing
+      EXPECT_NE(fusion::print_fusion(*g, plan).find("(op rule: layer norm: scale and shift join the rows)"),
+                std::string::npos);
+    } else {
+      ASSERT_EQ(plan.blocks.size(), 3u) << fusion::print_fusion(*g, plan);
+      EXPECT_EQ(block_ops(*g, plan, "Sub"), norm);
+      EXPECT_GT(plan.unmeasured, 0);  // left to the table's profile cells
+    }
+    EXPECT_EQ(expect_fused_matches_reference(*g, plan, 1), constant_affine ? 1u : 3u);
+  }
   // Not a centring: a mean over the middle axis keeps the table's break.
   auto other = std::make_unique<Graph>();
   Value* a = other->add_input("a", {DType::F32, {2, 6, 40}, true});
@@ -305,6 +332,41 @@ TEST(FusionOpRules, DecomposedLayerNormIsOneRowBlock) {
   other->add_output(sub->outputs[0]);
   infer_graph(*other);
   EXPECT_EQ(fusion::op_fusion_rule(*mean, *sub), nullptr);
+}
+
+// A scale by a constant joins by the gamma-and-beta rule only after a layer
+// norm's division ((x - mean(x)) / y over rows [6, 40]), not after a
+// division of rows not centred (x / y), nor when the constant broadcasts
+// the normalized rows themselves (scaled by a [2, 6, 40] constant).
+TEST(FusionOpRules, ScaleJoinsOnlyNormalizedRows) {
+  auto g = std::make_unique<Graph>();
+  Value* x = g->add_input("x", {DType::F32, {6, 40}, true});
+  Value* y = g->add_input("y", {DType::F32, {6, 40}, true});
+  AttrMap last;
+  last["axes"] = Attribute::of_ints({-1});
+  auto node = [&](const char* type, std::vector<Value*> ins, const char* name, AttrMap a = {}) {
+    return g->add_node(type, ins, {std::string(name) + "_out"}, a, name);
+  };
+  auto constant = [&](const char* name, const Dims& dims, uint32_t seed) {
+    return g->add_constant(name, tessera::testing::random_f32(dims, seed, -1, 1));
+  };
+  Node* centre = node("Sub", {x, node("ReduceMean", {x}, "mean", last)->outputs[0]}, "centre");
+  Node* norm = node("Div", {centre->outputs[0], y}, "norm");
+  Node* plain = node("Div", {x, y}, "plain");
+  Node* scale = node("Mul", {norm->outputs[0], constant("gamma", {40}, 9)}, "scale");
+  Node* shift = node("Add", {constant("beta", {40}, 10), scale->outputs[0]}, "shift");
+  Node* plain_scale = node("Mul", {plain->outputs[0], constant("gamma2", {40}, 11)}, "plain_scale");
+  Node* spread = node("Mul", {norm->outputs[0], constant("c", {2, 6, 40}, 12)}, "spread");
+  for (Node* n : {shift, plain_scale, spread}) g->add_output(n->outputs[0]);
+  infer_graph(*g);
+  for (auto [producer, consumer] : {std::pair{norm, scale}, std::pair{scale, shift}}) {
+    const fusion::OpFusionRule* r = fusion::op_fusion_rule(*producer, *consumer);
+    ASSERT_NE(r, nullptr) << consumer->describe();
+    EXPECT_EQ(r->decision, fusion::Decision::Fuse);
+    EXPECT_EQ(r->why, "layer norm: scale and shift join the rows");
+  }
+  EXPECT_EQ(fusion::op_fusion_rule(*plain, *plain_scale), nullptr);
+  EXPECT_EQ(fusion::op_fusion_rule(*norm, *spread), nullptr);
 }
 
 // The rules themselves: edges between the Winograd ops decide as listed, and
