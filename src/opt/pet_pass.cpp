@@ -42,16 +42,19 @@ constexpr double kCompileMargin = 1.25;
 
 // The database key of a whole model's time on the target, timed in turns
 // with another (PassContext::compare_models) or alone.
-std::string model_key(const PassContext& ctx, const Graph& g) {
+// (`hash`: the model's structural_hash, which reads every weight: taken once
+// per model.)
+std::string model_key(const PassContext& ctx, uint64_t hash) {
   char h[24];
-  std::snprintf(h, sizeof h, "%016" PRIx64, structural_hash(g));
+  std::snprintf(h, sizeof h, "%016" PRIx64, hash);
   return ctx.target_key + (ctx.compare_models ? ":model-in-turns:" : ":model:") + h;
 }
 
-// The key of the ratio of `after`'s time over `before`'s, timed in turns.
-std::string ratio_key(const PassContext& ctx, const Graph& before, const Graph& after) {
+// The key of the ratio of the time of the model hashed `after` over the one
+// hashed `before`, timed in turns.
+std::string ratio_key(const PassContext& ctx, uint64_t before, uint64_t after) {
   char h[24];
-  std::snprintf(h, sizeof h, "%016" PRIx64, structural_hash(after));
+  std::snprintf(h, sizeof h, "%016" PRIx64, after);
   return model_key(ctx, before) + ":over:" + h;
 }
 
@@ -60,7 +63,7 @@ std::string ratio_key(const PassContext& ctx, const Graph& before, const Graph& 
 // not positive (no time left). `announce`: name it on stderr before measuring.
 std::optional<double> model_seconds(const Graph& g, const PassContext& ctx, pet::PetDb& db, const char* announce,
                                     bool& measured, double max_seconds) {
-  const std::string key = model_key(ctx, g);
+  const std::string key = model_key(ctx, structural_hash(g));
   if (std::optional<double> s = db.cost(key)) return *s;
   if (max_seconds <= 0) return std::nullopt;
   if (announce) std::fprintf(stderr, "PET: timing the whole model %s\n", announce);
@@ -76,7 +79,8 @@ std::optional<double> model_seconds(const Graph& g, const PassContext& ctx, pet:
 // left.
 std::optional<ModelComparison> compared_models(const Graph& before, const Graph& after, const PassContext& ctx,
                                                pet::PetDb& db, bool announce, bool& measured, double max_seconds) {
-  const std::string kb = model_key(ctx, before), ka = model_key(ctx, after), kr = ratio_key(ctx, before, after);
+  const uint64_t hb = structural_hash(before), ha = structural_hash(after);
+  const std::string kb = model_key(ctx, hb), ka = model_key(ctx, ha), kr = ratio_key(ctx, hb, ha);
   const std::string kh = kr + ":high";
   const std::optional<double> b = db.cost(kb), a = db.cost(ka), r = db.cost(kr), h = db.cost(kh);
   if (b && a && r && h) return ModelComparison{*b, *a, *r, *h};
