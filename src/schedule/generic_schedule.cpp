@@ -18,6 +18,7 @@ struct Generic {
   int64_t vec = 1;        // vector length in native vectors
   bool parallel = false;  // the outer loop in parallel
   int64_t tile = 0;       // rows of a 2-D tile over the last two axes (0: none)
+  bool partition = false; // outer loop up to the guard cut axis, the axes inside it one vector loop
 };
 
 // A stage the rule can split into rows: no top-level reduction, rank > 1.
@@ -29,6 +30,20 @@ bool has_loops(const te::Stage& st) { return !st.shapes[0].empty() && numel_of(s
 bool can_tile(const te::Stage& st) {
   const Dims& shape = st.shapes[0];
   return can_split_rows(st) && shape[shape.size() - 2] > kTileRows[0];
+}
+
+// The axis a partition schedule splits the loops after: the innermost axis
+// the stage's guard cuts test (a concatenation's axis), when axes inside it
+// hold at least a vector (each run of them is then a plain copy loop once
+// the cuts are decided around it, unswitch_guards.h); -1 otherwise.
+int partition_axis(const te::Stage& st, const TargetInfo& target) {
+  if (te::is_top_reduce(st) || !has_loops(st)) return -1;
+  const int a = guard_cut_axis(st);
+  const Dims& shape = st.shapes[0];
+  if (a < 0 || a + 1 >= static_cast<int>(shape.size())) return -1;
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(a) + 1; d < shape.size(); ++d) inner *= shape[d];
+  return inner >= lanes_of(target, st.dtypes[0]) ? a : -1;
 }
 
 // Generic rule: the spatial loops fused into one, a vector-wide inner loop
@@ -50,6 +65,7 @@ Generic generic_choice(const te::Stage& st, const TargetInfo& target, const Knob
   g.vec = knob_or(values, "vec", g.vec);
   g.parallel = knob_or(values, "parallel", g.parallel);
   g.tile = knob_or(values, "tile", 0);
+  g.partition = knob_or(values, "partition", partition_axis(st, target) >= 0);
   return g;
 }
 
@@ -60,6 +76,7 @@ std::vector<Knob> generic_knobs(const te::Stage& st, const TargetInfo& target) {
   Generic g = generic_choice(st, target, {});
   std::vector<Knob> k;
   if (can_split_rows(st)) k.push_back(switch_knob("rows", g.rows));
+  if (partition_axis(st, target) >= 0) k.push_back(switch_knob("partition", true));
   if (!te::is_top_reduce(st)) k.push_back({"vec", {std::begin(kVectorMultiples), std::end(kVectorMultiples)}, 1});
   k.push_back(switch_knob("parallel", g.parallel));
   if (can_tile(st)) {
@@ -73,6 +90,7 @@ std::vector<Knob> generic_knobs(const te::Stage& st, const TargetInfo& target) {
 
 bool generic_valid(const te::Stage& st, const TargetInfo& target, const KnobValues& values) {
   if (knob_or(values, "tile", 0) && !can_tile(st)) return false;
+  if (knob_or(values, "partition", 0) && partition_axis(st, target) < 0) return false;
   return !(knob_or(values, "rows", 0) && !can_split_rows(st));
 }
 
@@ -104,6 +122,26 @@ std::string schedule_tiled(Schedule& s, const te::Stage& st, int64_t vector, con
   return loop;
 }
 
+// The partition: the axes up to `axis` fused into the outer loop (in
+// parallel), the axes inside it fused into one loop split into vectors.
+// The guard cuts on `axis` do not vary inside the outer loop's body, so
+// they are decided once per iteration around a plain vector loop
+// (unswitch_guards.h): a concatenation copies each input's run of
+// contiguous elements without a select.
+std::string schedule_partitioned(Schedule& s, const te::Stage& st, int axis, int64_t vector, const Generic& g) {
+  const size_t rank = st.axes.size(), first = static_cast<size_t>(axis) + 1;
+  const std::string outer = fuse_leading(s, st, first);
+  std::string inner = st.axes[first].name();
+  for (size_t d = first + 1; d < rank; ++d) {
+    s.fuse(st.name, inner, st.axes[d].name());
+    inner = fused_name(inner, st.axes[d].name());
+  }
+  s.split(st.name, inner, vector);
+  s.vectorize(st.name, inner_name(inner));
+  if (g.parallel) s.parallel(st.name, outer);
+  return outer;
+}
+
 }  // namespace
 
 std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo& target, const KnobValues& values) {
@@ -113,6 +151,7 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
   const Generic g = generic_choice(st, target, values);
   const int64_t vector = lanes * g.vec;
   if (g.tile) return schedule_tiled(s, st, vector, g);
+  if (g.partition) return schedule_partitioned(s, st, partition_axis(st, target), vector, g);
   std::string loop = fuse_leading(s, st, g.rows ? st.axes.size() - 1 : st.axes.size());
   if (g.rows) {
     std::string last = st.axes.back().name();

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "loop/visitor.h"
+#include "schedule/unswitch_guards.h"
 
 namespace tessera::schedule {
 
@@ -111,6 +112,23 @@ bool has_guard(const te::Stage& st) {
   } f;
   f.visit(st.body);
   return f.found;
+}
+
+int guard_cut_axis(const te::Stage& st) {
+  struct Finder : loop::IRVisitor {
+    const te::Stage* st;
+    int axis = -1;
+    using IRVisitor::visit;
+    void visit(const loop::SelectNode* op) override {
+      if (std::optional<GuardCut> c = guard_cut(op->cond))
+        for (size_t a = 0; a < st->axes.size(); ++a)
+          if (loop::uses_var(c->e, st->axes[a])) axis = std::max(axis, static_cast<int>(a));
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.st = &st;
+  f.visit(st.body);
+  return f.axis;
 }
 
 // True when the stage is split into whole vectors of its last axis and no
