@@ -123,18 +123,28 @@ std::string schedule_tiled(Schedule& s, const te::Stage& st, int64_t vector, con
 }
 
 // The partition: the axes up to `axis` fused into the outer loop (in
-// parallel), the axes inside it fused into one loop split into vectors.
-// The guard cuts on `axis` do not vary inside the outer loop's body, so
-// they are decided once per iteration around a plain vector loop
-// (unswitch_guards.h): a concatenation copies each input's run of
-// contiguous elements without a select.
+// parallel), the axes inside it one loop split into vectors — or, when the
+// last axis is whole vectors (a blocked image's lanes), the others fused
+// and the last split: the index of a vector split across a fused lane axis
+// does not simplify back to a contiguous run. The guard cuts on `axis` do
+// not vary inside the outer loop's body, so they are decided once per
+// iteration around plain vector loops (unswitch_guards.h): a concatenation
+// copies each input's run of contiguous elements without a select.
 std::string schedule_partitioned(Schedule& s, const te::Stage& st, int axis, int64_t vector, const Generic& g) {
   const size_t rank = st.axes.size(), first = static_cast<size_t>(axis) + 1;
+  const bool whole = st.shapes[0].back() % vector == 0;
   const std::string outer = fuse_leading(s, st, first);
-  std::string inner = st.axes[first].name();
-  for (size_t d = first + 1; d < rank; ++d) {
+  std::string inner = st.axes[whole ? rank - 1 : first].name();
+  for (size_t d = first + 1; !whole && d < rank; ++d) {
     s.fuse(st.name, inner, st.axes[d].name());
     inner = fused_name(inner, st.axes[d].name());
+  }
+  if (whole && first + 2 < rank) {  // the middle axes as one loop
+    std::string middle = st.axes[first].name();
+    for (size_t d = first + 1; d + 1 < rank; ++d) {
+      s.fuse(st.name, middle, st.axes[d].name());
+      middle = fused_name(middle, st.axes[d].name());
+    }
   }
   s.split(st.name, inner, vector);
   s.vectorize(st.name, inner_name(inner));

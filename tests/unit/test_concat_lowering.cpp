@@ -40,6 +40,7 @@ struct KernelShape {
   int selects = 0;           // select nodes
   int branches = 0;          // ifs with an else (the unswitched tree's tests)
   int guarded_reads = 0;     // loads of an input under a predicate other than a vector tail's mask
+  int scalar_reads = 0;      // loads of an input of one element (not vectorized)
   std::map<std::string, int> reads;  // loads per input buffer
 };
 
@@ -59,6 +60,7 @@ KernelShape shape_of(const loop::Kernel& k) {
     void visit(const loop::LoadNode* op) override {
       if (inputs.count(op->buffer.get())) {
         ++s.reads[op->buffer.name()];
+        s.scalar_reads += op->type.is_scalar();
         // A tail's mask is a let-bound variable; anything else is a guard.
         if (op->predicate.defined() && op->predicate.kind() != loop::ExprKind::Var) ++s.guarded_reads;
       }
@@ -143,6 +145,7 @@ TEST_P(ConcatLowering, EachInputIsAPlainCopy) {
     const int k = static_cast<int>(cs.sizes.size());
     EXPECT_EQ(s.selects, 0);
     EXPECT_EQ(s.guarded_reads, 0);
+    EXPECT_EQ(s.scalar_reads, 0) << loop::to_string(nk.kernel);
     EXPECT_EQ(s.branches, k - 1);
     ASSERT_EQ(static_cast<int>(s.reads.size()), k);
     for (const auto& [name, n] : s.reads) EXPECT_EQ(n, 1) << name;
