@@ -9,6 +9,9 @@ namespace {
 
 // Vector lengths the generic rule offers, in native vectors.
 constexpr int64_t kVectorMultiples[] = {1, 2, 4};
+// The fewest iterations of a partition's outer loop (they are what runs in
+// parallel): a concatenation along the batch of two images stays fused.
+constexpr int64_t kMinPartitionRows = 8;
 // Row counts of a two-dimensional tile (knob "tile"; 0: no tile).
 constexpr int64_t kTileRows[] = {4, 8, 16, 32};
 
@@ -41,9 +44,9 @@ int partition_axis(const te::Stage& st, const TargetInfo& target) {
   const int a = guard_cut_axis(st);
   const Dims& shape = st.shapes[0];
   if (a < 0 || a + 1 >= static_cast<int>(shape.size())) return -1;
-  int64_t inner = 1;
-  for (size_t d = static_cast<size_t>(a) + 1; d < shape.size(); ++d) inner *= shape[d];
-  return inner >= lanes_of(target, st.dtypes[0]) ? a : -1;
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < shape.size(); ++d) (static_cast<int>(d) <= a ? outer : inner) *= shape[d];
+  return outer >= kMinPartitionRows && inner >= lanes_of(target, st.dtypes[0]) ? a : -1;
 }
 
 // Generic rule: the spatial loops fused into one, a vector-wide inner loop
@@ -54,7 +57,9 @@ int partition_axis(const te::Stage& st, const TargetInfo& target) {
 // fused and each row is split into vectors, its tail masked. Rows of whole
 // vectors are split the same way (no tail): indices and guards then use the
 // outer indices instead of divisions of one fused index per lane (padding a
-// blocked [N, C, H, W, 16] image: one test per vector).
+// blocked [N, C, H, W, 16] image: one test per vector). A stage whose guard
+// cuts test an axis with a vector's worth inside it (a concatenation) is
+// partitioned at that axis instead (schedule_partitioned).
 Generic generic_choice(const te::Stage& st, const TargetInfo& target, const KnobValues& values) {
   const Dims& shape = st.shapes[0];
   const int64_t lanes = lanes_of(target, st.dtypes[0]);

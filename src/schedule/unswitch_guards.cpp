@@ -6,6 +6,8 @@
 #include <optional>
 #include <vector>
 
+#include "loop/bounds.h"
+#include "loop/simplify.h"
 #include "loop/visitor.h"
 #include "te/tensor_expr.h"
 
@@ -69,7 +71,8 @@ std::optional<GuardCut> guard_cut(const Expr& guard) {
 
 namespace {
 
-// The variables a statement binds (loops, lets) anywhere inside it.
+// The variables a statement binds (loops, lets, reductions inside
+// formulas) anywhere inside it.
 std::vector<loop::Var> bound_inside(const Stmt& s) {
   struct Finder : loop::IRVisitor {
     std::vector<loop::Var> vars;
@@ -84,6 +87,10 @@ std::vector<loop::Var> bound_inside(const Stmt& s) {
     }
     void visit(const loop::LetNode* op) override {
       vars.push_back(op->var);
+      IRVisitor::visit(op);
+    }
+    void visit(const loop::ReduceNode* op) override {
+      for (const loop::ReduceAxis& a : op->axes) vars.push_back(a.var);
       IRVisitor::visit(op);
     }
   } f;
@@ -136,6 +143,41 @@ class Decide : public loop::IRMutator {
   std::optional<int64_t> hi_;
 };
 
+// Guard cuts simplified with the bounds of the loops around them: a
+// blocked channel read back through a reorder, (c * 16 + lane) / 16 < 2,
+// tests c alone and does not vary in the lanes' loop; a cut the bounds
+// decide (a test of padding lanes a dim has none of) is its branch.
+class SimplifyCuts : public loop::IRMutator {
+ public:
+  using IRMutator::mutate;
+
+ protected:
+  using IRMutator::visit;
+  Stmt visit(const loop::ForNode* op, const Stmt& s) override {
+    loop::Interval lo = loop::bounds_of(op->min, bounds_);
+    loop::Interval hi = loop::bounds_of(loop::simplify(op->min + op->extent - 1), bounds_);
+    bounds_[op->var.node()] = {lo.min, hi.max};
+    Stmt r = IRMutator::visit(op, s);
+    bounds_.erase(op->var.node());
+    return r;
+  }
+  Expr visit(const loop::SelectNode* op, const Expr& x) override {
+    std::optional<GuardCut> c = guard_cut(op->cond);
+    if (!c) return IRMutator::visit(op, x);
+    Expr e = loop::simplify(c->e, bounds_);
+    loop::Interval range = loop::bounds_of(e, bounds_);
+    if (range.has_max() && range.max < c->threshold)  // below the threshold everywhere
+      return mutate(c->below ? op->true_value : op->false_value);
+    if (range.has_min() && range.min >= c->threshold) return mutate(c->below ? op->false_value : op->true_value);
+    if (loop::equal(e, c->e)) return IRMutator::visit(op, x);
+    Expr cond = c->below ? e < c->threshold : e >= c->threshold;
+    return te::if_then_else(cond, mutate(op->true_value), mutate(op->false_value));
+  }
+
+ private:
+  loop::VarBounds bounds_;
+};
+
 class Unswitcher : public loop::IRMutator {
  public:
   using IRMutator::mutate;
@@ -184,8 +226,9 @@ class Unswitcher : public loop::IRMutator {
 }  // namespace
 
 Stmt unswitch_guards(const Stmt& s) {
+  SimplifyCuts c;
   Unswitcher u;
-  return u.mutate(s);
+  return u.mutate(c.mutate(s));
 }
 
 }  // namespace tessera::schedule

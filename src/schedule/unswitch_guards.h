@@ -10,6 +10,10 @@
 // generic rule's partition, generic_schedule.h) becomes one plain copy loop
 // per input, its reads neither guarded nor predicated.
 //
+// Each cut is first simplified with the bounds of the loops around it (a
+// channel read back through a blocked reorder, (c * 16 + lane) / 16, is c;
+// a cut those bounds decide is replaced by its branch).
+//
 // Runs on a lowered nest before flattening (stage reads and guards still
 // marked). Conjunctions (padding's in-bounds tests) are left as they are.
 // Every element gets the value it had; only which select branch is

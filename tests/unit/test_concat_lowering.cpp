@@ -22,6 +22,7 @@
 #include "loop/visitor.h"
 #include "runtime/executor.h"
 #include "schedule/lower.h"
+#include "schedule/stage_queries.h"
 #include "te/tensor_expr.h"
 #include "graph_test_util.h"
 #include "random_tensor.h"
@@ -133,7 +134,7 @@ TEST_P(ConcatLowering, EachInputIsAPlainCopy) {
       {{1, 0, 17, 17, b}, 1, std::vector<int64_t>(28, 2)},
       {{8, 3, 0, 5, b}, 2, {1, 2, 3}},          // blocked, along H
       {{2, 6, 0, 20}, 2, {3, 4, 5, 6, 7, 8, 9}},  // NCHW along H
-      {{0, 16, 3, 3}, 0, {1, 2, 3}},              // along the batch
+      {{0, 16, 3, 3}, 0, {3, 4, 5}},              // along the batch
   };
   for (const Case& cs : cases) {
     OneConcat c(along(cs.base, cs.axis, cs.sizes), static_cast<int64_t>(cs.axis));
@@ -217,6 +218,48 @@ TEST(UnswitchGuards, DecidesAChainAroundTheLoop) {
       EXPECT_EQ(o.get_double(i * 5 + j), want) << i << ", " << j;
       EXPECT_EQ(op.get_double(i * 5 + j), i >= 1 && i < 7 ? av.get_double(j) : 0.0) << i << ", " << j;
     }
+}
+
+// A channel read back through a reorder tests (c * 16 + lane) / 16: with
+// the loops' bounds that is c, so the chain is still decided around the
+// lanes' loop, and the stage's cut axis is the channel block's, not the
+// lanes' (a cut every position passes — a reorder's padding-lane test on
+// a dim without padding — counts for nothing).
+TEST(UnswitchGuards, CutsSimplifiedWithTheLoopBounds) {
+  te::Tensor a = te::placeholder({2, 16}, DType::F32, "a"), b = te::placeholder({2, 16}, DType::F32, "b");
+  te::Tensor out = te::compute({4, 16}, [&](const te::Indices& x) {
+    loop::Expr c = x[0], l = x[1], ch = c * 16 + l;
+    return te::if_then_else(ch < 64, te::if_then_else(ch / 16 < 2, a(ch / 16, ch % 16), b(ch / 16 - 2, ch % 16)),
+                            loop::float_imm(0));
+  }, "out");
+  EXPECT_EQ(schedule::guard_cut_axis(out.stage()), 0);
+  loop::Kernel k = schedule::lower("k", {a, b}, {out});
+  KernelShape s = shape_of(k);
+  EXPECT_EQ(s.branches, 1) << loop::to_string(k);
+  EXPECT_EQ(s.guarded_reads, 0) << loop::to_string(k);
+  Tensor av = random_f32({2, 16}, 5), bv = random_f32({2, 16}, 6), o(DType::F32, {4, 16});
+  loop::run_kernel(k, {av, bv, o});
+  for (int64_t i = 0; i < 64; ++i) EXPECT_EQ(o.get_double(i), i < 32 ? av.get_double(i) : bv.get_double(i - 32)) << i;
+}
+
+// The cut axis of concat-like stages: the innermost axis a single
+// comparison tests; none for a conjunction (padding) or no guard.
+TEST(UnswitchGuards, CutAxis) {
+  te::Tensor a = te::placeholder({3, 4, 5}, DType::F32, "a");
+  auto stage = [&](const std::function<loop::Expr(const te::Indices&)>& f) {
+    return te::compute({3, 4, 5}, f, "s");
+  };
+  EXPECT_EQ(schedule::guard_cut_axis(stage([&](const te::Indices& x) {
+              return te::if_then_else(loop::Expr(x[1]) < 2, a(x[0], x[1], x[2]), loop::float_imm(1));
+            }).stage()), 1);
+  EXPECT_EQ(schedule::guard_cut_axis(stage([&](const te::Indices& x) {
+              return te::if_then_else(3 <= loop::Expr(x[2]), a(x[0], x[1], x[2]), loop::float_imm(1));
+            }).stage()), 2);
+  EXPECT_EQ(schedule::guard_cut_axis(stage([&](const te::Indices& x) {
+              loop::Expr h = x[1];
+              return te::if_then_else(h >= 1 && h < 3, a(x[0], x[1], x[2]), loop::float_imm(0));
+            }).stage()), -1);
+  EXPECT_EQ(schedule::guard_cut_axis(stage([&](const te::Indices& x) { return a(x[0], x[1], x[2]); }).stage()), -1);
 }
 
 // ---------------------------------------------------------------- whole graphs
