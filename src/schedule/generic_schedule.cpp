@@ -9,6 +9,9 @@ namespace {
 
 // Vector lengths the generic rule offers, in native vectors.
 constexpr int64_t kVectorMultiples[] = {1, 2, 4};
+// The fewest iterations of a partition's outer loop (they are what runs in
+// parallel): a concatenation along the batch of two images stays fused.
+constexpr int64_t kMinPartitionRows = 8;
 // Row counts of a two-dimensional tile (knob "tile"; 0: no tile).
 constexpr int64_t kTileRows[] = {4, 8, 16, 32};
 
@@ -18,6 +21,7 @@ struct Generic {
   int64_t vec = 1;        // vector length in native vectors
   bool parallel = false;  // the outer loop in parallel
   int64_t tile = 0;       // rows of a 2-D tile over the last two axes (0: none)
+  bool partition = false; // outer loop up to the guard cut axis, the axes inside it one vector loop
 };
 
 // A stage the rule can split into rows: no top-level reduction, rank > 1.
@@ -31,6 +35,20 @@ bool can_tile(const te::Stage& st) {
   return can_split_rows(st) && shape[shape.size() - 2] > kTileRows[0];
 }
 
+// The axis a partition schedule splits the loops after: the innermost axis
+// the stage's guard cuts test (a concatenation's axis), when axes inside it
+// hold at least a vector (each run of them is then a plain copy loop once
+// the cuts are decided around it, unswitch_guards.h); -1 otherwise.
+int partition_axis(const te::Stage& st, const TargetInfo& target) {
+  if (te::is_top_reduce(st) || !has_loops(st)) return -1;
+  const int a = guard_cut_axis(st);
+  const Dims& shape = st.shapes[0];
+  if (a < 0 || a + 1 >= static_cast<int>(shape.size())) return -1;
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < shape.size(); ++d) (static_cast<int>(d) <= a ? outer : inner) *= shape[d];
+  return outer >= kMinPartitionRows && inner >= lanes_of(target, st.dtypes[0]) ? a : -1;
+}
+
 // Generic rule: the spatial loops fused into one, a vector-wide inner loop
 // split off (vectorized when the stage has no top-level reduction) and the
 // outer part run in parallel when the stage is big enough. When the last
@@ -39,7 +57,9 @@ bool can_tile(const te::Stage& st) {
 // fused and each row is split into vectors, its tail masked. Rows of whole
 // vectors are split the same way (no tail): indices and guards then use the
 // outer indices instead of divisions of one fused index per lane (padding a
-// blocked [N, C, H, W, 16] image: one test per vector).
+// blocked [N, C, H, W, 16] image: one test per vector). A stage whose guard
+// cuts test an axis with a vector's worth inside it (a concatenation) is
+// partitioned at that axis instead (schedule_partitioned).
 Generic generic_choice(const te::Stage& st, const TargetInfo& target, const KnobValues& values) {
   const Dims& shape = st.shapes[0];
   const int64_t lanes = lanes_of(target, st.dtypes[0]);
@@ -50,6 +70,7 @@ Generic generic_choice(const te::Stage& st, const TargetInfo& target, const Knob
   g.vec = knob_or(values, "vec", g.vec);
   g.parallel = knob_or(values, "parallel", g.parallel);
   g.tile = knob_or(values, "tile", 0);
+  g.partition = knob_or(values, "partition", partition_axis(st, target) >= 0);
   return g;
 }
 
@@ -60,6 +81,7 @@ std::vector<Knob> generic_knobs(const te::Stage& st, const TargetInfo& target) {
   Generic g = generic_choice(st, target, {});
   std::vector<Knob> k;
   if (can_split_rows(st)) k.push_back(switch_knob("rows", g.rows));
+  if (partition_axis(st, target) >= 0) k.push_back(switch_knob("partition", true));
   if (!te::is_top_reduce(st)) k.push_back({"vec", {std::begin(kVectorMultiples), std::end(kVectorMultiples)}, 1});
   k.push_back(switch_knob("parallel", g.parallel));
   if (can_tile(st)) {
@@ -73,6 +95,7 @@ std::vector<Knob> generic_knobs(const te::Stage& st, const TargetInfo& target) {
 
 bool generic_valid(const te::Stage& st, const TargetInfo& target, const KnobValues& values) {
   if (knob_or(values, "tile", 0) && !can_tile(st)) return false;
+  if (knob_or(values, "partition", 0) && partition_axis(st, target) < 0) return false;
   return !(knob_or(values, "rows", 0) && !can_split_rows(st));
 }
 
@@ -104,6 +127,36 @@ std::string schedule_tiled(Schedule& s, const te::Stage& st, int64_t vector, con
   return loop;
 }
 
+// The partition: the axes up to `axis` fused into the outer loop (in
+// parallel), the axes inside it one loop split into vectors — or, when the
+// last axis is whole vectors (a blocked image's lanes), the others fused
+// and the last split: the index of a vector split across a fused lane axis
+// does not simplify back to a contiguous run. The guard cuts on `axis` do
+// not vary inside the outer loop's body, so they are decided once per
+// iteration around plain vector loops (unswitch_guards.h): a concatenation
+// copies each input's run of contiguous elements without a select.
+std::string schedule_partitioned(Schedule& s, const te::Stage& st, int axis, int64_t vector, const Generic& g) {
+  const size_t rank = st.axes.size(), first = static_cast<size_t>(axis) + 1;
+  const bool whole = st.shapes[0].back() % vector == 0;
+  const std::string outer = fuse_leading(s, st, first);
+  std::string inner = st.axes[whole ? rank - 1 : first].name();
+  for (size_t d = first + 1; !whole && d < rank; ++d) {
+    s.fuse(st.name, inner, st.axes[d].name());
+    inner = fused_name(inner, st.axes[d].name());
+  }
+  if (whole && first + 2 < rank) {  // the middle axes as one loop
+    std::string middle = st.axes[first].name();
+    for (size_t d = first + 1; d + 1 < rank; ++d) {
+      s.fuse(st.name, middle, st.axes[d].name());
+      middle = fused_name(middle, st.axes[d].name());
+    }
+  }
+  s.split(st.name, inner, vector);
+  s.vectorize(st.name, inner_name(inner));
+  if (g.parallel) s.parallel(st.name, outer);
+  return outer;
+}
+
 }  // namespace
 
 std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo& target, const KnobValues& values) {
@@ -113,6 +166,7 @@ std::string schedule_generic(Schedule& s, const te::Stage& st, const TargetInfo&
   const Generic g = generic_choice(st, target, values);
   const int64_t vector = lanes * g.vec;
   if (g.tile) return schedule_tiled(s, st, vector, g);
+  if (g.partition) return schedule_partitioned(s, st, partition_axis(st, target), vector, g);
   std::string loop = fuse_leading(s, st, g.rows ? st.axes.size() - 1 : st.axes.size());
   if (g.rows) {
     std::string last = st.axes.back().name();

@@ -12,9 +12,11 @@
 namespace tessera::schedule {
 
 // The generic rule's knobs for `st`: rows (each row split into vectors,
-// rather than the fused loop), vec (vector length in vectors), parallel, and
+// rather than the fused loop), vec (vector length in vectors), parallel,
 // tile (rows of a 2-D tile over the last two axes, vectors of the last axis
-// across; 0, the default, for none).
+// across; 0, the default, for none) and, for a stage whose guard cuts test
+// one axis (a concatenation, unswitch_guards.h), partition (the loops split
+// after that axis; on by default).
 std::vector<Knob> generic_knobs(const te::Stage& st, const TargetInfo& target);
 // Schedules `st` by the generic rule at `values` (see generic_knobs);
 // returns the outermost loop it leaves ("" for a stage without loops).

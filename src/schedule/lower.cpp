@@ -17,6 +17,7 @@
 #include "schedule/prefetch_ahead.h"
 #include "schedule/region.h"
 #include "schedule/stage_graph.h"
+#include "schedule/unswitch_guards.h"
 #include "support/error.h"
 
 namespace tessera::schedule {
@@ -209,6 +210,7 @@ class Lowering {
       if (s.kind != StageKind::Compute || placement_[s.name].place != Place::At) continue;
       body = insert_at(s, body);
     }
+    body = unswitch_guards(body);
     Flattener f(storage_);
     body = f.mutate(lower_inner_reductions(body));
     for (const Directive& st : prefetch_steps_) body = insert_prefetch(body, st, prefetch_buffer(st));

@@ -8,7 +8,9 @@
 //   4. root stages: each a loop nest (loop steps applied) over its full domain
 //   5. compute_at stages, consumers first: the region each needs is inferred
 //      from the reads inside the target loop, and its nest is built there
-//   6. flatten: multi-dimensional reads become loads at storage offsets
+//   6. guard chains (a concat's input boundaries) are decided around the
+//      loops they do not vary in (unswitch_guards.h); then
+//      flatten: multi-dimensional reads become loads at storage offsets
 //      (layouts, padding, regions); reads under an if_then_else branch are
 //      predicated (a plain select reads both sides)
 //   7. reductions inside formulas become explicit accumulation; simplify

@@ -6,7 +6,10 @@
 #include <map>
 #include <set>
 
+#include "loop/bounds.h"
+#include "loop/simplify.h"
 #include "loop/visitor.h"
+#include "schedule/unswitch_guards.h"
 
 namespace tessera::schedule {
 
@@ -111,6 +114,45 @@ bool has_guard(const te::Stage& st) {
   } f;
   f.visit(st.body);
   return f.found;
+}
+
+int guard_cut_axis(const te::Stage& st) {
+  struct Finder : loop::IRVisitor {
+    const te::Stage* st;
+    int axis = -1;
+    using IRVisitor::visit;
+    loop::VarBounds bounds;  // each axis over its dim: (c * 16 + lane) / 16 tests c alone
+    // True when `e` reads no variable but the stage's axes (not a reduction's).
+    bool only_axes(const loop::Expr& e) const {
+      struct Vars : loop::IRVisitor {
+        const loop::VarBounds* axes;
+        bool other = false;
+        using IRVisitor::visit;
+        void visit(const loop::VarNode* op) override { other = other || !axes->count(op); }
+      } v;
+      v.axes = &bounds;
+      v.visit(e);
+      return !v.other;
+    }
+    void visit(const loop::SelectNode* op) override {
+      if (std::optional<GuardCut> c = guard_cut(op->cond)) {
+        loop::Expr e = loop::simplify(c->e, bounds);
+        loop::Interval range = loop::bounds_of(e, bounds);
+        // A cut every position falls on one side of (a reorder's test of
+        // padding lanes the dim has none of) splits nothing.
+        const bool decided = range.has_min() && range.has_max() &&
+                             (range.max < c->threshold || range.min >= c->threshold);
+        if (decided || !only_axes(e)) return IRVisitor::visit(op);
+        for (size_t a = 0; a < st->axes.size(); ++a)
+          if (loop::uses_var(e, st->axes[a])) axis = std::max(axis, static_cast<int>(a));
+      }
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.st = &st;
+  for (size_t a = 0; a < st.axes.size(); ++a) f.bounds[st.axes[a].node()] = {0, st.shapes[0][a] - 1};
+  f.visit(st.body);
+  return f.axis;
 }
 
 // True when the stage is split into whole vectors of its last axis and no

@@ -31,6 +31,10 @@ int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v)
 bool reads_in_place(const te::Stage& st);
 // True when the stage's formula has a guarded select (if_then_else).
 bool has_guard(const te::Stage& st);
+// The innermost axis the stage's guard cuts test (guarded selects on one
+// comparison of its axes with a constant: a concatenation's input
+// boundaries, unswitch_guards.h); -1 when it has none.
+int guard_cut_axis(const te::Stage& st);
 // True when the stage is split into whole vectors of its last axis and no
 // guard of its formula reads that axis: each guard is one test per vector.
 bool lane_uniform_guards(const te::Stage& st, const TargetInfo& target);
