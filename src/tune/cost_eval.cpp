@@ -16,11 +16,11 @@ namespace tessera::tune {
 
 std::vector<cost::FitGroup> measured_groups(const TuningModel& model, const RecordFile& records,
                                             const std::string& target, Isa isa, const cost::StaticModel& features_of,
-                                            bool machine_code) {
+                                            bool machine_code, CostLabel label) {
   std::map<std::string, const compile::Task*> by_key;
   for (const runtime::TaskUse& u : model.tasks) by_key.emplace(compile::key_text(u.task->key), u.task.get());
-  // One candidate per distinct schedule (repeat measurements pooled, as the
-  // tuner pools them; a schedule with a failed measurement is left out).
+  // One candidate per distinct schedule (its repeat measurements read as
+  // `label`; a schedule with a failed measurement is left out).
   std::map<std::string, std::set<std::string>> of_task;
   for (const Record& r : records.records())
     if (r.ok() && r.target == target && by_key.count(r.task_key)) of_task[r.task_key].insert(r.schedule);
@@ -32,7 +32,7 @@ std::vector<cost::FitGroup> measured_groups(const TuningModel& model, const Reco
     cost::FitGroup g;
     g.task = task.describe();
     for (const std::string& text : schedules) {
-      const double seconds = records.pooled_cost(key, target, text);
+      const double seconds = records.label_cost(key, target, text, label);
       if (!std::isfinite(seconds)) continue;
       std::optional<schedule::Schedule> s = space.schedule_at(schedule::SchedulePoint::parse(text));
       if (!s) continue;

@@ -17,11 +17,12 @@
 namespace tessera::tune {
 
 // The measured candidates of the model's tasks found in `records` for
-// `target` (Target text): one per distinct schedule, at its pooled cost
-// (every repeat measurement; none failed), with its static features.
+// `target` (Target text): one per distinct schedule, its cost read from every
+// repeat measurement as `label` says (none failed), with its static features.
+// The static model predicts an undisturbed run, so Min is the default label.
 std::vector<cost::FitGroup> measured_groups(const TuningModel& model, const RecordFile& records,
                                             const std::string& target, Isa isa, const cost::StaticModel& features_of,
-                                            bool machine_code);
+                                            bool machine_code, CostLabel label = CostLabel::Min);
 
 struct CostEvalOptions {
   double test_share = 0.5;  // of each task's candidates, held out of fitting
