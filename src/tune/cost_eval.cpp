@@ -95,6 +95,11 @@ CostEval fit_and_evaluate(cost::StaticModel& model, const std::vector<cost::FitG
   e.pairwise_fitted = cost::pairwise_accuracy(measured, predicted);
   e.peak1_fitted = cost::peak_score(measured, predicted, 1);
   e.peak5_fitted = cost::peak_score(measured, predicted, 5);
+  if (options.refit_all && !train.empty()) {
+    model.set_coefficients(cost::StaticModel::default_coefficients());
+    model.fit(groups, options.fit);
+    for (const cost::FitGroup& g : groups) e.refit_candidates += static_cast<int>(g.features.size());
+  }
   return e;
 }
 
@@ -127,7 +132,10 @@ std::string CostEval::text() const {
                 "(pairwise accuracy on the candidates fitted on: %.3f)\n",
                 tasks, train_candidates, test_candidates, pairwise_default, peak1_default, peak5_default,
                 pairwise_fitted, peak1_fitted, peak5_fitted, pairwise_train);
-  return buf;
+  std::string out = buf;
+  if (refit_candidates > 0)
+    out += "(the coefficients kept: fitted again on all " + std::to_string(refit_candidates) + " candidates)\n";
+  return out;
 }
 
 }  // namespace tessera::tune

@@ -28,6 +28,10 @@ struct CostEvalOptions {
   double test_share = 0.5;  // of each task's candidates, held out of fitting
   uint64_t seed = 1;
   cost::FitOptions fit;
+  // After judging, fit the coefficients the model keeps again, from the
+  // defaults, on every candidate (the held-out half included): the figures
+  // stay those of the half fit, the coefficients written learn from all.
+  bool refit_all = true;
 };
 
 struct CostEval {
@@ -36,11 +40,13 @@ struct CostEval {
   double pairwise_default = 0, pairwise_fitted = 0;
   double peak1_default = 0, peak1_fitted = 0, peak5_default = 0, peak5_fitted = 0;
   double pairwise_train = 0;  // after fitting, on the candidates fitted on
+  int refit_candidates = 0;   // candidates the kept coefficients were fitted on again (0: not refitted)
   std::string text() const;   // a short table
 };
 
 // Splits every group (seeded), fits `model` on the train parts and judges it
-// on the test parts; the model keeps the fitted coefficients.
+// on the test parts; the model keeps the fitted coefficients (with
+// refit_all, those fitted again on every candidate of the groups).
 CostEval fit_and_evaluate(cost::StaticModel& model, const std::vector<cost::FitGroup>& groups,
                           const CostEvalOptions& options);
 

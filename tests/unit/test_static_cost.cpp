@@ -22,6 +22,7 @@
 #include "loop/unroll.h"
 #include "loop_kernels.h"
 #include "support/error.h"
+#include "tune/cost_eval.h"
 
 namespace tessera::cost {
 namespace {
@@ -391,6 +392,26 @@ TEST(StaticCostModel, FitImprovesPairwiseAccuracy) {
   EXPECT_GT(after, before + 0.2);
   EXPECT_GT(train_after, 0.85);
   EXPECT_NE(model.coefficients(), StaticModel::default_coefficients());
+}
+
+// tune-fit's evaluation: the figures come from the half it fitted on, judged
+// on the other half; the coefficients it keeps are those a fit from the
+// defaults on every candidate gives.
+TEST(StaticCostModel, EvaluationKeepsTheCoefficientsOfAFitOnEveryCandidate) {
+  const std::vector<FitGroup> groups = synthetic_groups(3, 6, 20);
+  StaticModel evaluated(test_hw(), 4), all(test_hw(), 4), half(test_hw(), 4);
+  tune::CostEval e = tune::fit_and_evaluate(evaluated, groups, tune::CostEvalOptions{});
+  all.fit(groups);
+  EXPECT_EQ(evaluated.coefficients(), all.coefficients());
+  EXPECT_EQ(e.refit_candidates, 6 * 20);
+  EXPECT_EQ(e.train_candidates + e.test_candidates, 6 * 20);
+  EXPECT_GT(e.pairwise_fitted, e.pairwise_default + 0.2);  // judged on the half not fitted on
+  tune::CostEvalOptions no_refit;
+  no_refit.refit_all = false;
+  tune::CostEval h = tune::fit_and_evaluate(half, groups, no_refit);
+  EXPECT_EQ(h.refit_candidates, 0);
+  EXPECT_DOUBLE_EQ(h.pairwise_fitted, e.pairwise_fitted);
+  EXPECT_NE(half.coefficients(), all.coefficients());
 }
 
 TEST(StaticCostModel, CoefficientsSaveAndLoad) {
