@@ -34,6 +34,17 @@ struct CostEvalOptions {
   bool refit_all = true;
 };
 
+// The judged pairs of the tasks whose first node is one op ("tessera.ConvBlocked",
+// "MatMul", ...): where the model wins and loses them.
+struct KindAccuracy {
+  std::string op;
+  long pairs = 0;
+  double pairwise_default = 0, pairwise_fitted = 0;
+};
+
+// A task's op: the first word of its description (cost::FitGroup::task).
+std::string task_op(const std::string& task);
+
 struct CostEval {
   int tasks = 0, train_candidates = 0, test_candidates = 0;
   // On the held-out candidates: before fitting (default coefficients) and after.
@@ -41,6 +52,7 @@ struct CostEval {
   double peak1_default = 0, peak1_fitted = 0, peak5_default = 0, peak5_fitted = 0;
   double pairwise_train = 0;  // after fitting, on the candidates fitted on
   int refit_candidates = 0;   // candidates the kept coefficients were fitted on again (0: not refitted)
+  std::vector<KindAccuracy> by_op;  // the judged pairs by task op, most pairs first
   std::string text() const;   // a short table
 };
 

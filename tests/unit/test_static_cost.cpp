@@ -414,6 +414,38 @@ TEST(StaticCostModel, EvaluationKeepsTheCoefficientsOfAFitOnEveryCandidate) {
   EXPECT_NE(half.coefficients(), all.coefficients());
 }
 
+// Where the model wins and loses pairs: the judged pairs by the op of each
+// task's first node, each op's accuracy over its own tasks' pairs, the op
+// with the most pairs first.
+TEST(StaticCostModel, JudgementByTaskOp) {
+  std::vector<FitGroup> groups = synthetic_groups(4, 3, 12);
+  groups[0].task = "MatMul node 'a' + Add node 'b'";
+  groups[1].task = "tessera.ConvBlocked node 'c'";
+  groups[2].task = "MatMul node 'd'";
+  StaticModel model(test_hw(), 4);
+  model.fit(synthetic_groups(5, 6, 20));
+  const tune::CostEval e = tune::judge(model, groups);
+  auto accuracy = [&](const StaticModel& m, std::vector<size_t> idx) {
+    CostGroups y, p;
+    for (size_t g : idx) {
+      y.push_back(groups[g].seconds);
+      p.push_back(m.predict_features(groups[g].features));
+    }
+    return std::make_pair(comparable_pairs(y), pairwise_accuracy(y, p));
+  };
+  const StaticModel defaults(test_hw(), 4);
+  ASSERT_EQ(e.by_op.size(), 2u);
+  EXPECT_EQ(e.by_op[0].op, "MatMul");
+  EXPECT_EQ(e.by_op[0].pairs, accuracy(model, {0, 2}).first);
+  EXPECT_DOUBLE_EQ(e.by_op[0].pairwise_fitted, accuracy(model, {0, 2}).second);
+  EXPECT_DOUBLE_EQ(e.by_op[0].pairwise_default, accuracy(defaults, {0, 2}).second);
+  EXPECT_EQ(e.by_op[1].op, "tessera.ConvBlocked");
+  EXPECT_EQ(e.by_op[1].pairs, accuracy(model, {1}).first);
+  EXPECT_DOUBLE_EQ(e.by_op[1].pairwise_fitted, accuracy(model, {1}).second);
+  EXPECT_GT(e.by_op[0].pairwise_fitted, e.by_op[0].pairwise_default);
+  EXPECT_NE(e.text().find("tessera.ConvBlocked"), std::string::npos);
+}
+
 TEST(StaticCostModel, CoefficientsSaveAndLoad) {
   std::string path = (std::filesystem::temp_directory_path() / ("tessera_static_cost_" + std::to_string(::getpid()) + ".json")).string();
   std::filesystem::remove(path);
