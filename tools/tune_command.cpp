@@ -62,6 +62,7 @@ int cmd_tune_space(const tune::ModelConfig& config) {
 int cmd_tune_fit(const TuneFitArgs& a) {
   TESSERA_CHECK(!a.models.empty(), "tune-fit needs at least one model");
   Isa isa = a.base.isa == Isa::Host ? codegen::host_isa() : a.base.isa;
+  const tune::CostLabel label = tune::parse_cost_label(a.label);
   cost::HardwareDesc hw = a.hardware.empty() ? cost::probe_hardware(isa) : cost::find_hardware(a.hardware);
   cost::StaticModel model(hw, a.base.threads);
   tune::RecordFile records(a.records);
@@ -72,7 +73,7 @@ int cmd_tune_fit(const TuneFitArgs& a) {
     c.model = spec;
     c.isa = isa;
     tune::TuningModel m = tune::open_model(c);
-    std::vector<cost::FitGroup> g = tune::measured_groups(m, records, target, isa, model, a.machine_code);
+    std::vector<cost::FitGroup> g = tune::measured_groups(m, records, target, isa, model, a.machine_code, label);
     std::fprintf(stderr, "tune-fit: %s: %zu tasks with measured candidates\n", spec.c_str(), g.size());
     for (auto& x : g) groups.push_back(std::move(x));
   }
@@ -98,14 +99,16 @@ int cmd_tune_fit(const TuneFitArgs& a) {
   TESSERA_CHECK(!out.empty(), "no cache directory for the coefficients: give --coefficients FILE");
   if (a.judge_only) {
     model.load(out);
-    std::printf("static model for %s (%s), coefficients %s\n%s", hw.name.c_str(), isa_name(isa).data(), out.c_str(),
+    std::printf("static model for %s (%s), label %s, coefficients %s\n%s", hw.name.c_str(), isa_name(isa).data(),
+                a.label.c_str(), out.c_str(),
                 tune::judge(model, groups).text().c_str());
     return 0;
   }
   tune::CostEvalOptions eo;
   eo.test_share = a.test_share;
   tune::CostEval e = tune::fit_and_evaluate(model, groups, eo);
-  std::printf("static model for %s (%s)\n%s", hw.name.c_str(), isa_name(isa).data(), e.text().c_str());
+  std::printf("static model for %s (%s), label %s\n%s", hw.name.c_str(), isa_name(isa).data(), a.label.c_str(),
+              e.text().c_str());
   std::filesystem::path dir = std::filesystem::path(out).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
   model.save(out);
@@ -154,6 +157,11 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   fit_->add_option("--test-share", fit_args_.test_share, "share of each task's candidates held out of fitting (default 0.5)");
   fit_->add_flag("--loop-ir-only", loop_ir_only_, "features of the loop IR only (no machine code)");
   fit_->add_option("--dump-features", fit_args_.dump, "also write every candidate's features and measured cost (JSON lines)");
+  fit_->add_option("--label", fit_args_.label,
+                   "a schedule's cost from its repeated measurements: min (default; the least disturbed run, what "
+                   "the model predicts), median, or ratio (the tuner's pooled cost: median ratio to the paired "
+                   "default's runs)")
+      ->check(CLI::IsMember({"min", "median", "ratio"}));
   fit_->add_flag("--judge", fit_args_.judge_only,
                  "fit nothing: judge the coefficients file's model on every candidate of the records");
 

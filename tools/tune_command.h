@@ -24,6 +24,7 @@ struct TuneFitArgs {
   bool machine_code = true;
   bool judge_only = false;  // load the coefficients and judge them on all candidates; fit nothing
   std::string dump;         // also write every candidate's features and cost here (JSON lines)
+  std::string label = "min";  // tune::CostLabel's name: which number of a schedule's repeats is its cost
 };
 int cmd_tune_fit(const TuneFitArgs& a);
 

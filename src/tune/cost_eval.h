@@ -17,17 +17,33 @@
 namespace tessera::tune {
 
 // The measured candidates of the model's tasks found in `records` for
-// `target` (Target text): one per distinct schedule, at its pooled cost
-// (every repeat measurement; none failed), with its static features.
+// `target` (Target text): one per distinct schedule, its cost read from every
+// repeat measurement as `label` says (none failed), with its static features.
+// The static model predicts an undisturbed run, so Min is the default label.
 std::vector<cost::FitGroup> measured_groups(const TuningModel& model, const RecordFile& records,
                                             const std::string& target, Isa isa, const cost::StaticModel& features_of,
-                                            bool machine_code);
+                                            bool machine_code, CostLabel label = CostLabel::Min);
 
 struct CostEvalOptions {
   double test_share = 0.5;  // of each task's candidates, held out of fitting
   uint64_t seed = 1;
   cost::FitOptions fit;
+  // After judging, fit the coefficients the model keeps again, from the
+  // defaults, on every candidate (the held-out half included): the figures
+  // stay those of the half fit, the coefficients written learn from all.
+  bool refit_all = true;
 };
+
+// The judged pairs of the tasks whose first node is one op ("tessera.ConvBlocked",
+// "MatMul", ...): where the model wins and loses them.
+struct KindAccuracy {
+  std::string op;
+  long pairs = 0;
+  double pairwise_default = 0, pairwise_fitted = 0;
+};
+
+// A task's op: the first word of its description (cost::FitGroup::task).
+std::string task_op(const std::string& task);
 
 struct CostEval {
   int tasks = 0, train_candidates = 0, test_candidates = 0;
@@ -35,11 +51,14 @@ struct CostEval {
   double pairwise_default = 0, pairwise_fitted = 0;
   double peak1_default = 0, peak1_fitted = 0, peak5_default = 0, peak5_fitted = 0;
   double pairwise_train = 0;  // after fitting, on the candidates fitted on
+  int refit_candidates = 0;   // candidates the kept coefficients were fitted on again (0: not refitted)
+  std::vector<KindAccuracy> by_op;  // the judged pairs by task op, most pairs first
   std::string text() const;   // a short table
 };
 
 // Splits every group (seeded), fits `model` on the train parts and judges it
-// on the test parts; the model keeps the fitted coefficients.
+// on the test parts; the model keeps the fitted coefficients (with
+// refit_all, those fitted again on every candidate of the groups).
 CostEval fit_and_evaluate(cost::StaticModel& model, const std::vector<cost::FitGroup>& groups,
                           const CostEvalOptions& options);
 

@@ -22,6 +22,7 @@
 #include "loop/unroll.h"
 #include "loop_kernels.h"
 #include "support/error.h"
+#include "tune/cost_eval.h"
 
 namespace tessera::cost {
 namespace {
@@ -391,6 +392,58 @@ TEST(StaticCostModel, FitImprovesPairwiseAccuracy) {
   EXPECT_GT(after, before + 0.2);
   EXPECT_GT(train_after, 0.85);
   EXPECT_NE(model.coefficients(), StaticModel::default_coefficients());
+}
+
+// tune-fit's evaluation: the figures come from the half it fitted on, judged
+// on the other half; the coefficients it keeps are those a fit from the
+// defaults on every candidate gives.
+TEST(StaticCostModel, EvaluationKeepsTheCoefficientsOfAFitOnEveryCandidate) {
+  const std::vector<FitGroup> groups = synthetic_groups(3, 6, 20);
+  StaticModel evaluated(test_hw(), 4), all(test_hw(), 4), half(test_hw(), 4);
+  tune::CostEval e = tune::fit_and_evaluate(evaluated, groups, tune::CostEvalOptions{});
+  all.fit(groups);
+  EXPECT_EQ(evaluated.coefficients(), all.coefficients());
+  EXPECT_EQ(e.refit_candidates, 6 * 20);
+  EXPECT_EQ(e.train_candidates + e.test_candidates, 6 * 20);
+  EXPECT_GT(e.pairwise_fitted, e.pairwise_default + 0.2);  // judged on the half not fitted on
+  tune::CostEvalOptions no_refit;
+  no_refit.refit_all = false;
+  tune::CostEval h = tune::fit_and_evaluate(half, groups, no_refit);
+  EXPECT_EQ(h.refit_candidates, 0);
+  EXPECT_DOUBLE_EQ(h.pairwise_fitted, e.pairwise_fitted);
+  EXPECT_NE(half.coefficients(), all.coefficients());
+}
+
+// Where the model wins and loses pairs: the judged pairs by the op of each
+// task's first node, each op's accuracy over its own tasks' pairs, the op
+// with the most pairs first.
+TEST(StaticCostModel, JudgementByTaskOp) {
+  std::vector<FitGroup> groups = synthetic_groups(4, 3, 12);
+  groups[0].task = "MatMul node 'a' + Add node 'b'";
+  groups[1].task = "tessera.ConvBlocked node 'c'";
+  groups[2].task = "MatMul node 'd'";
+  StaticModel model(test_hw(), 4);
+  model.fit(synthetic_groups(5, 6, 20));
+  const tune::CostEval e = tune::judge(model, groups);
+  auto accuracy = [&](const StaticModel& m, std::vector<size_t> idx) {
+    CostGroups y, p;
+    for (size_t g : idx) {
+      y.push_back(groups[g].seconds);
+      p.push_back(m.predict_features(groups[g].features));
+    }
+    return std::make_pair(comparable_pairs(y), pairwise_accuracy(y, p));
+  };
+  const StaticModel defaults(test_hw(), 4);
+  ASSERT_EQ(e.by_op.size(), 2u);
+  EXPECT_EQ(e.by_op[0].op, "MatMul");
+  EXPECT_EQ(e.by_op[0].pairs, accuracy(model, {0, 2}).first);
+  EXPECT_DOUBLE_EQ(e.by_op[0].pairwise_fitted, accuracy(model, {0, 2}).second);
+  EXPECT_DOUBLE_EQ(e.by_op[0].pairwise_default, accuracy(defaults, {0, 2}).second);
+  EXPECT_EQ(e.by_op[1].op, "tessera.ConvBlocked");
+  EXPECT_EQ(e.by_op[1].pairs, accuracy(model, {1}).first);
+  EXPECT_DOUBLE_EQ(e.by_op[1].pairwise_fitted, accuracy(model, {1}).second);
+  EXPECT_GT(e.by_op[0].pairwise_fitted, e.by_op[0].pairwise_default);
+  EXPECT_NE(e.text().find("tessera.ConvBlocked"), std::string::npos);
 }
 
 TEST(StaticCostModel, CoefficientsSaveAndLoad) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <random>
 #include <set>
 
 #include <unistd.h>
@@ -20,6 +22,8 @@
 #include "support/error.h"
 #include "tessera/runtime.h"
 #include "codegen/llvm/jit.h"
+#include "cost/hardware.h"
+#include "tune/cost_eval.h"
 #include "tune/measure.h"
 #include "tune/model_config.h"
 #include "tune/model_guard.h"
@@ -425,6 +429,68 @@ TuneOptions model_options(const std::string& records, const std::string& cost_mo
 // With the static model the search measures nothing: it ranks candidates
 // (compiled, never run) and afterwards measures only the default and the
 // best few predicted of each task.
+// tune-fit's groups read each schedule's repeats as the label says: by
+// default the least disturbed run (what the static model predicts; a busy
+// machine only slows runs), the median on request. Two schedules of one task
+// whose order the two labels reverse.
+TEST(CostEval, FitGroupsReadTheRepeatsAsTheLabelSays) {
+  ModelConfig c;
+  c.model = small_net_file();
+  c.threads = 1;
+  c.isa = Isa::AVX2;
+  TuningModel m = open_model(c);
+  const Target machine = Target::for_isa(Isa::AVX2);
+  const compile::Task* task = nullptr;
+  std::string other;  // a schedule text besides the default's ("")
+  for (const runtime::TaskUse& u : m.tasks) {
+    TaskSpace space(*u.task, machine);
+    std::mt19937_64 rng(3);
+    for (int k = 0; k < 50 && other.empty(); ++k) {
+      schedule::SchedulePoint p = space.random_point(rng);
+      if (!p.to_text().empty() && space.schedule_at(p)) other = p.to_text();
+    }
+    if (!other.empty()) {
+      task = u.task.get();
+      break;
+    }
+  }
+  ASSERT_NE(task, nullptr) << "no task of the small net has a schedule besides its default";
+  const std::string path = temp_path("labels.jsonl");
+  std::filesystem::remove(path);
+  RecordFile f(path);
+  auto record = [&](const std::string& schedule, std::vector<double> costs) {
+    Record r;
+    r.task_key = compile::key_text(task->key);
+    r.task = task->describe();
+    r.target = machine.to_string();
+    r.schedule = schedule;
+    r.costs = std::move(costs);
+    f.append(r);
+  };
+  record("", {1e-3, 5e-3, 5e-3});  // once undisturbed, twice slowed
+  record(other, {2e-3, 2e-3, 2e-3});
+  const cost::StaticModel features(cost::find_hardware("xeon-e5-2673-v4"), 1);
+  auto seconds = [&](std::optional<CostLabel> label) {
+    std::vector<cost::FitGroup> gs =
+        label ? measured_groups(m, f, machine.to_string(), Isa::AVX2, features, false, *label)
+              : measured_groups(m, f, machine.to_string(), Isa::AVX2, features, false);
+    std::map<std::string, double> out;
+    for (const cost::FitGroup& g : gs)
+      if (g.task == task->describe())
+        for (size_t i = 0; i < g.schedules.size(); ++i) out[g.schedules[i]] = g.seconds[i];
+    return out;
+  };
+  const std::map<std::string, double> by_min = seconds(CostLabel::Min), by_median = seconds(CostLabel::Median),
+                                      by_default = seconds(std::nullopt);
+  ASSERT_EQ(by_min.size(), 2u);
+  EXPECT_DOUBLE_EQ(by_min.at(""), 1e-3);
+  EXPECT_DOUBLE_EQ(by_min.at(other), 2e-3);
+  ASSERT_EQ(by_median.size(), 2u);
+  EXPECT_DOUBLE_EQ(by_median.at(""), 5e-3);
+  EXPECT_DOUBLE_EQ(by_median.at(other), 2e-3);
+  EXPECT_EQ(by_default, by_min);
+}
+
 TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
   const std::string records = temp_path("static.jsonl");
   TuneOptions o = model_options(records, "static");
