@@ -52,6 +52,14 @@ class Partitioner {
       fusible_[i] = opts_.fuse && unfusable_reason(*nodes[i], g_.opset).empty();
       type_[i] = partition_type(*nodes[i]);
     }
+    // A concat done in place is a view: never fused, so its inputs' producers
+    // write their slices and its readers read one buffer.
+    if (opts_.concat_in_place)
+      for (const ConcatPlacement& p : in_place_concats(g_, [](const Value* v) { return v->type; })) {
+        int c = index_.at(p.concat);
+        fusible_[static_cast<size_t>(c)] = false;
+        in_place_.insert(c);
+      }
     captures_ = captures_of(g_);
   }
 
@@ -85,7 +93,8 @@ class Partitioner {
     }
     for (size_t i = 0; i < nodes.size(); ++i)
       if (!taken[i]) blocks_by_group_[group_[i]] = Block{{static_cast<int>(i)}, type_[i], -1};
-    if (opts_.concat_in_place) split_in_place_concats();
+    for (int c : in_place_) plan_.concats_in_place.push_back(c);
+    std::sort(plan_.concats_in_place.begin(), plan_.concats_in_place.end());
     order_blocks();
     return std::move(plan_);
   }
@@ -127,7 +136,8 @@ class Partitioner {
   // True when producer `c` of contraction `n` is one-to-one and itself reads
   // a contraction's output: it is that contraction's epilogue (applied in
   // registers), not this one's prologue (a pass over the input, or
-  // recomputed at every read).
+  // recomputed at every read). A concat done in place is a stored buffer:
+  // the walk stops there.
   bool prologue_of_contraction(int n, int c) const {
     if (type_[static_cast<size_t>(n)] != MappingType::ManyToMany || type_[static_cast<size_t>(c)] != MappingType::OneToOne)
       return false;
@@ -140,6 +150,7 @@ class Partitioner {
       for (const Value* v : g_.nodes()[static_cast<size_t>(k)]->inputs) {
         if (!v || !v->producer) continue;
         int p = index_.at(v->producer);
+        if (in_place_.count(p)) continue;
         MappingType t = type_[static_cast<size_t>(p)];
         if (t == MappingType::ManyToMany) return true;
         if (t == MappingType::OneToOne) work.push_back(p);
@@ -253,48 +264,6 @@ class Partitioner {
     return e->fuse();
   }
 
-  // Concats done in place that end a block (no node of the block reads them)
-  // become blocks of their own, until none is left: the branch then writes
-  // its slice of the concat's buffer, and the concat copies nothing. Removing
-  // a block's sink cannot make a cycle.
-  void split_in_place_concats() {
-    std::unordered_set<int> in_place;
-    for (const ConcatPlacement& p : in_place_concats(g_, [](const Value* v) { return v->type; }))
-      in_place.insert(index_.at(p.concat));
-    for (bool changed = true; changed;) {
-      changed = false;
-      std::vector<int> split;
-      for (auto& [id, b] : blocks_by_group_) {
-        if (b.nodes.size() < 2) continue;
-        for (size_t k = 0; k < b.nodes.size(); ++k) {
-          int c = b.nodes[k];
-          if (!in_place.count(c) || read_in_block(b, c)) continue;
-          b.nodes.erase(b.nodes.begin() + static_cast<std::ptrdiff_t>(k));
-          if (b.seed == c) b.seed = -1;
-          split.push_back(c);
-          break;
-        }
-      }
-      for (int c : split) {
-        group_[static_cast<size_t>(c)] = c;
-        blocks_by_group_[c] = Block{{c}, type_[static_cast<size_t>(c)], -1};
-        changed = true;
-      }
-    }
-    for (const auto& [id, b] : blocks_by_group_)
-      if (b.nodes.size() == 1 && in_place.count(b.nodes[0])) plan_.concats_in_place.push_back(b.nodes[0]);
-    std::sort(plan_.concats_in_place.begin(), plan_.concats_in_place.end());
-  }
-
-  // True when a node of block `b` reads an output of node `c`.
-  bool read_in_block(const Block& b, int c) const {
-    for (const Value* v : g_.nodes()[static_cast<size_t>(c)]->outputs)
-      if (v)
-        for (int r : readers(v))
-          if (std::count(b.nodes.begin(), b.nodes.end(), r)) return true;
-    return false;
-  }
-
   // Blocks in a topological order of the block graph, ties by first node.
   void order_blocks() {
     std::unordered_map<int, int> indegree;
@@ -325,6 +294,7 @@ class Partitioner {
   std::vector<int> group_;  // per node: its block's id (a fresh node is its own index)
   int next_group_ = 1 << 24;
   std::vector<bool> fusible_;
+  std::unordered_set<int> in_place_;  // concats done in place (never fused)
   std::vector<MappingType> type_;
   std::unordered_map<const Value*, std::vector<const Node*>> captures_;
   std::unordered_map<int, Block> blocks_by_group_;
@@ -428,9 +398,14 @@ FusionStats fusion_stats(const Graph& g, const Partition& p) {
   for (const auto& n : g.nodes())
     for (const Value* v : n->outputs)
       if (v && !graph_out.count(v)) s.intermediate_before += value_bytes(v);
-  std::unordered_set<const Value*> in_place;  // written into a concat's buffer: no buffer of their own
-  for (int c : p.concats_in_place)
-    for (const Value* v : g.nodes()[static_cast<size_t>(c)]->inputs) in_place.insert(v);
+  // Written into a root concat's buffer (inputs and nested views): no buffer of their own.
+  std::unordered_set<const Value*> in_place;
+  const std::unordered_set<int> views(p.concats_in_place.begin(), p.concats_in_place.end());
+  for (const ConcatPlacement& c : in_place_concats(g, [](const Value* v) { return v->type; })) {
+    if (!views.count(index_of(g, c.concat))) continue;
+    for (const Value* v : c.concat->inputs) in_place.insert(v);
+    if (c.root) in_place.insert(c.concat->outputs[0]);
+  }
   for (const Block& b : p.blocks) {
     s.fused_blocks += b.nodes.size() > 1;
     for (const Value* v : block_outputs(g, b))

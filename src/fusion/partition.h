@@ -57,8 +57,8 @@ struct PartitionOptions {
   std::string target;         // ISA name, part of the database key
   Target machine;             // the kernels' machine (AVX-512 unless set)
   int max_live = 0;           // distinct live values a block's loop body may hold; 0: machine.register_budget()
-  // Concats done in place (concat_in_place.h) that end a block are split off
-  // into blocks of their own, so each branch writes its slice directly.
+  // Concats done in place (concat_in_place.h) are never fused: blocks of
+  // their own, so each branch writes its slice of the root directly.
   bool concat_in_place = true;
 };
 

@@ -1,7 +1,8 @@
 // Concats done in place in a plan (fusion/concat_in_place.h): their input
-// slots become children inside the concat's output slot. The arena places
-// only the roots, each living from its earliest child's write to its last
-// reader; a child's offset is its root's plus its offset within the root.
+// slots, and the output slots of views nested in a larger one, become
+// children inside their root's slot. The arena places only the roots, each
+// living from its earliest child's write to its last reader; a child's
+// offset is its root's plus its offset within the root.
 #pragma once
 
 #include <cstdint>

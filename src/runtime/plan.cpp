@@ -57,8 +57,7 @@ struct PendingStep {
   std::unique_ptr<compile::Task> task;  // null: a reference step
   std::shared_ptr<const TaskKernel> kernel;
   std::string reason;                   // reference steps: why
-  std::vector<int64_t> view_offsets;    // a concat done in place: per input, its byte offset in the output
-  bool view = false;
+  bool view = false;                    // a concat done in place (its placement: PlanCompiler::views_)
 };
 
 class PlanCompiler {
@@ -86,6 +85,7 @@ class PlanCompiler {
     compile_kernels();
     mark_memory_phase("kernels");
     bind_steps();
+    place_views();
     mark_memory_phase("packing");
     plan_->original_reads.assign(original_reads_.begin(), original_reads_.end());
     collect_value_inputs();
@@ -115,9 +115,19 @@ class PlanCompiler {
   // --- steps --------------------------------------------------------------------
 
   void plan_steps() {
-    if (opts_.concat_in_place)  // the concrete types: a dynamic batch that is 1 in this run qualifies
-      for (fusion::ConcatPlacement& c : fusion::in_place_concats(g_, [this](const Value* v) { return types_->type_of(v); }))
-        views_[c.concat] = std::move(c.offsets);
+    if (opts_.concat_in_place) {
+      // The concrete types: a dynamic batch that is 1 in this run qualifies.
+      // Only concats alone in their block become view steps, so only they
+      // may hold other concats' inputs.
+      std::unordered_set<const Node*> alone;
+      if (blocks_ && !blocks_->empty())
+        for (const auto& b : *blocks_)
+          if (b.size() == 1) alone.insert(g_.nodes().at(static_cast<size_t>(b[0])).get());
+      auto eligible = [&](const Node& n) { return !blocks_ || blocks_->empty() || alone.count(&n) > 0; };
+      for (fusion::ConcatPlacement& c :
+           fusion::in_place_concats(g_, [this](const Value* v) { return types_->type_of(v); }, eligible))
+        views_[c.concat] = std::move(c);
+    }
     if (blocks_ && !blocks_->empty()) {
       size_t covered = 0;
       for (const auto& b : *blocks_) covered += b.size();
@@ -146,7 +156,6 @@ class PlanCompiler {
     PendingStep p;
     p.nodes = {&n};
     p.view = true;
-    p.view_offsets = it->second;
     return p;
   }
 
@@ -464,7 +473,8 @@ class PlanCompiler {
     plan_->steps.push_back(std::move(st));
   }
 
-  // A concat done in place: its inputs become children of its output slot.
+  // A concat done in place: an output slot and reads of its inputs (which
+  // extend their lives); place_views puts them inside the root.
   void bind_view(PendingStep& p, int64_t step) {
     const Node& n = *p.nodes[0];
     Step st;
@@ -475,10 +485,32 @@ class PlanCompiler {
     for (const Value* v : n.inputs) st.inputs.push_back(read_slot(v, step));
     TensorType t = types_->type_of(n.outputs[0]);
     st.outputs.push_back(output_slot(n.outputs[0], t.dtype, t.dims, step));
-    for (size_t k = 0; k < st.inputs.size(); ++k)
-      place_in_parent(*plan_, st.inputs[k], st.outputs[0], p.view_offsets.at(k), st);
     ++plan_->concat_views;
     plan_->steps.push_back(std::move(st));
+  }
+
+  // Every view step's inputs, and its output unless it is a root, become
+  // children of the root's slot, once all slots exist (a dense block's root
+  // is its last concat, bound after the views inside it). A value read by
+  // several views is placed once; the rules gave it one place in all.
+  void place_views() {
+    std::unordered_set<int> placed;
+    auto place = [&](int child, int root, int64_t offset, const Step& st) {
+      if (!placed.insert(child).second) {
+        const Slot& c = plan_->slots[static_cast<size_t>(child)];
+        TESSERA_CHECK(c.parent == root && c.parent_offset == offset, st.node->describe(), ": input '",
+                      c.value ? c.value->name : "?", "' is placed at two different offsets");
+        return;
+      }
+      place_in_parent(*plan_, child, root, offset, st);
+    };
+    for (const Step& st : plan_->steps) {
+      if (!st.view) continue;
+      const fusion::ConcatPlacement& c = views_.at(st.node);
+      const int root = c.root ? slot_of_.at(c.root) : st.outputs[0];
+      if (c.root) place(st.outputs[0], root, c.base, st);
+      for (size_t k = 0; k < st.inputs.size(); ++k) place(st.inputs[k], root, c.base + c.offsets.at(k), st);
+    }
   }
 
   // Kernels do not check their buffers: a binding mismatch must not reach them.
@@ -560,6 +592,7 @@ class PlanCompiler {
         if (st.compiled && !(k < st.in_place.size() && st.in_place[k])) continue;
         const Slot& is = plan_->slots[static_cast<size_t>(in)];
         if (is.last_step != step || is.first_step >= step) continue;
+        if (reads_inside(st, in)) continue;  // a view of it read too would see the output's writes
         bool fits = st.compiled ? (is.bytes == os.bytes && dtype_size(is.dtype) == dtype_size(os.dtype))
                                 : is.bytes >= os.bytes;
         if (!fits) continue;
@@ -576,6 +609,14 @@ class PlanCompiler {
     resolve_view_offsets(*plan_);
   }
 
+  // True when step `st` reads a slot placed inside root slot `root` (views
+  // hang directly under their root).
+  bool reads_inside(const Step& st, int root) const {
+    for (int s : st.inputs)
+      if (s >= 0 && plan_->slots[static_cast<size_t>(s)].parent == root) return true;
+    return false;
+  }
+
   const Graph& g_;
   const std::vector<Tensor>& inputs_;
   const ExecutorOptions& opts_;
@@ -589,7 +630,7 @@ class PlanCompiler {
   std::vector<const ScheduleProvider*> providers_;
   std::unique_ptr<ConcreteTypes> types_;
   std::vector<PendingStep> pending_;
-  std::unordered_map<const Node*, std::vector<int64_t>> views_;  // concats done in place: their inputs' offsets
+  std::unordered_map<const Node*, fusion::ConcatPlacement> views_;  // concats done in place: root and offsets
   std::unordered_map<const Value*, int> slot_of_;
   std::vector<const Value*> value_deps_;
   std::set<const Value*> original_reads_;

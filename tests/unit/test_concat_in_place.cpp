@@ -50,6 +50,10 @@ Value* unary(Graph& g, const std::string& op, Value* x, const std::string& name)
   return g.add_node(op, {x}, {name}, {}, name)->outputs[0];
 }
 
+Value* conv_relu(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name) {
+  return unary(g, "Relu", conv(g, x, M, C, k, name + "_conv"), name);
+}
+
 Value* concat(Graph& g, const std::vector<Value*>& xs, int64_t axis, const std::string& name) {
   AttrMap a;
   a["axis"] = Attribute::of_int(axis);
@@ -112,9 +116,10 @@ std::vector<fusion::ConcatPlacement> in_place(const Graph& g) {
 }
 
 // Every view step's inputs lie inside its output at the channel prefix times
-// the bytes per channel, computed from the graph's shapes; the root (the
-// outermost concat's output, which the arena places) lives from its
-// children's producers through the view step.
+// the bytes per channel, computed from the graph's shapes, and fill it
+// exactly; inputs and nested views hang directly under the root (the largest
+// concat's output, which the arena places), which lives from its children's
+// producers through every view step.
 void expect_views_in_place(const Plan& p) {
   for (size_t si = 0; si < p.steps.size(); ++si) {
     const Step& st = p.steps[si];
@@ -122,28 +127,34 @@ void expect_views_in_place(const Plan& p) {
     EXPECT_FALSE(st.compiled);
     EXPECT_EQ(st.kernel, nullptr);
     const Slot& out = p.slots[static_cast<size_t>(st.outputs.at(0))];
-    int r = st.outputs[0];
-    while (p.slots[static_cast<size_t>(r)].parent >= 0) r = p.slots[static_cast<size_t>(r)].parent;
+    const int r = out.parent >= 0 ? out.parent : st.outputs[0];
     const Slot& root = p.slots[static_cast<size_t>(r)];
+    EXPECT_LT(root.parent, 0) << st.node->name;
+    EXPECT_LE(root.first_step, out.first_step);
     int64_t axis = st.node->attrs.at("axis").i;
     int64_t per = static_cast<int64_t>(dtype_size(out.dtype));
     for (size_t d = static_cast<size_t>(axis) + 1; d < out.dims.size(); ++d) per *= out.dims[d];
     int64_t prefix = 0;
     for (int s : st.inputs) {
       const Slot& in = p.slots[static_cast<size_t>(s)];
-      EXPECT_EQ(in.parent, st.outputs[0]);
+      EXPECT_EQ(in.parent, r) << st.node->name << " input " << in.value->name;
       EXPECT_EQ(in.offset, out.offset + prefix * per) << st.node->name << " input " << in.value->name;
       EXPECT_LE(root.first_step, in.first_step);
       EXPECT_GE(root.last_step, std::max(in.last_step, static_cast<int64_t>(si)));
       prefix += in.dims.at(static_cast<size_t>(axis));
     }
+    EXPECT_EQ(prefix * per, out.bytes) << st.node->name;
   }
 }
 
 // Arena slots that are not one inside the other and live at the same step
 // never share bytes, unless one is handed over to the other in place at the
-// step where one dies and the other is born.
+// step where one dies and the other is born; inside one root only a view
+// (a concat done in place) shares bytes with other slots.
 void expect_arena_sound(const Plan& p) {
+  std::set<size_t> views;
+  for (const Step& st : p.steps)
+    if (st.view) views.insert(static_cast<size_t>(st.outputs.at(0)));
   auto root = [&](size_t s) {
     while (p.slots[s].parent >= 0) s = static_cast<size_t>(p.slots[s].parent);
     return s;
@@ -161,7 +172,8 @@ void expect_arena_sound(const Plan& p) {
       if (!overlap || inside(a, b) || inside(b, a)) continue;
       const Slot &rs = p.slots[root(a)], &rt = p.slots[root(b)];
       if (root(a) == root(b)) {
-        ADD_FAILURE() << "slots " << a << " and " << b << " overlap inside one concat";
+        if (!views.count(a) && !views.count(b))
+          ADD_FAILURE() << "slots " << a << " and " << b << " overlap inside one concat";
         continue;
       }
       bool live_together = rs.first_step <= rt.last_step && rt.first_step <= rs.last_step;
@@ -172,9 +184,10 @@ void expect_arena_sound(const Plan& p) {
 
 // Runs `build()` compiled on every ISA, blocked layout on and off, twice with
 // different inputs, against the interpreter; each plan has `views_blocked`
-// (`views_nchw`) view steps.
+// (`views_nchw`) view steps (-1: the concats the fusion plan put in place),
+// and passes `also`.
 void expect_runs_in_place(const std::function<std::unique_ptr<Graph>()>& build, int views_blocked, int views_nchw,
-                          bool fusion = true) {
+                          bool fusion = true, const std::function<void(const Executor&)>& also = {}) {
   for (ExecutorOptions o : isas())
     for (bool blocked : {true, false}) {
       SCOPED_TRACE(std::string(codegen::isa_name(o.isa)) + (blocked ? " blocked" : " NCHW"));
@@ -189,10 +202,12 @@ void expect_runs_in_place(const std::function<std::unique_ptr<Graph>()>& build, 
       }
       const Plan& p = *m.last_plan();
       int views = blocked ? views_blocked : views_nchw;
+      if (views < 0) views = static_cast<int>(m.partition().concats_in_place.size());
       EXPECT_EQ(p.concat_views, views) << print_graph(m.graph()) << fusion::print_fusion(m.graph(), m.partition());
       EXPECT_EQ(m.report().find("concats in place") != std::string::npos, views > 0);
       expect_views_in_place(p);
       expect_arena_sound(p);
+      if (also) also(m);
     }
 }
 
@@ -257,15 +272,17 @@ TEST(ConcatInPlace, WhichConcatsQualify) {
   EXPECT_EQ(names, (std::vector<std::string>{"first", "outer"}));
   ASSERT_NE(placement(ps, "outer"), nullptr);
   EXPECT_EQ(placement(ps, "outer")->offsets, (std::vector<int64_t>{0, 8 * 3 * 5 * 4}));
-  // The ones left out still run (copies), and right.
+  // The ones left out still run (copies), and right; fused or not, the two
+  // in place stay views (a view is never fused with its Identity).
   auto build = [&] { return g->clone(); };
-  expect_runs_in_place(build, 2, 2, false);  // fused, each concat would join its Identity
+  expect_runs_in_place(build, 2, 2, false);
+  expect_runs_in_place(build, 2, 2, true);
 }
 
 TEST(ConcatInPlace, InceptionBlockMatchesTheInterpreter) {
   // Odd channel counts: unaligned NCHW offsets; blocked, the concat stays
-  // NCHW and fuses with the reorder that reads it (not in place).
-  expect_runs_in_place([] { return inception(1, {5, 7, 3}); }, 0, 1);
+  // NCHW over the branches' reorders, which write into it.
+  expect_runs_in_place([] { return inception(1, {5, 7, 3}); }, 1, 1);
   // Block multiples with a short last input (padding lanes), fused and not.
   expect_runs_in_place([] { return inception(1, {16, 32, 3}); }, 1, 1);
   expect_runs_in_place([] { return inception(1, {16, 32, 3}); }, 1, 1, false);
@@ -296,8 +313,8 @@ TEST(ConcatInPlace, NestedConcats) {
 }
 
 // A branch output read after the concat by an elementwise op that could
-// overwrite a dying input, and an elementwise consumer of the concat (fusion
-// off: a step of its own, free to overwrite the concat's buffer).
+// overwrite a dying input, and an elementwise consumer of the concat (a step
+// of its own, free to overwrite the concat's buffer when fusion is off).
 TEST(ConcatInPlace, OtherReadersAndInPlaceConsumers) {
   auto build = [] {
     seed_ = 40;
@@ -315,7 +332,7 @@ TEST(ConcatInPlace, OtherReadersAndInPlaceConsumers) {
     return g;
   };
   expect_runs_in_place(build, 1, 1, false);
-  expect_runs_in_place(build, 0, 0, true);  // the concat fuses with its ReLU: a copy
+  expect_runs_in_place(build, 1, 1, true);  // the concat is never fused with its ReLU
 }
 
 // Producers that are reference steps (NonZero has no expression) whose
@@ -376,6 +393,193 @@ TEST(ConcatInPlace, Artifacts) {
   }
 }
 
+// --- dense blocks: every concat a view of one root ----------------------------
+
+Value* batch_norm(Graph& g, Value* x, int64_t C, const std::string& name) {
+  std::vector<Value*> in{x, g.add_constant(name + ".gamma", random_f32({C}, seed_++, 0.5f, 1.5f)),
+                         g.add_constant(name + ".beta", random_f32({C}, seed_++)),
+                         g.add_constant(name + ".mean", random_f32({C}, seed_++)),
+                         g.add_constant(name + ".var", random_f32({C}, seed_++, 0.5f, 2.0f))};
+  return g.add_node("BatchNormalization", in, {name}, {}, name)->outputs[0];
+}
+
+constexpr int64_t kDenseH = 6, kDenseW = 5;
+
+// A DenseNet block in small, in torchvision's export order: a stem gives x0
+// (c0 channels); layer k concatenates x0 and every earlier layer's output
+// (layer 1: x0 alone), then BatchNormalization, ReLU, a 1x1 conv, ReLU and
+// a 3x3 conv give its `growth` channels; the block's last concat (all of
+// them) feeds a 1x1 transition conv.
+std::unique_ptr<Graph> dense_block(int64_t c0, int64_t growth, int layers) {
+  seed_ = 70;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 8, kDenseH, kDenseW}, true});
+  std::vector<Value*> feats{conv_relu(*g, x, c0, 8, 3, "stem")};
+  for (int k = 1; k <= layers; ++k) {
+    const std::string l = "layer" + std::to_string(k);
+    const int64_t C = c0 + growth * (k - 1);
+    Value* z = unary(*g, "Relu", batch_norm(*g, concat(*g, feats, 1, l + "_cat"), C, l + "_norm1"), l + "_relu1");
+    Value* m = conv_relu(*g, z, 16, C, 1, l + "_conv1");
+    feats.push_back(conv(*g, m, growth, 16, 3, l + "_conv2"));
+  }
+  Value* all = concat(*g, feats, 1, "block_cat");
+  g->add_output(conv(*g, all, 4, c0 + growth * layers, 1, "transition"));
+  infer_graph(*g);
+  return g;
+}
+
+int count_concats(const Graph& g) {
+  int n = 0;
+  for (const auto& node : g.nodes()) n += node->op_type == "Concat";
+  return n;
+}
+
+// Every concat of the block is a view of the last one: each feature sits at
+// its channel prefix (the stem at 0, layer j's output after c0 + growth (j - 1)
+// channels) in every concat that reads it.
+TEST(ConcatInPlace, DenseBlockSharesOneRoot) {
+  const int64_t c0 = 16, growth = 16, per_channel = kDenseH * kDenseW * 4;
+  const int layers = 4;
+  auto g = dense_block(c0, growth, layers);
+  auto ps = in_place(*g);
+  ASSERT_EQ(static_cast<int>(ps.size()), count_concats(*g));
+  const Value* root = g->find_value("block_cat");
+  ASSERT_NE(root, nullptr);
+  auto prefix = [&](const Value* v) -> int64_t {
+    if (v->name == "stem") return 0;
+    for (int j = 1; j <= layers; ++j)
+      if (v->name == "layer" + std::to_string(j) + "_conv2") return c0 + growth * (j - 1);
+    ADD_FAILURE() << "unexpected concat input " << v->name;
+    return -1;
+  };
+  for (const auto& p : ps) {
+    SCOPED_TRACE(p.concat->name);
+    EXPECT_EQ(p.root, p.concat->outputs[0] == root ? nullptr : root);
+    EXPECT_EQ(p.base, 0);  // every concat is a prefix of the root
+    for (size_t i = 0; i < p.offsets.size(); ++i)
+      EXPECT_EQ(p.base + p.offsets[i], prefix(p.concat->inputs[i]) * per_channel) << p.concat->inputs[i]->name;
+  }
+}
+
+// The compiled dense block: every concat a view step under one root, which
+// lives from x0's producer on; whole blocks of 16 and 32 channels, on both
+// layouts and ISAs, against the interpreter.
+TEST(ConcatInPlace, DenseBlockMatchesTheInterpreter) {
+  auto one_root = [](const Executor& m) {
+    const Plan& p = *m.last_plan();
+    std::set<int> roots;
+    for (const Step& st : p.steps)
+      if (st.view) {
+        const Slot& out = p.slots[static_cast<size_t>(st.outputs[0])];
+        roots.insert(out.parent >= 0 ? out.parent : st.outputs[0]);
+      }
+    EXPECT_EQ(roots.size(), 1u);
+  };
+  for (auto [c0, growth] : {std::pair<int64_t, int64_t>{16, 16}, {32, 32}}) {
+    SCOPED_TRACE("c0 " + std::to_string(c0) + ", growth " + std::to_string(growth));
+    auto build = [c0 = c0, growth = growth] { return dense_block(c0, growth, 3); };
+    const int concats = count_concats(*build());
+    expect_runs_in_place(build, concats, concats, true, one_root);
+    expect_runs_in_place(build, concats, concats, false, one_root);
+  }
+}
+
+// Growth 24: on AVX-512 a layer's output fills one block and half of the
+// next, so the concats reading it in the middle stay NCHW (over reorders);
+// whatever each concat becomes, the block matches the interpreter and the
+// compiled plan's views are the fusion plan's.
+TEST(ConcatInPlace, DenseBlockWithPaddedGrowth) {
+  expect_runs_in_place([] { return dense_block(16, 24, 3); }, -1, -1);
+}
+
+// With views, a layer's BatchNormalization and ReLU join its 1x1 conv (the
+// concat before them is a stored buffer, not the previous conv's epilogue),
+// and no concat shares a block.
+TEST(ConcatInPlace, DenseBlockFusion) {
+  auto g = dense_block(16, 16, 4);
+  fusion::Partition p = fusion::partition_graph(*g);
+  for (int k = 1; k <= 4; ++k) {
+    const std::string l = "layer" + std::to_string(k);
+    EXPECT_EQ(block_of(*g, p, l + "_norm1"), block_of(*g, p, l + "_conv1_conv")) << l << fusion::print_fusion(*g, p);
+    EXPECT_EQ(block_of(*g, p, l + "_relu1"), block_of(*g, p, l + "_conv1_conv")) << l;
+  }
+  auto concats_alone = [](const Graph& graph, const fusion::Partition& part) {
+    for (size_t i = 0; i < graph.nodes().size(); ++i)
+      if (graph.nodes()[i]->op_type == "Concat")
+        EXPECT_EQ(part.blocks[static_cast<size_t>(part.block_of[i])].nodes.size(), 1u)
+            << graph.nodes()[i]->name << fusion::print_fusion(graph, part);
+  };
+  concats_alone(*g, p);
+  EXPECT_EQ(static_cast<int>(p.concats_in_place.size()), count_concats(*g));
+  for (ExecutorOptions o : isas()) {  // on the blocked graph too
+    Executor m(dense_block(16, 16, 4), o);
+    concats_alone(m.graph(), m.partition());
+  }
+}
+
+// Two concats of the same leaves, the larger listed before or after the
+// smaller: the same placements (the smaller a prefix of the larger) either way.
+TEST(ConcatInPlace, PlacementsDoNotDependOnGraphOrder) {
+  auto build = [](bool larger_first) {
+    seed_ = 80;
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, {1, 8, 5, 5}, true});
+    Value* u = conv_relu(*g, x, 16, 8, 1, "u");
+    Value* v = conv_relu(*g, x, 16, 8, 3, "v");
+    Value* w = conv_relu(*g, x, 16, 8, 1, "w");
+    Value *small = nullptr, *large = nullptr;
+    if (larger_first) large = concat(*g, {u, v, w}, 1, "large");
+    small = concat(*g, {u, v}, 1, "small");
+    if (!larger_first) large = concat(*g, {u, v, w}, 1, "large");
+    g->add_output(conv(*g, small, 4, 32, 1, "head_small"));
+    g->add_output(conv(*g, large, 4, 48, 1, "head_large"));
+    infer_graph(*g);
+    return g;
+  };
+  const int64_t per_channel = 5 * 5 * 4;
+  for (bool larger_first : {true, false}) {
+    SCOPED_TRACE(larger_first ? "larger first" : "smaller first");
+    auto g = build(larger_first);
+    auto ps = in_place(*g);
+    ASSERT_EQ(ps.size(), 2u);
+    const fusion::ConcatPlacement* small = placement(ps, "small");
+    const fusion::ConcatPlacement* large = placement(ps, "large");
+    ASSERT_TRUE(small && large);
+    EXPECT_EQ(large->root, nullptr);
+    EXPECT_EQ(small->root, g->find_value("large"));
+    EXPECT_EQ(small->base, 0);
+    EXPECT_EQ(small->offsets, (std::vector<int64_t>{0, 16 * per_channel}));
+    EXPECT_EQ(large->offsets, (std::vector<int64_t>{0, 16 * per_channel, 32 * per_channel}));
+    expect_runs_in_place([&] { return build(larger_first); }, 2, 2);
+  }
+}
+
+// [u, v] and [v, w] overlap without one holding the other: v cannot sit at
+// both places, so the first is a view and the second copies.
+TEST(ConcatInPlace, OverlappingConcatsCopyOne) {
+  auto build = [] {
+    seed_ = 90;
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, {1, 8, 5, 5}, true});
+    Value* u = conv_relu(*g, x, 16, 8, 1, "u");
+    Value* v = conv_relu(*g, x, 16, 8, 3, "v");
+    Value* w = conv_relu(*g, x, 16, 8, 1, "w");
+    g->add_output(conv(*g, concat(*g, {u, v}, 1, "uv"), 4, 32, 1, "head_uv"));
+    g->add_output(conv(*g, concat(*g, {v, w}, 1, "vw"), 4, 32, 1, "head_vw"));
+    infer_graph(*g);
+    return g;
+  };
+  auto g = build();
+  auto ps = in_place(*g);
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps[0].concat->name, "uv");
+  EXPECT_EQ(ps[0].root, nullptr);
+  expect_runs_in_place(build, 1, 1);
+}
+
 // SqueezeNet 1.1's eight fire modules: every expand concat (counted in the
 // compiled graph) is done in place, and the model still matches the interpreter.
 TEST(ConcatInPlace, SqueezeNetFireModules) {
@@ -407,13 +611,11 @@ Value* max_pool(Graph& g, Value* x, const std::string& name) {
   return g.add_node("MaxPool", {x}, {name}, std::move(a), name)->outputs[0];
 }
 
-Value* conv_relu(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name) {
-  return unary(g, "Relu", conv(g, x, M, C, k, name + "_conv"), name);
-}
-
 // Three Inception modules in a row, each concat read by every branch of the
 // next: block multiples with a short last input, a nested concat (Mixed_7b's
-// shape) and odd channel counts.
+// shape) and odd channel counts; the last module's branches also go, swapped,
+// into a second concat of the same size (its inputs cannot sit at two places:
+// a copy).
 std::unique_ptr<Graph> inception_net() {
   seed_ = 50;
   auto g = std::make_unique<Graph>();
@@ -434,15 +636,18 @@ std::unique_ptr<Graph> inception_net() {
   Value* pool2 = g->add_node("AveragePool", {m1}, {"m2_pool"}, ap, "m2_pool")->outputs[0];
   Value* m2 = concat(*g, {conv_relu(*g, m1, 16, 40, 1, "m2_a"), inner, conv_relu(*g, pool2, 5, 40, 1, "m2_d")}, 1,
                      "m2");  // 53 channels
-  Value* m3 = concat(*g, {conv_relu(*g, m2, 5, 53, 1, "m3_a"), conv_relu(*g, m2, 7, 53, 3, "m3_b")}, 1, "m3");
-  g->add_output(conv(*g, m3, 4, 12, 1, "head"));
+  Value* m3_a = conv_relu(*g, m2, 5, 53, 1, "m3_a");
+  Value* m3_b = conv_relu(*g, m2, 7, 53, 3, "m3_b");
+  g->add_output(conv(*g, concat(*g, {m3_a, m3_b}, 1, "m3"), 4, 12, 1, "head"));
+  g->add_output(conv(*g, concat(*g, {m3_b, m3_a}, 1, "m3_swapped"), 4, 12, 1, "head_swapped"));
   infer_graph(*g);
   return g;
 }
 
 // SqueezeNet 1.1's layout in small: a stem, fire modules (a 1x1 squeeze,
 // then 1x1 and 3x3 expands concatenated) between max pools, a 1x1
-// classifier and a global average pool.
+// classifier and a global average pool; the last fire's expands also go,
+// swapped, into a second concat and classifier (a copy, as in inception_net).
 std::unique_ptr<Graph> squeezenet_net() {
   seed_ = 60;
   auto g = std::make_unique<Graph>();
@@ -450,6 +655,7 @@ std::unique_ptr<Graph> squeezenet_net() {
   Value* x = g->add_input("x", {DType::F32, {1, 3, 32, 32}, true});
   Value* y = max_pool(*g, conv_relu(*g, x, 16, 3, 3, "stem"), "pool0");
   int64_t channels = 16;
+  Value *e1 = nullptr, *e3 = nullptr;
   struct Fire {
     int64_t squeeze, expand;
     bool pool_after;
@@ -459,15 +665,15 @@ std::unique_ptr<Graph> squeezenet_net() {
     const Fire& f = fires[i];
     const std::string name = "fire" + std::to_string(i + 2);
     Value* s = conv_relu(*g, y, f.squeeze, channels, 1, name + "_squeeze");
-    y = concat(*g,
-               {conv_relu(*g, s, f.expand, f.squeeze, 1, name + "_e1"),
-                conv_relu(*g, s, f.expand, f.squeeze, 3, name + "_e3")},
-               1, name);
+    e1 = conv_relu(*g, s, f.expand, f.squeeze, 1, name + "_e1");
+    e3 = conv_relu(*g, s, f.expand, f.squeeze, 3, name + "_e3");
+    y = concat(*g, {e1, e3}, 1, name);
     channels = 2 * f.expand;
     if (f.pool_after) y = max_pool(*g, y, name + "_pool");
   }
   Value* logits = conv_relu(*g, y, 10, channels, 1, "classifier");
   g->add_output(g->add_node("GlobalAveragePool", {logits}, {"gap"}, {}, "gap")->outputs[0]);
+  g->add_output(conv_relu(*g, concat(*g, {e3, e1}, 1, "swapped"), 10, channels, 1, "classifier_swapped"));
   infer_graph(*g);
   return g;
 }
