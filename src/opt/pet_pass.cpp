@@ -201,7 +201,7 @@ int run_pet(Graph& g, const PassContext& ctx) {
     if (ctx.model_cost) {
       // The model as it came compiled once, before the first measurement;
       // the check's reserve sized from it (SearchOptions::model_check_share).
-      search_opts.check_reserve = [&, setup = pass_watch.seconds()]() -> double {
+      search_opts.check_reserve = [&, share, setup = pass_watch.seconds()]() -> double {
         try {
           // The other model's compile and first run (on the arena the
           // original hands back: runtime::ArenaSharing), a warm-up round,
