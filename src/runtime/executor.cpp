@@ -218,8 +218,7 @@ Executor::Executor(std::unique_ptr<Graph> graph, ExecutorOptions opts)
     target.compare_models = [baseline_of](const Graph& before, const Graph& after, double max_seconds) {
       const Stopwatch since_call;
       Baseline& b = baseline_of(before);
-      const double left = max_seconds > 0 ? std::max(1e-9, max_seconds - since_call.seconds()) : 0;
-      const Interleaved t = b.compare(after, left);
+      const Interleaved t = b.compare(after, bound_left(max_seconds, since_call));
       return ModelComparison{t.a_ms * 1e-3, t.b_ms * 1e-3, t.ratio, t.ratio_high};
     };
     const codegen::Isa isa = opts_.isa == codegen::Isa::Host ? codegen::host_isa() : opts_.isa;

@@ -85,6 +85,10 @@ Interleaved time_interleaved(Executor& a, Executor& b, const std::vector<Tensor>
   return r;
 }
 
+double bound_left(double max_seconds, const Stopwatch& since) {
+  return max_seconds > 0 ? std::max(1e-9, max_seconds - since.seconds()) : 0;
+}
+
 Baseline::Baseline(const Graph& g, const ExecutorOptions& opts)
     : opts_(opts), name_(g.name), hash_(structural_hash(g)), inputs_(timing_inputs(g, "Baseline")) {
   const Stopwatch compile;
@@ -107,15 +111,13 @@ Interleaved Baseline::compare(const Graph& other, double max_seconds, int rounds
                 other.inputs().size(), " inputs, graph '", name_, "' ", inputs_.size());
   Executor eb(other.clone(), opts_);
   eb.prepare(inputs_);
-  const double left = max_seconds > 0 ? std::max(1e-9, max_seconds - since_call.seconds()) : 0;
-  return time_interleaved(*ex_, eb, inputs_, rounds, left);
+  return time_interleaved(*ex_, eb, inputs_, rounds, bound_left(max_seconds, since_call));
 }
 
 Interleaved compare_graphs(const Graph& a, const Graph& b, const ExecutorOptions& opts, double max_seconds) {
   const Stopwatch since_call;
   Baseline base(a, opts);
-  const double left = max_seconds > 0 ? std::max(1e-9, max_seconds - since_call.seconds()) : 0;
-  return base.compare(b, left);
+  return base.compare(b, bound_left(max_seconds, since_call));
 }
 
 }  // namespace tessera::runtime

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/executor.h"
+#include "support/stopwatch.h"
 
 namespace tessera::runtime {
 
@@ -45,6 +46,11 @@ Interleaved time_interleaved(Executor& a, Executor& b, const std::vector<Tensor>
                              double max_seconds = 0);
 
 inline constexpr int kCompareRounds = 15;
+
+// What is left of a bound of `max_seconds` counted from `since`, at least
+// 1 ns (a bound already passed still bounds); 0, no bound, when
+// `max_seconds` is not positive.
+double bound_left(double max_seconds, const Stopwatch& since);
 
 // A graph compiled with `opts` and run once on seeded random inputs
 // (profile_tensor), kept to time others against it in turns: PET's

@@ -70,6 +70,20 @@ inline std::vector<codegen::Isa> host_isas() {
   return isas;
 }
 
+// Executor options for each ISA of host_isas(), the fusion profile off (the
+// static table's fusion decisions: what runs does not depend on the
+// profile database).
+inline std::vector<runtime::ExecutorOptions> host_isa_options() {
+  std::vector<runtime::ExecutorOptions> r;
+  for (codegen::Isa isa : host_isas()) {
+    runtime::ExecutorOptions o;
+    o.isa = isa;
+    o.fusion_profile = false;
+    r.push_back(o);
+  }
+  return r;
+}
+
 // Runs body(options) for each ISA of host_isas(), fused and unfused, under a
 // trace naming both.
 template <typename Body>

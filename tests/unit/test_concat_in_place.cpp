@@ -90,21 +90,6 @@ int block_of(const Graph& g, const fusion::Partition& p, const std::string& node
   return -1;
 }
 
-std::vector<ExecutorOptions> isas() {
-  std::vector<ExecutorOptions> r;
-  for (codegen::Isa isa : {codegen::Isa::AVX2, codegen::Isa::AVX512}) {
-    if (!codegen::host_supports(isa)) {
-      GTEST_LOG_(INFO) << codegen::isa_name(isa) << " not on this host: not run on it";
-      continue;
-    }
-    ExecutorOptions o;
-    o.isa = isa;
-    o.fusion_profile = false;
-    r.push_back(o);
-  }
-  return r;
-}
-
 const fusion::ConcatPlacement* placement(const std::vector<fusion::ConcatPlacement>& ps, const std::string& name) {
   for (const auto& p : ps)
     if (p.concat->name == name) return &p;
@@ -188,7 +173,7 @@ void expect_arena_sound(const Plan& p) {
 // and passes `also`.
 void expect_runs_in_place(const std::function<std::unique_ptr<Graph>()>& build, int views_blocked, int views_nchw,
                           bool fusion = true, const std::function<void(const Executor&)>& also = {}) {
-  for (ExecutorOptions o : isas())
+  for (ExecutorOptions o : tessera::testing::host_isa_options())
     for (bool blocked : {true, false}) {
       SCOPED_TRACE(std::string(codegen::isa_name(o.isa)) + (blocked ? " blocked" : " NCHW"));
       if (!blocked) o.passes.disable("blocked-layout");
@@ -353,7 +338,7 @@ TEST(ConcatInPlace, ReferenceProducers) {
     infer_graph(*g);
     return g;
   };
-  for (ExecutorOptions o : isas()) {
+  for (ExecutorOptions o : tessera::testing::host_isa_options()) {
     Executor m(build(), o);
     for (uint32_t s : {5u, 6u}) {
       std::vector<Tensor> ins{random_f32({9}, s), random_f32({7}, s + 10)};
@@ -512,7 +497,7 @@ TEST(ConcatInPlace, DenseBlockFusion) {
   };
   concats_alone(*g, p);
   EXPECT_EQ(static_cast<int>(p.concats_in_place.size()), count_concats(*g));
-  for (ExecutorOptions o : isas()) {  // on the blocked graph too
+  for (ExecutorOptions o : tessera::testing::host_isa_options()) {  // on the blocked graph too
     Executor m(dense_block(16, 16, 4), o);
     concats_alone(m.graph(), m.partition());
   }
@@ -687,7 +672,7 @@ void expect_plans_agree(const std::function<std::unique_ptr<Graph>()>& build) {
   const std::unique_ptr<Graph> g = build();
   for (const auto& n : g->nodes()) concats += n->op_type == "Concat";
   size_t most = 0, fewest = concats;
-  for (ExecutorOptions o : isas())
+  for (ExecutorOptions o : tessera::testing::host_isa_options())
     for (bool blocked : {true, false}) {
       SCOPED_TRACE(std::string(codegen::isa_name(o.isa)) + (blocked ? " blocked" : " NCHW"));
       if (!blocked) o.passes.disable("blocked-layout");

@@ -304,27 +304,12 @@ std::vector<Dims> channel_branches(const std::vector<int64_t>& cs, int64_t h, in
   return r;
 }
 
-std::vector<ExecutorOptions> isas() {
-  std::vector<ExecutorOptions> r;
-  for (Isa isa : {Isa::AVX512, Isa::AVX2}) {
-    if (!codegen::host_supports(isa)) {
-      ADD_FAILURE() << isa_name(isa) << " is not on this host: the graph tests need both ISAs";
-      continue;
-    }
-    ExecutorOptions o;
-    o.isa = isa;
-    o.fusion_profile = false;
-    r.push_back(o);
-  }
-  return r;
-}
-
 // The graph compiled on both ISAs, blocked layout on and off (at batch 1
 // also with concats copied instead of done in place), run on two sets of
 // random inputs, against the interpreter.
 void expect_graph_matches(const std::function<std::unique_ptr<Graph>()>& build) {
   const int64_t batch = build()->inputs()[0]->type.dims[0];
-  for (ExecutorOptions o : isas())
+  for (ExecutorOptions o : tessera::testing::host_isa_options())
     for (bool blocked : {true, false})
       for (bool in_place : batch == 1 ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
         SCOPED_TRACE(std::string(isa_name(o.isa)) + (blocked ? " blocked" : " NCHW") + (in_place ? "" : " copied"));
@@ -363,7 +348,7 @@ TEST(ConcatLoweringGraphs, SpatialConcats) {
 // its branch as a second output), and still matches.
 TEST(ConcatLoweringGraphs, FusedWithAConvolution) {
   auto build = [] { return branches(8, channel_branches({16, 32, 16}, 6, 6), 1, true, false); };
-  for (ExecutorOptions o : isas()) {
+  for (ExecutorOptions o : tessera::testing::host_isa_options()) {
     Executor m(build(), o);
     const Graph& g = m.graph();
     const fusion::Partition& p = m.partition();
