@@ -1,6 +1,7 @@
 // Helpers for tests of graph rewrites (the blocked layout, Winograd, fusion):
-// op counts, outputs compared at the scale of the output, the ISA x fusion
-// loop of compiled runs, and a compiled model's artifact round trip.
+// op counts, a seeded convolution builder, outputs compared at the scale of
+// the output, the ISA x fusion loop of compiled runs, and a compiled model's
+// artifact round trip.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include "codegen/llvm/jit.h"
 #include "ir/graph.h"
 #include "ops/registry.h"
+#include "random_tensor.h"
 #include "runtime/executor.h"
 #include "support/error.h"
 #include "tessera/tensor.h"
@@ -28,6 +30,18 @@ inline int count_ops(const Graph& g, const std::string& op) {
   int n = 0;
   for (const auto& node : g.nodes()) n += node->op_type == op;
   return n;
+}
+
+// A k x k "same" convolution `name` of x (C channels) to M channels, its
+// weights uniform in [-0.5, 0.5) and its bias in [-2, 2), drawn from `seed`
+// and seed + 1; `seed` is advanced past both, so consecutive calls draw
+// distinct constants.
+inline Value* conv(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name, uint32_t& seed) {
+  AttrMap a;
+  a["pads"] = Attribute::of_ints({k / 2, k / 2, k / 2, k / 2});
+  Value* w = g.add_constant(name + ".w", random_f32({M, C, k, k}, seed++, -0.5f, 0.5f));
+  Value* b = g.add_constant(name + ".b", random_f32({M}, seed++));
+  return g.add_node("Conv", {x, w, b}, {name}, std::move(a), name)->outputs[0];
 }
 
 // Inferring `n` (given `domain`) fails with an error that names it and says `what`.

@@ -32,26 +32,19 @@ using runtime::Plan;
 using runtime::Slot;
 using runtime::SlotKind;
 using runtime::Step;
+using tessera::testing::conv;
 using tessera::testing::expect_near_scaled;
 using tessera::testing::random_f32;
 using tessera::testing::save_and_load;
 
 uint32_t seed_ = 1;
 
-Value* conv(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name) {
-  AttrMap a;
-  a["pads"] = Attribute::of_ints({k / 2, k / 2, k / 2, k / 2});
-  Value* w = g.add_constant(name + ".w", random_f32({M, C, k, k}, seed_++, -0.5f, 0.5f));
-  Value* b = g.add_constant(name + ".b", random_f32({M}, seed_++));
-  return g.add_node("Conv", {x, w, b}, {name}, std::move(a), name)->outputs[0];
-}
-
 Value* unary(Graph& g, const std::string& op, Value* x, const std::string& name) {
   return g.add_node(op, {x}, {name}, {}, name)->outputs[0];
 }
 
 Value* conv_relu(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name) {
-  return unary(g, "Relu", conv(g, x, M, C, k, name + "_conv"), name);
+  return unary(g, "Relu", conv(g, x, M, C, k, name + "_conv", seed_), name);
 }
 
 Value* concat(Graph& g, const std::vector<Value*>& xs, int64_t axis, const std::string& name) {
@@ -69,16 +62,16 @@ std::unique_ptr<Graph> inception(int64_t batch, std::vector<int64_t> c, int64_t 
   auto g = std::make_unique<Graph>();
   g->opset = 13;
   Value* x = g->add_input("x", {DType::F32, {batch, 8, H, W}, true});
-  Value* a = unary(*g, "Relu", conv(*g, x, c[0], 8, 1, "a_conv"), "a");
-  Value* b1 = unary(*g, "Relu", conv(*g, x, 8, 8, 1, "b1_conv"), "b1");
-  Value* b = unary(*g, "Relu", conv(*g, b1, c[1], 8, 3, "b_conv"), "b");
+  Value* a = unary(*g, "Relu", conv(*g, x, c[0], 8, 1, "a_conv", seed_), "a");
+  Value* b1 = unary(*g, "Relu", conv(*g, x, 8, 8, 1, "b1_conv", seed_), "b1");
+  Value* b = unary(*g, "Relu", conv(*g, b1, c[1], 8, 3, "b_conv", seed_), "b");
   AttrMap ap;
   ap["kernel_shape"] = Attribute::of_ints({3, 3});
   ap["pads"] = Attribute::of_ints({1, 1, 1, 1});
   Value* p = g->add_node("AveragePool", {x}, {"pool"}, ap, "pool")->outputs[0];
-  Value* d = unary(*g, "Relu", conv(*g, p, c[2], 8, 1, "d_conv"), "d");
+  Value* d = unary(*g, "Relu", conv(*g, p, c[2], 8, 1, "d_conv", seed_), "d");
   Value* y = concat(*g, {a, b, d}, 1, "cat");
-  g->add_output(conv(*g, y, 4, c[0] + c[1] + c[2], 1, "head"));
+  g->add_output(conv(*g, y, 4, c[0] + c[1] + c[2], 1, "head", seed_));
   infer_graph(*g);
   return g;
 }
@@ -280,13 +273,13 @@ TEST(ConcatInPlace, NestedConcats) {
     auto g = std::make_unique<Graph>();
     g->opset = 13;
     Value* x = g->add_input("x", {DType::F32, {1, 8, 6, 6}, true});
-    Value* a = unary(*g, "Relu", conv(*g, x, 16, 8, 1, "a_conv"), "a");
-    Value* b0 = unary(*g, "Relu", conv(*g, x, 8, 8, 1, "b0_conv"), "b0");
-    Value* b1 = unary(*g, "Relu", conv(*g, b0, 16, 8, 3, "b1_conv"), "b1");
-    Value* b2 = unary(*g, "Relu", conv(*g, b0, 16, 8, 3, "b2_conv"), "b2");
+    Value* a = unary(*g, "Relu", conv(*g, x, 16, 8, 1, "a_conv", seed_), "a");
+    Value* b0 = unary(*g, "Relu", conv(*g, x, 8, 8, 1, "b0_conv", seed_), "b0");
+    Value* b1 = unary(*g, "Relu", conv(*g, b0, 16, 8, 3, "b1_conv", seed_), "b1");
+    Value* b2 = unary(*g, "Relu", conv(*g, b0, 16, 8, 3, "b2_conv", seed_), "b2");
     Value* inner = concat(*g, {b1, b2}, 1, "inner");
     Value* y = concat(*g, {a, inner}, 1, "outer");
-    g->add_output(conv(*g, y, 4, 48, 1, "head"));
+    g->add_output(conv(*g, y, 4, 48, 1, "head", seed_));
     infer_graph(*g);
     return g;
   };
@@ -306,13 +299,13 @@ TEST(ConcatInPlace, OtherReadersAndInPlaceConsumers) {
     auto g = std::make_unique<Graph>();
     g->opset = 13;
     Value* x = g->add_input("x", {DType::F32, {1, 8, 5, 5}, true});
-    Value* a = conv(*g, x, 16, 8, 1, "a_conv");
-    Value* b = unary(*g, "Relu", conv(*g, x, 16, 8, 3, "b_conv"), "b");
+    Value* a = conv(*g, x, 16, 8, 1, "a_conv", seed_);
+    Value* b = unary(*g, "Relu", conv(*g, x, 16, 8, 3, "b_conv", seed_), "b");
     Value* y = concat(*g, {a, b}, 1, "cat");
     Value* z = unary(*g, "Sigmoid", unary(*g, "Relu", y, "cat_relu"), "cat_sigmoid");
     Value* later = unary(*g, "Tanh", a, "a_tanh");  // reads a at its last use
-    g->add_output(conv(*g, z, 4, 32, 1, "head"));
-    g->add_output(conv(*g, later, 4, 16, 1, "head_a"));
+    g->add_output(conv(*g, z, 4, 32, 1, "head", seed_));
+    g->add_output(conv(*g, later, 4, 16, 1, "head_a", seed_));
     infer_graph(*g);
     return g;
   };
@@ -406,10 +399,10 @@ std::unique_ptr<Graph> dense_block(int64_t c0, int64_t growth, int layers) {
     const int64_t C = c0 + growth * (k - 1);
     Value* z = unary(*g, "Relu", batch_norm(*g, concat(*g, feats, 1, l + "_cat"), C, l + "_norm1"), l + "_relu1");
     Value* m = conv_relu(*g, z, 16, C, 1, l + "_conv1");
-    feats.push_back(conv(*g, m, growth, 16, 3, l + "_conv2"));
+    feats.push_back(conv(*g, m, growth, 16, 3, l + "_conv2", seed_));
   }
   Value* all = concat(*g, feats, 1, "block_cat");
-  g->add_output(conv(*g, all, 4, c0 + growth * layers, 1, "transition"));
+  g->add_output(conv(*g, all, 4, c0 + growth * layers, 1, "transition", seed_));
   infer_graph(*g);
   return g;
 }
@@ -518,8 +511,8 @@ TEST(ConcatInPlace, PlacementsDoNotDependOnGraphOrder) {
     if (larger_first) large = concat(*g, {u, v, w}, 1, "large");
     small = concat(*g, {u, v}, 1, "small");
     if (!larger_first) large = concat(*g, {u, v, w}, 1, "large");
-    g->add_output(conv(*g, small, 4, 32, 1, "head_small"));
-    g->add_output(conv(*g, large, 4, 48, 1, "head_large"));
+    g->add_output(conv(*g, small, 4, 32, 1, "head_small", seed_));
+    g->add_output(conv(*g, large, 4, 48, 1, "head_large", seed_));
     infer_graph(*g);
     return g;
   };
@@ -552,8 +545,8 @@ TEST(ConcatInPlace, OverlappingConcatsCopyOne) {
     Value* u = conv_relu(*g, x, 16, 8, 1, "u");
     Value* v = conv_relu(*g, x, 16, 8, 3, "v");
     Value* w = conv_relu(*g, x, 16, 8, 1, "w");
-    g->add_output(conv(*g, concat(*g, {u, v}, 1, "uv"), 4, 32, 1, "head_uv"));
-    g->add_output(conv(*g, concat(*g, {v, w}, 1, "vw"), 4, 32, 1, "head_vw"));
+    g->add_output(conv(*g, concat(*g, {u, v}, 1, "uv"), 4, 32, 1, "head_uv", seed_));
+    g->add_output(conv(*g, concat(*g, {v, w}, 1, "vw"), 4, 32, 1, "head_vw", seed_));
     infer_graph(*g);
     return g;
   };
@@ -623,8 +616,8 @@ std::unique_ptr<Graph> inception_net() {
                      "m2");  // 53 channels
   Value* m3_a = conv_relu(*g, m2, 5, 53, 1, "m3_a");
   Value* m3_b = conv_relu(*g, m2, 7, 53, 3, "m3_b");
-  g->add_output(conv(*g, concat(*g, {m3_a, m3_b}, 1, "m3"), 4, 12, 1, "head"));
-  g->add_output(conv(*g, concat(*g, {m3_b, m3_a}, 1, "m3_swapped"), 4, 12, 1, "head_swapped"));
+  g->add_output(conv(*g, concat(*g, {m3_a, m3_b}, 1, "m3"), 4, 12, 1, "head", seed_));
+  g->add_output(conv(*g, concat(*g, {m3_b, m3_a}, 1, "m3_swapped"), 4, 12, 1, "head_swapped", seed_));
   infer_graph(*g);
   return g;
 }

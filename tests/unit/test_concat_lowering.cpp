@@ -33,6 +33,7 @@ namespace {
 
 using runtime::Executor;
 using runtime::ExecutorOptions;
+using testing::conv;
 using testing::expect_near_scaled;
 using testing::random_f32;
 
@@ -266,14 +267,6 @@ TEST(UnswitchGuards, CutAxis) {
 
 uint32_t seed_ = 1;
 
-Value* conv(Graph& g, Value* x, int64_t M, int64_t C, int64_t k, const std::string& name) {
-  AttrMap a;
-  a["pads"] = Attribute::of_ints({k / 2, k / 2, k / 2, k / 2});
-  Value* w = g.add_constant(name + ".w", random_f32({M, C, k, k}, seed_++, -0.5f, 0.5f));
-  Value* b = g.add_constant(name + ".b", random_f32({M}, seed_++));
-  return g.add_node("Conv", {x, w, b}, {name}, std::move(a), name)->outputs[0];
-}
-
 // Branch i: input x_i [n, 4, h_i, w_i] -> 1x1 convolution to c_i channels ->
 // ReLU; the branches concatenated along `axis` ("cat"); with `head`, a 3x3
 // convolution reads the concat ("head", an output); with `output`, the
@@ -287,13 +280,13 @@ std::unique_ptr<Graph> branches(int64_t n, const std::vector<Dims>& dims, int64_
   for (size_t i = 0; i < dims.size(); ++i) {
     const std::string b = "b" + std::to_string(i);
     Value* x = g->add_input("x" + std::to_string(i), {DType::F32, {n, 4, dims[i][1], dims[i][2]}, true});
-    Value* c = conv(*g, x, dims[i][0], 4, 1, b + "_conv");
+    Value* c = conv(*g, x, dims[i][0], 4, 1, b + "_conv", seed_);
     parts.push_back(g->add_node("Relu", {c}, {b}, {}, b)->outputs[0]);
     channels = axis == 1 ? channels + dims[i][0] : dims[i][0];
   }
   Value* y = g->add_node("Concat", parts, {"cat"}, {{"axis", Attribute::of_int(axis)}}, "cat")->outputs[0];
   if (output) g->add_output(y);
-  if (head) g->add_output(conv(*g, y, 8, channels, 3, "head"));
+  if (head) g->add_output(conv(*g, y, 8, channels, 3, "head", seed_));
   infer_graph(*g);
   return g;
 }
