@@ -387,11 +387,12 @@ TEST(FusedKernel, SharedAndNestedPicksAreMaterialized) {
   expect_fused_matches_reference(*g, plan, 1);
 }
 
-// A residual add and a decomposed layer norm (two row reductions) as one
-// block: one parallel loop over the rows, each row's reductions computed
-// inside it (compute_at), no whole intermediate; rows of 40 leave a vector
-// tail. Matches the interpreter on both the row schedule and its parts.
-TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
+// The residual sum s = x + r ([2, 5, 40]) and a layer norm of it over the
+// last axis in ONNX's pieces: x - mean, its square (Pow(d, 2) "pow" or
+// Mul(d, d) "square", `square_op`), the variance's mean, + eps, Sqrt, Div,
+// then the scale and shift by constant gamma and beta. Outputs: the norm
+// ("shift_out"), then, with `sum_is_output`, the sum ("add_out").
+std::unique_ptr<Graph> residual_layer_norm(const std::string& square_op, bool sum_is_output) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {2, 5, 40}, true});
   Value* r = g->add_input("r", {DType::F32, {2, 5, 40}, true});
@@ -402,16 +403,25 @@ TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
   };
   auto scalar = [&](const char* name, float v) { return g->add_constant(name, Tensor::scalar<float>(v)); };
   Value* s = op("Add", {x, r}, "add");
-  Value* mean = op("ReduceMean", {s}, "mean", last);
-  Value* d = op("Sub", {s, mean}, "sub");
-  Value* sq = op("Pow", {d, scalar("two", 2.0f)}, "pow");
+  Value* d = op("Sub", {s, op("ReduceMean", {s}, "mean", last)}, "sub");
+  Value* sq = square_op == "Pow" ? op("Pow", {d, scalar("two", 2.0f)}, "pow") : op("Mul", {d, d}, "square");
   Value* var = op("ReduceMean", {sq}, "var", last);
-  Value* sd = op("Sqrt", {op("Add", {var, scalar("eps", 1e-5f)}, "add_eps")}, "sqrt");
-  Value* n = op("Div", {d, sd}, "div");
+  Value* n = op("Div", {d, op("Sqrt", {op("Add", {var, scalar("eps", 1e-5f)}, "add_eps")}, "sqrt")}, "div");
   Value* y = op("Add", {op("Mul", {n, g->add_constant("gamma", rand_f32({40}, 5))}, "scale"),
                         g->add_constant("beta", rand_f32({40}, 6))}, "shift");
   g->add_output(y);
+  if (sum_is_output) g->add_output(s);
   infer_graph(*g);
+  return g;
+}
+
+// A residual add and a decomposed layer norm (two row reductions) as one
+// block: one parallel loop over the rows, each row's reductions computed
+// inside it (compute_at), no whole intermediate; rows of 40 leave a vector
+// tail. Matches the interpreter on both the row schedule and its parts.
+TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
+  auto g = residual_layer_norm("Pow", false);
+  const Value* y = g->outputs()[0];
   fusion::Partition one;
   one.blocks.push_back({{}, MappingType::ManyToMany, 0});
   for (size_t i = 0; i < g->nodes().size(); ++i) one.blocks[0].nodes.push_back(static_cast<int>(i));
@@ -445,24 +455,9 @@ TEST(FusedKernel, LayerNormBlockRunsRowByRow) {
 // row, no whole intermediate) instead of a pass per stage. Matches the
 // interpreter.
 TEST(FusedKernel, LayerNormBesideAStoredSumRunsRowByRow) {
-  auto g = std::make_unique<Graph>();
-  Value* x = g->add_input("x", {DType::F32, {2, 5, 40}, true});
-  Value* r = g->add_input("r", {DType::F32, {2, 5, 40}, true});
-  AttrMap last;
-  last["axes"] = Attribute::of_ints({-1});
-  auto op = [&](const char* type, std::vector<Value*> ins, const char* name, AttrMap a = {}) {
-    return g->add_node(type, ins, {std::string(name) + "_out"}, a, name)->outputs[0];
-  };
-  Value* s = op("Add", {x, r}, "add");
-  Value* d = op("Sub", {s, op("ReduceMean", {s}, "mean", last)}, "sub");
-  Value* var = op("ReduceMean", {op("Mul", {d, d}, "square")}, "var", last);
-  Value* n = op("Div", {d, op("Sqrt", {op("Add", {var, g->add_constant("eps", Tensor::scalar<float>(1e-5f))}, "add_eps")}, "sqrt")},
-                "div");
-  Value* y = op("Add", {op("Mul", {n, g->add_constant("gamma", rand_f32({40}, 5))}, "scale"),
-                        g->add_constant("beta", rand_f32({40}, 6))}, "shift");
-  g->add_output(y);
-  g->add_output(s);
-  infer_graph(*g);
+  auto g = residual_layer_norm("Mul", true);
+  const Value* y = g->outputs()[0];
+  const Value* s = g->outputs()[1];
   fusion::Partition planned = fusion::partition_graph(*g);
   ASSERT_EQ(planned.blocks.size(), 1u) << fusion::print_fusion(*g, planned);
   std::vector<const Node*> nodes;
