@@ -20,9 +20,10 @@ export CCACHE_BASEDIR="$root"
 # -O2; -g1: line tables for the reports' stacks without full debug info.
 cxx_flags="-O1 -g1"
 
-# The unit suite runs under ASan (about 8 minutes in two shards on this
-# 2-core machine, inside CI's budget) but for the tests named here (a gtest
-# negative filter, ':'-separated), each left out for its reason:
+# The whole unit suite (tessera_tests, the CLI tests included) runs under ASan
+# and UBSan in two gtest shards at once, one per core, but for the tests
+# named here (a gtest negative filter, ':'-separated), each left out for its
+# reason:
 # - Tuner.ConfirmationMeasuresTheBestAgainAndPools: its 4-second tuning budget
 #   must leave every task a measured record, timed in a worker that is the
 #   ASan-built CLI, several times slower to start and compile; it failed by
