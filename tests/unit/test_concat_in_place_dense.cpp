@@ -162,17 +162,30 @@ TEST(ConcatInPlace, DenseBlockFusion) {
   }
 }
 
+// x [1, 8, 5, 5] and three conv + ReLU branches of 16 channels on it, u
+// (1x1), v (3x3) and w (1x1), their constants drawn from `seed` on: the
+// leaves of the concats below.
+struct ThreeBranches {
+  std::unique_ptr<Graph> g;
+  Value *u, *v, *w;
+};
+
+ThreeBranches three_branches(uint32_t seed) {
+  seed_ = seed;
+  auto g = std::make_unique<Graph>();
+  g->opset = 13;
+  Value* x = g->add_input("x", {DType::F32, {1, 8, 5, 5}, true});
+  Value* u = conv_relu(*g, x, 16, 8, 1, "u", seed_);
+  Value* v = conv_relu(*g, x, 16, 8, 3, "v", seed_);
+  Value* w = conv_relu(*g, x, 16, 8, 1, "w", seed_);
+  return {std::move(g), u, v, w};
+}
+
 // Two concats of the same leaves, the larger listed before or after the
 // smaller: the same placements (the smaller a prefix of the larger) either way.
 TEST(ConcatInPlace, PlacementsDoNotDependOnGraphOrder) {
   auto build = [](bool larger_first) {
-    seed_ = 80;
-    auto g = std::make_unique<Graph>();
-    g->opset = 13;
-    Value* x = g->add_input("x", {DType::F32, {1, 8, 5, 5}, true});
-    Value* u = conv_relu(*g, x, 16, 8, 1, "u", seed_);
-    Value* v = conv_relu(*g, x, 16, 8, 3, "v", seed_);
-    Value* w = conv_relu(*g, x, 16, 8, 1, "w", seed_);
+    auto [g, u, v, w] = three_branches(80);
     Value *small = nullptr, *large = nullptr;
     if (larger_first) large = concat(*g, {u, v, w}, 1, "large");
     small = concat(*g, {u, v}, 1, "small");
@@ -180,7 +193,7 @@ TEST(ConcatInPlace, PlacementsDoNotDependOnGraphOrder) {
     g->add_output(conv(*g, small, 4, 32, 1, "head_small", seed_));
     g->add_output(conv(*g, large, 4, 48, 1, "head_large", seed_));
     infer_graph(*g);
-    return g;
+    return std::move(g);  // a structured binding: not moved implicitly
   };
   const int64_t per_channel = 5 * 5 * 4;
   for (bool larger_first : {true, false}) {
@@ -204,17 +217,11 @@ TEST(ConcatInPlace, PlacementsDoNotDependOnGraphOrder) {
 // both places, so the first is a view and the second copies.
 TEST(ConcatInPlace, OverlappingConcatsCopyOne) {
   auto build = [] {
-    seed_ = 90;
-    auto g = std::make_unique<Graph>();
-    g->opset = 13;
-    Value* x = g->add_input("x", {DType::F32, {1, 8, 5, 5}, true});
-    Value* u = conv_relu(*g, x, 16, 8, 1, "u", seed_);
-    Value* v = conv_relu(*g, x, 16, 8, 3, "v", seed_);
-    Value* w = conv_relu(*g, x, 16, 8, 1, "w", seed_);
+    auto [g, u, v, w] = three_branches(90);
     g->add_output(conv(*g, concat(*g, {u, v}, 1, "uv"), 4, 32, 1, "head_uv", seed_));
     g->add_output(conv(*g, concat(*g, {v, w}, 1, "vw"), 4, 32, 1, "head_vw", seed_));
     infer_graph(*g);
-    return g;
+    return std::move(g);
   };
   auto g = build();
   auto ps = in_place(*g);
