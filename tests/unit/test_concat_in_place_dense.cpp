@@ -149,10 +149,12 @@ TEST(ConcatInPlace, DenseBlockFusion) {
     EXPECT_EQ(block_of(*g, p, l + "_relu1"), block_of(*g, p, l + "_conv1_conv")) << l;
   }
   auto concats_alone = [](const Graph& graph, const fusion::Partition& part) {
-    for (size_t i = 0; i < graph.nodes().size(); ++i)
-      if (graph.nodes()[i]->op_type == "Concat")
+    for (size_t i = 0; i < graph.nodes().size(); ++i) {
+      if (graph.nodes()[i]->op_type == "Concat") {
         EXPECT_EQ(part.blocks[static_cast<size_t>(part.block_of[i])].nodes.size(), 1u)
             << graph.nodes()[i]->name << fusion::print_fusion(graph, part);
+      }
+    }
   };
   concats_alone(*g, p);
   EXPECT_EQ(static_cast<int>(p.concats_in_place.size()), count_ops(*g, "Concat"));
