@@ -300,7 +300,8 @@ CollectReport collect(const CollectOptions& o, Communicator& comm) {
         ++r.remeasured;
         if (o.progress && r.remeasured <= 3) {  // the first few say why
           progress.done();
-          note(rank, size, "measuring again (" + why + "): " + task.description + " on " + target.name + " at '" + *s + "'");
+          const std::string point = s->substr(0, s->find_last_not_of(" \n") + 1);  // the text ends in a newline
+          note(rank, size, "measuring again (" + why + "): " + task.description + " on " + target.name + " at '" + point + "'");
         }
       }
       ++r.measured;
