@@ -8,7 +8,8 @@ Inception-V3 at batch {1,2,4}, 299; DenseNet-121 at {1,2,4} x {224,240,256};
 ResNet3D-18 at {1,2,4} x {112,128,144} (16 frames); BERT at {1,2,4} x sequence
 {64,128,256}. This script exports that grid for the torchvision models (BERT-base
 only at sequence 128, bench/perf_models.py's; DCGAN and the other BERT sizes are
-not exported). Weights are random (nothing can be downloaded here), built as
+not exported), plus SqueezeNet 1.1 at ResNet's grid (Tessera's first collections
+measured it). Weights are random (nothing can be downloaded here), built as
 bench/perf_models.py builds its models: the schedules' costs do not depend on them.
 
 Writes OUT/<model>_b<batch>_<size>/model.onnx (the collection names each network
@@ -34,6 +35,7 @@ import perf_models  # noqa: E402
 IMAGE = (224, 240, 256)
 # model -> (batches, sizes): TenSet's grid
 GRID = {
+    "squeezenet1_1": ((1, 4, 8), IMAGE),
     "resnet18": ((1, 4, 8), IMAGE),
     "resnet50": ((1, 4, 8), IMAGE),
     "mobilenet_v2": ((1, 4, 8), IMAGE),

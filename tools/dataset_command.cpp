@@ -33,6 +33,22 @@ void DatasetCommands::add(CLI::App& app) {
   collect_->add_option("--targets", o.targets,
                        "targets to measure on (default: every one offered): avx512-t1, avx512-t2, avx2-t1, avx2-t2")
       ->delimiter(',');
+  collect_->add_option("--repeats", o.repeats,
+                       "timed runs of each measurement at least, each paired with a run of the default schedule "
+                       "(default 10); a resumed collection must keep its directory's number")
+      ->check(CLI::Range(1, 1000));
+  collect_->add_option("--guard-spread", o.guard.spread,
+                       "load guard: measure a candidate again when its paired baselines' max/min exceeds 1 + this "
+                       "(default 0.10)")
+      ->check(CLI::NonNegativeNumber);
+  collect_->add_option("--guard-drift", o.guard.drift,
+                       "load guard: ... or their median is off the task's reference (its first steady record's) "
+                       "by more than this share (default 0.10)")
+      ->check(CLI::NonNegativeNumber);
+  collect_->add_option("--remeasures", o.guard.remeasures,
+                       "load guard: at most this many more records of a candidate (default 2; 0: no guard); "
+                       "every record is kept")
+      ->check(CLI::Range(0, 100));
   collect_->add_option("--seed", o.seed, "seed of the sampled schedules (default 1); the same on any rank count");
   collect_->add_option("--time-limit", o.candidate_seconds,
                        "seconds one measurement may take, compiling included (default 30); past it: a timeout record")
@@ -83,15 +99,17 @@ int DatasetCommands::collect() {
     throw;
   }
   // Every rank's counts, summed (this waits for the last rank to finish).
-  const int64_t measured = comm->sum(r.measured), errors = comm->sum(r.errors), earlier = comm->sum(r.earlier),
-                missing = comm->sum(r.missing);
+  const int64_t measured = comm->sum(r.measured), remeasured = comm->sum(r.remeasured), errors = comm->sum(r.errors),
+                earlier = comm->sum(r.earlier), missing = comm->sum(r.missing);
   if (comm->rank() == 0) {
     std::printf("dataset %s: %d tasks of %d networks, %d targets: %lld measurements in all\n", o.out_dir.c_str(),
                 r.tasks, r.networks, r.targets, static_cast<long long>(r.total));
-    std::printf("this run: %lld measured (%lld with an error code), %lld in records already, %lld not measurable, "
-                "%s on %d rank%s\n",
-                static_cast<long long>(measured), static_cast<long long>(errors), static_cast<long long>(earlier),
-                static_cast<long long>(missing), tune::duration_text(r.seconds).c_str(), comm->size(),
+    std::printf("this run: %lld measured, %lld measured again by the load guard (baselines spread over %.0f%% or "
+                "drifted over %.0f%%; every record kept), %lld records with an error code, %lld in records already, "
+                "%lld not measurable, %d repeats a measurement, %s on %d rank%s\n",
+                static_cast<long long>(measured), static_cast<long long>(remeasured), o.guard.spread * 100,
+                o.guard.drift * 100, static_cast<long long>(errors), static_cast<long long>(earlier),
+                static_cast<long long>(missing), o.repeats, tune::duration_text(r.seconds).c_str(), comm->size(),
                 comm->size() == 1 ? "" : "s");
     std::printf("records  %s/records.rank*.jsonl (join them: tessera dataset merge %s -o all.jsonl)\n",
                 o.out_dir.c_str(), o.out_dir.c_str());

@@ -37,10 +37,12 @@ MergeReport merge_records(const std::string& dir, const std::string& out) {
   TESSERA_CHECK(!files.empty(), "no records.rank<K>.jsonl files in '", dir, "'");
   MergeReport r;
   std::vector<tune::Record> all;
+  std::vector<int> file_of;  // per record, its file's rank
   for (const auto& [rank, path] : files) {
     tune::RecordFile f(path);
     r.partial += f.dropped_partial_lines();
     all.insert(all.end(), f.records().begin(), f.records().end());
+    file_of.resize(all.size(), rank);
     ++r.files;
   }
   r.read = static_cast<int64_t>(all.size());
@@ -61,13 +63,13 @@ MergeReport merge_records(const std::string& dir, const std::string& out) {
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     TESSERA_CHECK(f, "cannot write '", tmp, "'");
-    const tune::Record* last = nullptr;
+    size_t first = all.size();  // the triple's earliest record
     for (size_t i : order) {
-      if (last && triple(*last) == triple(all[i])) {
+      if (first == all.size() || triple(all[first]) != triple(all[i])) first = i;
+      else if (file_of[i] != file_of[first]) {
         ++r.duplicates;
         continue;
       }
-      last = &all[i];
       f << text[i] << '\n';
       ++r.written;
       r.errors += all[i].error != tune::MeasureError::None;

@@ -1,8 +1,10 @@
 // `tessera dataset merge DIR -o FILE`: the rank files of a collection
 // (DIR/records.rank<K>.jsonl, collect.h) joined into one records file,
-// sorted by (task key, target, schedule) and, for a triple measured more
-// than once, the earliest record kept: the same output for the same
-// measurements however they were dealt to ranks.
+// sorted by (task key, target, schedule, time). A triple has its records
+// of one file: the one with its earliest record. More records of it there
+// are the load guard's re-measures (load_guard.h), all kept; records of it
+// in other files measured it twice and are dropped as duplicates. The same
+// output for the same measurements however they were dealt to ranks.
 #pragma once
 
 #include <cstdint>

@@ -86,6 +86,7 @@ std::string DatasetIndex::to_json() const {
   }
   json j = {{"version", 1},     {"per_task", per_task}, {"seed", seed},
             {"networks", nets}, {"targets", tgts},      {"tasks", tks}};
+  if (repeats > 0) j["repeats"] = repeats;
   return j.dump(1);
 }
 
@@ -97,6 +98,7 @@ DatasetIndex DatasetIndex::from_json(const std::string& text, const std::string&
                   ", this Tessera reads version 1");
     d.per_task = j.at("per_task").get<int>();
     d.seed = j.at("seed").get<uint64_t>();
+    d.repeats = j.value("repeats", 0);
     for (const json& n : j.at("networks")) d.networks.push_back({n.at("name").get<std::string>(), n.at("path").get<std::string>()});
     for (const json& t : j.at("targets")) d.targets.push_back(target_from(t));
     for (const json& t : j.at("tasks")) {

@@ -42,11 +42,16 @@ struct DatasetIndex {
   std::vector<DatasetTarget> targets;
   int per_task = 0;  // schedules sampled per task (fewer where the space is smaller)
   uint64_t seed = 0;
+  // Timed runs of each measurement at least (collect --repeats); 0 in a
+  // tasks.json written before collections recorded it (they ran the timer's
+  // default, tune::TimerOptions::min_repeats).
+  int repeats = 0;
   std::vector<DatasetTask> tasks;  // in order of first appearance (ISA, network, step)
 
   // Measurements the dataset holds when complete: (task, target, schedule).
   int64_t measurements() const;
-  // True when `other` asks for the same dataset (networks, targets, per_task, seed).
+  // True when `other` asks for the same dataset (networks, targets, per_task,
+  // seed; repeats are how it is measured, not which measurements it holds).
   bool same_request(const DatasetIndex& other) const;
   std::string to_json() const;
   // Throws naming `source` and the field that is wrong.

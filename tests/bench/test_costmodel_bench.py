@@ -29,8 +29,9 @@ def test_report_has_every_table(tmp_path):
     onnx = pathlib.Path(os.environ["TESSERA_ONNX_TESTS"]) / "node"
     ds = tmp_path / "ds"
     networks = ",".join(str(onnx / m / "model.onnx") for m in MODELS)
+    # One record a schedule (no load guard) and few repeats: quick.
     subprocess.run([cli, "dataset", "collect", "--networks", networks, "--out", str(ds), "--per-task", "8",
-                    "--targets", ",".join(TARGETS), "-q"], check=True)
+                    "--targets", ",".join(TARGETS), "--repeats", "3", "--remeasures", "0", "-q"], check=True)
     records = ds / "records.rank0.jsonl"
     out = tmp_path / "COSTMODEL.md"
     r = subprocess.run([sys.executable, str(BENCH), "--records", str(records), "--dataset", str(ds), "--cli", cli,

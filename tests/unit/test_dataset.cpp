@@ -3,21 +3,29 @@
 // networks whose records cover every (task, schedule, target) with the
 // target's hardware description, a wrong candidate recorded and not fatal, a
 // restart that measures nothing, ranks dealt tasks that together measure
-// what one rank does, the merge, and the same over `mpirun -np 2`.
+// what one rank does (a 2-thread target never on two ranks at once where
+// the CPUs are too few), the load guard (its verdicts, and a collection
+// that measures disturbed records again and keeps them all), --repeats
+// (in tasks.json and the records; a resume at other repeats refused), the
+// merge (a guard's re-measures kept, duplicates dropped), and the same over
+// `mpirun -np 2`.
 // Collections start real measurement workers (the tessera CLI's tune-worker).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "cli_runner.h"
 #include "temp_folder.h"
 #include "dataset/collect.h"
+#include "dataset/load_guard.h"
 #include "dataset/merge.h"
 #include "dataset/networks.h"
 #include "dataset/targets.h"
@@ -75,9 +83,10 @@ CollectOptions quick(const std::string& dir) {
   o.per_task = 4;
   o.exe = TESSERA_CLI;
   o.progress = false;
-  o.timing.min_repeats = 2;
+  o.repeats = 2;
   o.timing.max_repeats = 3;
   o.timing.min_seconds = 0;
+  o.guard.remeasures = 0;  // one record a schedule (the guard's test turns it on)
   return o;
 }
 
@@ -86,12 +95,13 @@ DatasetIndex read_index(const std::string& dir) {
   return DatasetIndex::from_json(read_file(path), path);
 }
 
-// Every (task, target text, schedule) the index asks for (of rank `rank` of `size`).
-std::set<Triple> expected(const DatasetIndex& d, size_t rank = 0, size_t size = 1) {
+// Every (task, target text, schedule) the index asks for of the tasks
+// i = rank mod size, on the targets of `threads` threads (0: every target).
+std::set<Triple> expected(const DatasetIndex& d, size_t rank = 0, size_t size = 1, int threads = 0) {
   std::set<Triple> out;
   for (size_t i = rank; i < d.tasks.size(); i += size)
     for (const DatasetTarget& target : d.targets)
-      if (const IsaTask* it = d.tasks[i].on(target))
+      if (const IsaTask* it = d.tasks[i].on(target); it && (threads == 0 || target.threads == threads))
         for (const std::string& s : it->schedules) out.insert({d.tasks[i].key, target.target.to_string(), s});
   return out;
 }
@@ -101,29 +111,35 @@ std::set<Triple> triples(const std::vector<tune::Record>& records) {
   return out;
 }
 
-// Rank 1 of 2 after rank 0 ran: its broadcast reads what rank 0 wrote.
-class SecondOfTwo final : public Communicator {
- public:
-  explicit SecondOfTwo(std::string dir) : dir_(std::move(dir)) {}
-  int rank() const override { return 1; }
-  int size() const override { return 2; }
-  void barrier() override {}
-  std::string broadcast(const std::string&) override { return "ok\n" + read_file(dir_ + "/tasks.json"); }
-  int64_t sum(int64_t v) override { return v; }
-  void abort(int) override {}
-
- private:
-  std::string dir_;
-};
-
+// Rank 0 of 2, run before rank 1 (barriers pass at once): it keeps what it
+// broadcasts, which rank 1 receives in turn.
 class FirstOfTwo final : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
   void barrier() override {}
-  std::string broadcast(const std::string& text) override { return text; }
+  std::string broadcast(const std::string& text) override {
+    sent.push_back(text);
+    return text;
+  }
   int64_t sum(int64_t v) override { return v; }
   void abort(int) override {}
+  std::vector<std::string> sent;
+};
+
+class SecondOfTwo final : public Communicator {
+ public:
+  explicit SecondOfTwo(const FirstOfTwo& first) : first_(first) {}
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  void barrier() override {}
+  std::string broadcast(const std::string&) override { return first_.sent.at(next_++); }
+  int64_t sum(int64_t v) override { return v; }
+  void abort(int) override {}
+
+ private:
+  const FirstOfTwo& first_;
+  size_t next_ = 0;
 };
 
 }  // namespace
@@ -295,24 +311,32 @@ TEST(DatasetCollect, EveryTaskScheduleAndTargetThenResumeMeasuresNothing) {
 
 // Two ranks (run one after the other here; over MPI below): the tasks dealt
 // between them, their files together hold what one rank measures, and the
-// merge joins them.
+// merge joins them. The 1-thread target's tasks go to both ranks; the
+// 2-thread target's to as many ranks as the machine has CPUs for two
+// threads each (on 2 CPUs, rank 0 alone: two ranks measuring 2 threads
+// each at once would share the CPUs).
 TEST(DatasetCollect, RanksTogetherMeasureWhatOneRankDoes) {
   const std::string one = temp_path("ranks_one"), two = temp_path("ranks_two");
   CollectOptions o = quick(one);
-  o.targets = {"avx2-t1"};
+  o.targets = {"avx2-t1", "avx2-t2"};
   Local local;
   collect(o, local);
   o.out_dir = two;
   FirstOfTwo first;
   CollectReport r0 = collect(o, first);
-  SecondOfTwo second(two);
+  SecondOfTwo second(first);
   CollectReport r1 = collect(o, second);
   const DatasetIndex d = read_index(two);
-  EXPECT_EQ(r0.tasks_mine, static_cast<int>((d.tasks.size() + 1) / 2));
+  const size_t pairs = std::clamp<size_t>(static_cast<size_t>(detect_cores()) / 2, 1, 2);  // ranks measuring 2 threads
+  EXPECT_EQ(r0.tasks_mine, static_cast<int>((d.tasks.size() + 1) / 2 + (pairs == 1 ? d.tasks.size() / 2 : 0)));
   EXPECT_EQ(r1.tasks_mine, static_cast<int>(d.tasks.size() / 2));
   EXPECT_EQ(r0.measured + r1.measured, r0.total);
-  EXPECT_EQ(triples(tune::RecordFile(rank_records_path(two, 0)).records()), expected(d, 0, 2)) << "tasks 0, 2, ...";
-  EXPECT_EQ(triples(tune::RecordFile(rank_records_path(two, 1)).records()), expected(d, 1, 2)) << "tasks 1, 3, ...";
+  std::set<Triple> want0 = expected(d, 0, 2, 1), want1 = expected(d, 1, 2, 1);
+  for (const Triple& t : expected(d, 0, pairs, 2)) want0.insert(t);
+  if (pairs == 2)
+    for (const Triple& t : expected(d, 1, pairs, 2)) want1.insert(t);
+  EXPECT_EQ(triples(tune::RecordFile(rank_records_path(two, 0)).records()), want0) << "tasks 0, 2, ...";
+  EXPECT_EQ(triples(tune::RecordFile(rank_records_path(two, 1)).records()), want1) << "tasks 1, 3, ...";
 
   const MergeReport m1 = merge_records(one, temp_path("one.jsonl")), m2 = merge_records(two, temp_path("two.jsonl"));
   EXPECT_EQ(m2.files, 2);
@@ -320,6 +344,102 @@ TEST(DatasetCollect, RanksTogetherMeasureWhatOneRankDoes) {
   EXPECT_EQ(triples(tune::RecordFile(temp_path("two.jsonl")).records()),
             triples(tune::RecordFile(temp_path("one.jsonl")).records()));
   EXPECT_EQ(m1.written, m2.written);
+}
+
+// The load guard's verdicts on hand-made records: baselines that spread
+// past the threshold, or whose median is off the reference by more than
+// the drift, are disturbed; steady ones, records without baselines and (for
+// the drift) a task without a reference are not.
+TEST(DatasetLoadGuard, SpreadOrDriftedBaselinesAreDisturbed) {
+  const LoadGuard g;  // 10% and 10%
+  auto rec = [](std::vector<double> baseline) {
+    tune::Record r;
+    r.task_key = "aa";
+    r.target = "avx2";
+    r.costs = std::vector<double>(baseline.size(), 2e-3);
+    r.baseline = std::move(baseline);
+    return r;
+  };
+  EXPECT_EQ(disturbed(rec({1.00e-3, 1.05e-3, 1.02e-3}), 1.0e-3, g), "") << "max/min 1.05, median on the reference";
+  const std::string spread = disturbed(rec({1.00e-3, 1.25e-3, 1.02e-3}), 1.0e-3, g);
+  EXPECT_NE(spread.find("spread 25%"), std::string::npos) << spread;
+  const std::string over = disturbed(rec({1.15e-3, 1.16e-3, 1.15e-3}), 1.0e-3, g);
+  EXPECT_NE(over.find("15% over"), std::string::npos) << over;
+  const std::string under = disturbed(rec({0.85e-3, 0.86e-3, 0.85e-3}), 1.0e-3, g);
+  EXPECT_NE(under.find("15% under"), std::string::npos) << under;
+  EXPECT_EQ(disturbed(rec({1.15e-3, 1.16e-3, 1.15e-3}), 0, g), "") << "no reference yet: the spread alone judges";
+  tune::Record error = rec({});
+  error.costs.clear();
+  error.error = tune::MeasureError::Timeout;
+  EXPECT_EQ(disturbed(error, 1.0e-3, g), "");
+  LoadGuard loose = g;
+  loose.spread = 0.30;
+  EXPECT_EQ(disturbed(rec({1.00e-3, 1.25e-3, 1.02e-3}), 1.0e-3, loose), "") << "the threshold is an option";
+
+  // The reference: the first record that does not spread, kept from then on.
+  GuardReferences refs(g);
+  EXPECT_EQ(refs.of("aa", "avx2"), 0);
+  refs.see(rec({1.0e-3, 2.0e-3, 1.5e-3}));
+  EXPECT_EQ(refs.of("aa", "avx2"), 0) << "a spread record sets no reference";
+  refs.see(rec({1.00e-3, 1.04e-3, 1.02e-3}));
+  EXPECT_DOUBLE_EQ(refs.of("aa", "avx2"), 1.02e-3) << "its baseline median";
+  refs.see(rec({2.00e-3, 2.04e-3, 2.02e-3}));
+  EXPECT_DOUBLE_EQ(refs.of("aa", "avx2"), 1.02e-3) << "the first steady record's, kept";
+  EXPECT_EQ(refs.of("aa", "avx512"), 0) << "per machine";
+}
+
+// A collection with the guard at 0% spread and one re-measure: every
+// record whose baselines differ at all is measured again, and both records
+// are kept (the second is not measured again: one re-measure); a record
+// with equal baselines, or an error, is not. --repeats lands in tasks.json
+// and in every record's runs; a resume asking for other repeats is refused,
+// and one with the same measures nothing more.
+TEST(DatasetCollect, GuardMeasuresDisturbedRecordsAgainAndRepeatsAreKept) {
+  const std::string dir = temp_path("guard");
+  CollectOptions o = quick(dir);
+  o.targets = {"avx2-t1"};
+  o.per_task = 3;
+  o.repeats = 3;  // more than quick's timer allows (3 at most): the repeats raise it
+  o.timing.max_repeats = 2;
+  o.guard.spread = 0;
+  o.guard.drift = 1e9;  // the spread alone judges here
+  o.guard.remeasures = 1;
+  Local local;
+  const CollectReport r = collect(o, local);
+  EXPECT_EQ(read_index(dir).repeats, 3);
+
+  const tune::RecordFile file(rank_records_path(dir, 0));
+  std::map<Triple, std::vector<const tune::Record*>> by_triple;
+  for (const tune::Record& rec : file.records()) by_triple[{rec.task_key, rec.target, rec.schedule}].push_back(&rec);
+  EXPECT_EQ(static_cast<int64_t>(by_triple.size()), r.measured);
+  int64_t again = 0;
+  for (const auto& [triple, recs] : by_triple) {
+    const tune::Record& first = *recs[0];
+    const bool spread = first.paired() && *std::max_element(first.baseline.begin(), first.baseline.end()) >
+                                              *std::min_element(first.baseline.begin(), first.baseline.end());
+    EXPECT_EQ(recs.size(), spread ? 2u : 1u) << std::get<2>(triple);
+    again += static_cast<int64_t>(recs.size()) - 1;
+    for (const tune::Record* rec : recs)
+      if (rec->ok()) {
+        EXPECT_EQ(rec->costs.size(), 3u) << "--repeats 3";
+        EXPECT_EQ(rec->baseline.size(), 3u);
+      }
+  }
+  EXPECT_EQ(r.remeasured, again);
+  EXPECT_GT(again, 0) << "three runs of real kernels: some baselines differ";
+
+  CollectOptions other = o;
+  other.repeats = 4;
+  try {
+    collect(other, local);
+    ADD_FAILURE() << "a resume at other repeats was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--repeats 3"), std::string::npos) << e.what();
+  }
+  const CollectReport resumed = collect(o, local);
+  EXPECT_EQ(resumed.measured, 0);
+  EXPECT_EQ(resumed.remeasured, 0) << "records of a finished collection are not measured again";
+  EXPECT_EQ(tune::RecordFile(rank_records_path(dir, 0)).records().size(), file.records().size());
 }
 
 TEST(DatasetMerge, SortedDuplicatesDroppedCutLinesSkipped) {
@@ -336,21 +456,26 @@ TEST(DatasetMerge, SortedDuplicatesDroppedCutLinesSkipped) {
     return tune::to_json(r);
   };
   std::ofstream(dir + "/records.rank0.jsonl") << rec("bb", "", 5) << "\n" << rec("aa", "#0 x=2", 3) << "\n";
+  // Rank 1 measured "#0 x=2" first and again (the load guard's re-measure);
+  // rank 0 measured it too (a duplicate).
   std::ofstream(dir + "/records.rank1.jsonl") << rec("aa", "", 4) << "\n" << rec("aa", "#0 x=2", 1) << "\n"
+                                              << rec("aa", "#0 x=2", 2) << "\n"
                                               << "{\"v\": 1, \"task_k";  // a rank stopped mid-line
   std::ofstream(dir + "/records.rankx.jsonl") << "not a rank file\n";
   const MergeReport m = merge_records(dir, dir + "/all.jsonl");
   EXPECT_EQ(m.files, 2);
-  EXPECT_EQ(m.read, 4);
-  EXPECT_EQ(m.written, 3);
+  EXPECT_EQ(m.read, 5);
+  EXPECT_EQ(m.written, 4);
   EXPECT_EQ(m.duplicates, 1);
   EXPECT_EQ(m.partial, 1);
   const std::vector<tune::Record> all = tune::RecordFile(dir + "/all.jsonl").records();
-  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(std::tie(all[0].task_key, all[0].schedule), std::make_tuple(std::string("aa"), std::string("")));
   EXPECT_EQ(all[1].schedule, "#0 x=2");
-  EXPECT_EQ(all[1].timestamp, 1) << "of a triple measured twice the earliest is kept";
-  EXPECT_EQ(all[2].task_key, "bb");
+  EXPECT_EQ(all[1].timestamp, 1) << "of a triple measured by two files, the earliest record's file is kept";
+  EXPECT_EQ(all[2].schedule, "#0 x=2");
+  EXPECT_EQ(all[2].timestamp, 2) << "and its re-measure in that file with it";
+  EXPECT_EQ(all[3].task_key, "bb");
   EXPECT_THROW(merge_records(temp_path("no_such_dir"), dir + "/x.jsonl"), Error);
 }
 
@@ -372,7 +497,8 @@ TEST(DatasetMpi, TwoRanksCollectWhatOneProcessDoes) {
     GTEST_SKIP() << "mpirun is missing (scripts/install-deps.sh installs Debian's openmpi-bin)";
   using tessera::testing::cli;
   const std::string one = temp_path("mpi_one"), two = temp_path("mpi_two");
-  const std::string args = " --networks " + two_networks() + " --per-task 3 --targets avx2-t1,avx2-t2 -q";
+  const std::string args =
+      " --networks " + two_networks() + " --per-task 3 --targets avx2-t1,avx2-t2 --repeats 3 --remeasures 1 -q";
   auto r = cli("dataset collect --out " + one + args);
   ASSERT_EQ(r.code, 0) << r.out;
   // As root mpirun needs --allow-run-as-root; --bind-to none leaves each rank
