@@ -11,7 +11,6 @@
 #include <sstream>
 #include <tuple>
 
-#include "codegen/llvm/jit.h"
 #include "cost/program_features.h"
 #include "cost/value_features.h"
 #include "dataset/task_index.h"
@@ -28,10 +27,7 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::string>;  // task, target name, schedule
 
-// The cache file's first line names the layout and the version of how rows
-// are made; then one row per line. Version 2: the static_asm_* columns come
-// from the JIT's code (version 1 left them zero).
-constexpr int kCacheVersion = 2;
+// The cache file's first line names the layout; then one row per line.
 std::string cache_layout() {
   std::string s;
   for (const cost::ColumnDoc& c : cost::program_feature_columns()) s += c.name + ",";
@@ -44,8 +40,7 @@ std::map<Key, std::vector<float>> read_cache(const std::string& path) {
   std::string line;
   if (!f || !std::getline(f, line)) return rows;
   try {
-    const nlohmann::json head = nlohmann::json::parse(line);
-    if (head.at("layout").get<std::string>() != cache_layout() || head.value("version", 1) != kCacheVersion) return rows;
+    if (nlohmann::json::parse(line).at("layout").get<std::string>() != cache_layout()) return rows;
     while (std::getline(f, line)) {
       const nlohmann::json j = nlohmann::json::parse(line);
       rows[{j.at("task"), j.at("target"), j.at("schedule")}] = j.at("row").get<std::vector<float>>();
@@ -61,7 +56,7 @@ void write_cache(const std::string& path, const std::map<Key, std::vector<float>
   {
     std::ofstream f(tmp);
     TESSERA_CHECK(f, "cannot write the feature cache ", tmp);
-    f << nlohmann::json{{"layout", cache_layout()}, {"version", kCacheVersion}}.dump() << "\n";
+    f << nlohmann::json{{"layout", cache_layout()}}.dump() << "\n";
     for (const auto& [k, row] : rows)
       f << nlohmann::json{{"task", std::get<0>(k)}, {"target", std::get<1>(k)}, {"schedule", std::get<2>(k)}, {"row", row}}
                .dump()
@@ -182,11 +177,8 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
         done += keys.size();
         std::optional<schedule::Schedule> s;
         if (space) s = space->schedule_at(schedule::SchedulePoint::parse(text));
-        // The JIT's code only where a row is made (the static_asm_* columns).
-        bool fresh_row = false;
-        for (const Key& k : keys) fresh_row = fresh_row || !rows.count(k);
         std::optional<tune::CandidateProgram> p;
-        if (s) p = tune::compile_candidate(*t->second, *s, isa, fresh_row);
+        if (s) p = tune::compile_candidate(*t->second, *s, isa, false);
         if (!p) {
           out.skipped += static_cast<int>(keys.size());
           continue;
@@ -200,7 +192,6 @@ CostDataset load_cost_dataset(const std::vector<std::string>& record_files, cons
           if (keep_values) values[k] = {cost::value_features(p->kernel, hw).rows, cost::hardware_features(hw)};
         }
       }
-      codegen::jit_cache_clear();  // each candidate is compiled once: keep memory flat
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       line.show("features of " + std::to_string(done) + "/" + std::to_string(to_compute) + " measured schedules (" +
                 network + ", " + std::string(isa_name(isa)) + "), " + tune::duration_text(secs));

@@ -6,10 +6,9 @@
 // at the schedule for the target's ISA, with the target's hardware
 // description from tasks.json (one per target: records of one target
 // collected at different times, or probed before a probe fix, do not give it
-// two hardware vectors; the first dataset directory naming a target wins).
-// Rows carry the machine-code columns too (static_asm_*: each schedule is
-// JIT-compiled once per ISA; the feature cache keeps the rows, so a dataset
-// is compiled once), as the tuner computes them for `--cost-model xgb`.
+// two hardware vectors; the first dataset directory naming a target wins). Rows are loop-IR features only (no
+// machine code: JIT-compiling every record would take hours on a big
+// dataset), the same as the tuner computes for `--cost-model xgb`.
 #pragma once
 
 #include <functional>

@@ -365,14 +365,12 @@ class Tuner {
       for (size_t i = 0; i < points.size(); ++i) {
         std::optional<schedule::Schedule> s = spaces_[t]->schedule_at(points[i]);
         std::optional<CandidateProgram> c;
-        // xgb's rows carry the machine-code columns, as the dataset's rows do (tools/costmodel_data.h).
-        if (s) c = compile_candidate(spaces_[t]->task(), *s, o_.model.isa, o_.machine_code && !attention);
+        if (s) c = compile_candidate(spaces_[t]->task(), *s, o_.model.isa, false);
         if (c && attention) samples[i] = cost::AttentionModel::sample_of(cost::Candidate{&c->kernel, nullptr}, hw);
-        else if (c) rows[i] = cost::program_features(c->candidate(), model.hardware(), model.threads());
+        else if (c) rows[i] = cost::program_features(cost::Candidate{&c->kernel, nullptr}, model.hardware(), model.threads());
         lowered[i] = c.has_value();
         if (c || points[i].stages.empty()) order.push_back(i);  // the default is measured even when it does not lower here
       }
-      codegen::jit_cache_clear();  // candidates are compiled once: keep memory flat
       if (attention ? att.trained() : model.trained()) {
         std::vector<size_t> ranked;
         std::vector<std::vector<float>> known;

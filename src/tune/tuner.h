@@ -39,7 +39,7 @@ struct TuneOptions {
   CostLabel cost_label = CostLabel::Min;  // xgb, attention: which number of a candidate's repeats the model learns
   std::string hardware;             // static, xgb: a known_hardware() name; empty: probe this machine
   std::string coefficients;         // static: coefficients file (empty: default_coefficients_path(), if it exists)
-  bool machine_code = true;         // static and xgb: features of the JIT's code too (else loop IR only)
+  bool machine_code = true;         // static: features of the JIT's code too (else loop IR only)
   int validate_top = 3;             // static: candidates of each task measured after the search
   double static_search_share = 0.6; // static: share of the search's time ranking (the rest measures)
   // The last share of the budget measures each task's best again beside its

@@ -1,8 +1,7 @@
 // `tessera costmodel` on a small collection (one tiny network, AVX2 at one
 // thread, 8 schedules a task): train on a split's train part and eval on
 // its test part, the feature cache giving the same result as computing the
-// rows, the dump of every sample's matrices, the machine-code columns of the
-// rows (an older cache's rows not reused), the columns listing, and clear
+// rows, the dump of every sample's matrices, the columns listing, and clear
 // errors for a bad model file, an unknown held-out target and a missing
 // dataset directory; the label of a sample's repeats (--label); k-fold
 // cross-validation in eval (--folds); the attention model trained, judged
@@ -161,56 +160,6 @@ TEST(CostModelCli, DumpWritesTheMatricesWithTheirColumns) {
   }
   EXPECT_GT(samples, 1);
   EXPECT_NE(r.out.find(std::to_string(samples) + " samples"), std::string::npos) << r.out;
-}
-
-// Rows carry the JIT's machine-code columns (static_asm_*): every sample's
-// program was compiled, and the Conv's candidates (vectorized for AVX2)
-// have FMAs. A feature cache of the version before (its
-// rows made without machine code: zero there) is not reused but rewritten.
-TEST(CostModelCli, RowsCarryMachineCodeAndAnOlderCacheIsNotReused) {
-  const auto& cols = cost::program_feature_columns();
-  auto column = [&](const std::string& name) {
-    for (size_t i = 0; i < cols.size(); ++i)
-      if (cols[i].name == name) return i;
-    ADD_FAILURE() << "no column " << name;
-    return size_t{0};
-  };
-  const size_t available = column("static_asm_available"), instructions = column("static_asm_instructions"),
-               fma = column("static_asm_fma");
-  // The version-1 cache: the same layout line, no version, a zero row for every sample.
-  const std::string cache = temp_path("v1-rows.jsonl"), out = temp_path("asm-dump.jsonl");
-  {
-    std::string layout;
-    for (const cost::ColumnDoc& c : cols) layout += c.name + ",";
-    std::ofstream f(cache);
-    f << nlohmann::json{{"layout", layout}}.dump() << "\n";
-    tune::RecordFile rf(dataset::rank_records_path(collection(), 0));
-    for (const tune::Record& rec : rf.records())
-      f << nlohmann::json{{"task", rec.task_key}, {"target", "avx2-t1"}, {"schedule", rec.schedule},
-                          {"row", std::vector<float>(cols.size(), 0.0f)}}
-               .dump()
-        << "\n";
-  }
-  auto r = cli("costmodel dump --out " + out + data_args() + " --cache " + cache);
-  ASSERT_EQ(r.code, 0) << r.out;
-  std::ifstream f(out);
-  std::string line;
-  ASSERT_TRUE(std::getline(f, line));
-  int samples = 0, with_fma = 0;
-  while (std::getline(f, line)) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    const std::vector<double> row = j.at("program").get<std::vector<double>>();
-    ++samples;
-    // Columns are slog(x) = log2(1 + x): slog(1) = 1.
-    EXPECT_EQ(row[available], 1.0) << j.at("schedule") << ": compiled";
-    EXPECT_GT(row[instructions], 0.0) << j.at("schedule");
-    with_fma += row[fma] > 0;
-  }
-  EXPECT_GT(samples, 1);
-  EXPECT_GT(with_fma, 0) << "the Conv's candidates are vectorized: their code has FMAs";
-  std::ifstream c(cache);
-  ASSERT_TRUE(std::getline(c, line));
-  EXPECT_EQ(nlohmann::json::parse(line).value("version", 1), 2) << "the cache was rewritten in the new version";
 }
 
 // --label: every sample's seconds in the dump (the dataset as train, eval,
