@@ -144,6 +144,14 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   tune_->add_option("--guard-runs", tune_opts_.guard_runs,
                     "after the budget, runs of each model per comparison of the model guard, which rejects tuned "
                     "schedules that do not make the whole model faster (default 15; 0: no guard)");
+  tune_->add_option("--graph-share", tune_opts_.graph_share,
+                    "share of the budget at most for graph choices: direct or which Winograd tile per convolution "
+                    "geometry, each timed in the whole model (default 0.25; 0: none measured, the records' choices "
+                    "still apply)")
+      ->check(CLI::Range(0.0, 1.0));
+  tune_->add_option("--graph-runs", tune_opts_.graph_runs,
+                    "interleaved runs of each model per graph-choice comparison (default 15)")
+      ->check(CLI::Range(1, 1000));
 
   fit_ = app.add_subcommand("tune-fit", "fit the static cost model on measured tuning records; report its ranking on held-out candidates");
   fit_->add_option("models", fit_args_.models, "the models whose tasks the records measured (files or zoo:NAME)")->required();

@@ -69,6 +69,8 @@ struct CompileOptions {
   bool concat_in_place = true;
   // A tuning records file (`tessera tune`): each kernel gets the schedule of
   // its task's best record measured on this machine; others the default.
+  // Its graph choices (direct or which Winograd tile per convolution
+  // geometry) are applied too; geometries without one take the estimate's.
   std::string records;
   // Graph passes (`tessera passes` lists them with what they do): names of
   // passes not to run, of passes after which the graph is printed to stderr,

@@ -10,6 +10,7 @@
 #include "ops/registry.h"
 #include "support/artifact.h"
 #include "runtime/executor.h"
+#include "tune/graph_choice.h"
 #include "tune/record_schedules.h"
 #include "support/error.h"
 #include "support/name_table.h"
@@ -55,8 +56,12 @@ runtime::ExecutorOptions executor_options(const CompileOptions& o) {
   e.concat_in_place = o.concat_in_place;
   e.pet = o.pet;
   e.passes = pass_options(o);
-  if (!o.records.empty())
-    e.schedule_providers.push_back(std::make_shared<tune::RecordSchedules>(o.records, Target::for_isa(e.isa)));
+  if (!o.records.empty()) {
+    // The records' graph choices (tune/graph_choice.h) shape the graph; their schedules, its kernels.
+    auto records = std::make_shared<tune::RecordSchedules>(o.records, Target::for_isa(e.isa));
+    e.passes.winograd_tiles = tune::recorded_winograd_choices(records->records(), Target::for_isa(e.isa).to_string());
+    e.schedule_providers.push_back(records);
+  }
   return e;
 }
 

@@ -48,7 +48,10 @@ std::vector<Pass> builtin_passes() {
        "float convolutions to the channel-blocked layout NCHWc, one vector of channels per block",
        [](Graph& g, const PassContext& c) { return to_blocked_layout(g, c.lanes); }, vector_of_8, "8+ f32 lanes"},
       {"winograd", S::Target, "winograd", "3x3 stride-1 blocked convolutions as Winograd F(4x4) or F(2x2) where it pays, per layer",
-       [](Graph& g, const PassContext&) { return to_winograd(g); }, nullptr, "", "blocked-layout"},
+       [](Graph& g, const PassContext& c) {
+         return c.options ? to_winograd(g, 0, c.options->winograd_tiles) : to_winograd(g);
+       },
+       nullptr, "", "blocked-layout"},
       {"fold-channel-scale", S::Target, "fold-channel-scale",
        "a blocked convolution of a per-channel scaled map scales its weights instead",
        [](Graph& g, const PassContext&) { return fold_channel_scales(g); }, nullptr, "", "blocked-layout"},

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -102,6 +103,10 @@ struct PassOptions {
   pet::SearchOptions pet;
   bool dump_pet = false;
   std::string pet_db;
+  // The Winograd pass's tile per convolution geometry (opt/winograd.h: 0
+  // direct, 2, 4), overriding its estimate: a tuner's choices, from its
+  // records. Empty: the estimate decides.
+  std::map<std::string, int> winograd_tiles;
 
   bool enabled(const std::string& pass) const { return !disabled.count(pass); }
   // Turns off a pass by name; throws listing the passes when it is unknown.

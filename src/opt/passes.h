@@ -59,8 +59,10 @@ int to_blocked_layout(Graph& g, int64_t block);
 // F(2x2, 3x3) (WinogradInput, WinogradGemm, WinogradOutput; weights
 // transformed here), per layer where a static estimate says it pays and the
 // model's error budget allows F(4x4) (every one it can, with tile
-// `every_tile`, when that is 2 or 4: tests). Returns the number rewritten.
-int to_winograd(Graph& g, int every_tile = 0);
+// `every_tile`, when that is 2 or 4: tests). `choices` (a tuner's, keyed by
+// the geometry of opt/winograd.h's WinogradSite) override the estimate per
+// geometry (winograd_tile_for). Returns the number rewritten.
+int to_winograd(Graph& g, int every_tile = 0, const std::map<std::string, int>& choices = {});
 
 // A dense blocked convolution reading a map scaled per channel at run time
 // (x * s, s [1, Cb, 1, 1, b]: squeeze-excitation) reads x and its weights

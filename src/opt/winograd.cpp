@@ -27,7 +27,12 @@
 // (support/winograd_transform.h) is not chosen: though faster than F(2x2),
 // it exceeds the default bound on a plain chain as F(4x4) does.
 //
+// A tuner may override the estimate per convolution geometry
+// (opt/winograd.h): the pass takes the choices from its options.
+//
 // The transformed weights U = G g G^T are computed here once, in double.
+#include "opt/winograd.h"
+
 #include <algorithm>
 
 #include "ops/registry.h"
@@ -35,6 +40,7 @@
 #include "ops/winograd.h"
 #include "opt/passes.h"
 #include "pet/subprogram.h"
+#include "support/error.h"
 
 namespace tessera {
 
@@ -99,15 +105,6 @@ Tensor transform_weights(const Tensor& w, const WinogradTransform& tf) {
   return u;
 }
 
-// A 3x3 stride-1 ConvBlocked the Winograd forms compute, with the tile
-// each would be given (0: direct).
-struct Candidate {
-  Node* node = nullptr;
-  BlockedConvGeom geom;
-  double direct = 0, f2 = 0, f4 = 0;  // estimated seconds
-  int tile = 0;
-};
-
 bool winograd_shape(const Node& n, BlockedConvGeom& g) {
   if (n.op_type != "ConvBlocked" || n.domain != kBlockedDomain || n.num_inputs() < 2) return false;
   const Value* x = n.inputs[0];
@@ -160,14 +157,49 @@ bool large_tile_allowed(const Graph& g, const Node& n) {
                      [&](const LargeTilePlace& p) { return p.holds(g, n); });
 }
 
-// Gives each candidate its tile: F(4x4) where kLargeTilePlaces allow it, it
-// pays and it beats F(2x2), else F(2x2) where it pays, else the direct form.
-void choose_tiles(const Graph& g, std::vector<Candidate>& cs) {
-  for (Candidate& c : cs) {
-    const bool f2_pays = c.f2 < kRequiredGain * c.direct, f4_pays = c.f4 < kRequiredGain * c.direct;
-    c.tile = f2_pays ? 2 : 0;
-    if (f4_pays && (!f2_pays || c.f4 < c.f2) && large_tile_allowed(g, *c.node)) c.tile = 4;
+// The estimate's tile: F(4x4) where it is allowed, pays and beats F(2x2),
+// else F(2x2) where it pays, else the direct form (0).
+int estimated_tile(const BlockedConvGeom& geom, bool large_allowed) {
+  const double direct = direct_seconds(geom), f2 = winograd_seconds(geom, winograd_transform(2)),
+               f4 = winograd_seconds(geom, winograd_transform(4));
+  const bool f2_pays = f2 < kRequiredGain * direct, f4_pays = f4 < kRequiredGain * direct;
+  int tile = f2_pays ? 2 : 0;
+  if (f4_pays && (!f2_pays || f4 < f2) && large_allowed) tile = 4;
+  return tile;
+}
+
+// The geometry a choice is keyed by: batch, input and output channels as
+// blocks x lanes, the input channels an output block sums, the groups'
+// attributes when grouped, the image and output sizes and the pads.
+// "n1 c4x16 m4x16 r64 50x50->50x50 pads1,1,1,1".
+std::string geometry_text(const BlockedConvGeom& g) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  std::string t = "n" + s(g.N) + " c" + s(g.in_c) + "x" + s(g.b) + " m" + s(g.Mb) + "x" + s(g.b) + " r" + s(g.rin);
+  if (g.groups.mul != 0) t += " groups" + s(g.groups.div) + "/" + s(g.groups.mul) + "/" + s(g.groups.last);
+  return t + " " + s(g.ih) + "x" + s(g.iw) + "->" + s(g.oh) + "x" + s(g.ow) + " pads" + s(g.ph) + "," + s(g.pw) + "," +
+         s(g.ph_end) + "," + s(g.pw_end);
+}
+
+// A site with the geometry the rewrite needs.
+struct Candidate {
+  WinogradSite site;
+  BlockedConvGeom geom;
+};
+
+std::vector<Candidate> candidates(const Graph& g) {
+  std::vector<Candidate> cs;
+  for (const auto& n : g.nodes()) {
+    Candidate c;
+    if (!winograd_shape(*n, c.geom)) continue;
+    c.site.node = n.get();
+    c.site.geometry = geometry_text(c.geom);
+    c.site.large_tile_allowed = large_tile_allowed(g, *n);
+    c.site.estimated_tile = estimated_tile(c.geom, c.site.large_tile_allowed);
+    c.site.macs = 9.0 * static_cast<double>(c.geom.N * c.geom.oh * c.geom.ow) * static_cast<double>(c.geom.rin) *
+                  static_cast<double>(c.geom.Mb * c.geom.b);
+    cs.push_back(std::move(c));
   }
+  return cs;
 }
 
 void rewrite(Graph& g, Node* n, const BlockedConvGeom& geom, int tile) {
@@ -202,25 +234,32 @@ void rewrite(Graph& g, Node* n, const BlockedConvGeom& geom, int tile) {
 
 }  // namespace
 
-int to_winograd(Graph& g, int every_tile) {
-  std::vector<Candidate> cs;
-  for (const auto& n : g.nodes()) {
-    Candidate c;
-    if (!winograd_shape(*n, c.geom)) continue;
-    c.node = n.get();
-    c.direct = direct_seconds(c.geom);
-    c.f2 = winograd_seconds(c.geom, winograd_transform(2));
-    c.f4 = winograd_seconds(c.geom, winograd_transform(4));
-    c.tile = every_tile;
-    cs.push_back(c);
-  }
-  if (every_tile == 0) choose_tiles(g, cs);
+std::vector<WinogradSite> winograd_sites(const Graph& g) {
+  std::vector<WinogradSite> sites;
+  for (Candidate& c : candidates(g)) sites.push_back(std::move(c.site));
+  return sites;
+}
+
+int winograd_tile_for(const WinogradSite& site, const std::map<std::string, int>& choices) {
+  auto it = choices.find(site.geometry);
+  if (it == choices.end()) return site.estimated_tile;
+  TESSERA_CHECK(std::count(std::begin(kWinogradChoiceTiles), std::end(kWinogradChoiceTiles), it->second),
+                "Winograd choice for ", site.node->op_type, " '", site.node->name, "' (geometry ", site.geometry,
+                "): tile ", it->second, " is not 0 (direct), 2 or 4");
+  if (it->second == 4 && !site.large_tile_allowed) return site.estimated_tile;  // F(4x4)'s error bound first
+  return it->second;
+}
+
+int to_winograd(Graph& g, int every_tile, const std::map<std::string, int>& choices) {
+  std::vector<Candidate> cs = candidates(g);
   int rewritten = 0;
-  for (const Candidate& c : cs)
-    if (c.tile) {
-      rewrite(g, c.node, c.geom, c.tile);
+  for (const Candidate& c : cs) {
+    const int tile = every_tile ? every_tile : winograd_tile_for(c.site, choices);
+    if (tile) {
+      rewrite(g, c.site.node, c.geom, tile);
       ++rewritten;
     }
+  }
   if (rewritten > 0) g.remove_unused_values();
   return rewritten;
 }

@@ -12,7 +12,7 @@ std::string ModelConfig::to_json() const {
   for (const auto& [name, dims] : input_shapes) shapes[name] = dims;
   nlohmann::json j = {{"model", model},   {"input_shapes", shapes}, {"disabled_passes", disabled_passes},
                       {"isa", isa_name(isa)}, {"threads", threads},     {"fusion", fusion},
-                      {"seed", seed}};
+                      {"seed", seed},   {"winograd_tiles", winograd_tiles}};
   return j.dump();
 }
 
@@ -27,6 +27,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.threads = j.at("threads").get<int>();
     c.fusion = j.at("fusion").get<bool>();
     c.seed = j.at("seed").get<uint64_t>();
+    if (j.contains("winograd_tiles")) c.winograd_tiles = j.at("winograd_tiles").get<std::map<std::string, int>>();
   } catch (const nlohmann::json::exception& e) {
     TESSERA_FAIL("tuning model configuration: ", e.what());
   }
@@ -37,6 +38,7 @@ LoadOptions ModelConfig::load_options() const {
   LoadOptions o;
   o.input_shapes = input_shapes;
   for (const std::string& p : disabled_passes) o.passes.disable(p);
+  o.passes.winograd_tiles = winograd_tiles;
   return o;
 }
 

@@ -24,6 +24,9 @@ struct ModelConfig {
   int threads = 0;     // kernel threads (the process-wide pool); <= 0: all cores
   bool fusion = true;  // DNNFusion blocks as one kernel each
   uint64_t seed = 1;   // of the model's random inputs
+  // The Winograd pass's choices per convolution geometry (PassOptions::
+  // winograd_tiles): the graph the tasks come from (graph_choice.h).
+  std::map<std::string, int> winograd_tiles;
 
   std::string to_json() const;
   static ModelConfig from_json(const std::string& text);  // throws naming the bad field

@@ -43,13 +43,20 @@ std::string ms_text(double s) {
   return buf;
 }
 
-// The model's end-to-end time with the default schedules and with the
-// records, run interleaved; and how far apart their outputs are.
+// The model's end-to-end time with the default schedules (and the
+// estimate's graph) and with the records (their graph choices and
+// schedules), run interleaved; and how far apart their outputs are.
 void compare_models(const TuneOptions& o, TuningModel& m, TuneReport& r) {
   runtime::ExecutorOptions eo = o.model.executor_options();
   eo.schedule_providers.push_back(std::make_shared<RecordSchedules>(o.records, Target::for_isa(o.model.isa)));
   runtime::Executor tuned(load_model(o.model.model, o.model.load_options()), eo);
-  runtime::Executor& plain = *m.executor;
+  std::unique_ptr<runtime::Executor> estimate;  // the model without graph choices, when it has any
+  if (!o.model.winograd_tiles.empty()) {
+    ModelConfig c = o.model;
+    c.winograd_tiles.clear();
+    estimate = std::make_unique<runtime::Executor>(load_model(c.model, c.load_options()), c.executor_options());
+  }
+  runtime::Executor& plain = estimate ? *estimate : *m.executor;
   std::vector<Tensor> a = plain.run(m.inputs), b = tuned.run(m.inputs);
   for (size_t i = 0; i < a.size(); ++i) r.output_difference = std::max(r.output_difference, relative_difference(b[i], a[i]));
   const Interleaved t = time_interleaved(plain, tuned, m.inputs, o.final_runs);
@@ -84,8 +91,9 @@ namespace {
 // and the worker, and the two ways of searching.
 class Tuner {
  public:
-  explicit Tuner(TuneOptions o)
-      : o_(std::move(o)), start_(Clock::now()), progress_(o_.progress), m_(open_model(o_.model)),
+  // `start`: when tuning began (the graph choices came first, within the budget).
+  Tuner(TuneOptions o, Clock::time_point start, GraphPhaseResult graph)
+      : o_(std::move(o)), start_(start), progress_(o_.progress), m_(open_model(o_.model)),
         machine_(Target::for_isa(o_.model.isa)), target_(machine_.to_string()), records_(o_.records),
         worker_(o_.exe, WorkerConfig{o_.model, o_.measure}, o_.candidate_seconds) {
     if (records_.dropped_partial_lines() > 0 && o_.progress)
@@ -111,6 +119,10 @@ class Tuner {
       r_.tasks.push_back(std::move(tr));
     }
     scheduler_ = std::make_unique<TaskScheduler>(weights);
+    r_.measured += graph.measured;
+    r_.reused += graph.reused;
+    r_.errors += graph.errors;
+    r_.graph = std::move(graph);
     if (o_.progress)
       std::fprintf(stderr, "tune: %zu tasks (%zu tunable) for %s, cost model %s, budget %s, records %s (%zu already)\n",
                    r_.tasks.size(), spaces_.size(), isa_name(o_.model.isa).data(), o_.cost_model.c_str(),
@@ -534,8 +546,48 @@ TuneReport tune_model(const TuneOptions& options) {
   TESSERA_CHECK(codegen::host_supports(o.model.isa), "cannot tune for ", isa_name(o.model.isa),
                 ": this host supports at most ", isa_name(codegen::host_isa()));
   o.measure.isa = o.model.isa;
-  return Tuner(o).run();
+  TESSERA_CHECK(o.graph_share >= 0 && o.graph_share <= 1, "the graph choices' share of the budget must be in [0, 1], got ",
+                o.graph_share);
+  // The graph choices first: the tasks are those of the graph they choose.
+  const Clock::time_point start = Clock::now();
+  GraphPhaseResult graph;
+  {
+    RecordFile records(o.records);
+    Progress progress(o.progress);
+    GraphPhaseOptions go;
+    go.max_seconds = o.graph_share * o.budget_seconds;
+    go.runs = o.graph_runs;
+    go.tolerance = o.measure.tolerance;
+    go.budget_seconds = o.budget_seconds;
+    graph = tune_graph_choices(o.model, records, Target::for_isa(o.model.isa).to_string(), go, progress);
+    progress.done();
+  }
+  o.model.winograd_tiles = graph.applied;
+  return Tuner(o, start, std::move(graph)).run();
 }
+
+namespace {
+
+// The graph choices' lines of the closing table ("" when the model has none).
+std::string graph_choice_table(const GraphPhaseResult& g) {
+  if (g.choices.empty()) return "";
+  std::string out;
+  char line[768];
+  std::snprintf(line, sizeof line, "graph choices (%s, %d measured, %d from records, %d errors; guard: %d comparisons, %d dropped):\n",
+                duration_text(g.seconds).c_str(), g.measured, g.reused, g.errors, g.guard_comparisons, g.guard_dropped);
+  out += line;
+  for (const GraphChoiceReport& c : g.choices) {
+    const std::string tuned = c.tuned_tile < 0 ? "estimate" : winograd_tile_name(c.tuned_tile);
+    std::snprintf(line, sizeof line, "  winograd %-48s %2d conv(s): %s -> %s, model %s -> %s ms (tried: %s)\n",
+                  c.geometry.c_str(), c.convs, c.estimated.c_str(), tuned.c_str(),
+                  c.default_ms > 0 ? ms_text(c.default_ms * 1e-3).c_str() : "-",
+                  c.default_ms > 0 ? ms_text(c.tuned_ms * 1e-3).c_str() : "-", c.tried.empty() ? "nothing" : c.tried.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string report_table(const TuneReport& r) {
   std::string out;
@@ -575,6 +627,7 @@ std::string report_table(const TuneReport& r) {
                   r.guard_choices - r.guard_dropped, r.guard_choices, r.guard_comparisons, r.guard_ratio);
     out += line;
   }
+  out += graph_choice_table(r.graph);
   std::snprintf(line, sizeof line, "search %s: %d measured, %d from records, %d errors, %d worker restarts\n",
                 duration_text(r.search_seconds).c_str(), r.measured, r.reused, r.errors, r.worker_restarts);
   out += line;

@@ -7,7 +7,10 @@
 // run re-measures nothing it already has. The last share of the budget
 // measures each task's best again beside its default (the best of many
 // noisy measurements is often lucky; records pool a schedule's
-// measurements). Then the model guard (model_guard.h) times the model with
+// measurements). Before the schedules, a share of the budget goes to graph
+// choices (graph_choice.h: direct or which Winograd tile per convolution
+// geometry, each timed in the whole model); the tasks searched are those of
+// the graph they chose. Then the model guard (model_guard.h) times the model with
 // the chosen schedules against the defaults and rejects the choices that do
 // not pay in the model; at the end the model compiled with the records is
 // timed against the defaults, interleaved.
@@ -18,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/graph_choice.h"
 #include "tune/measure.h"
 #include "tune/model_config.h"
 #include "tune/record.h"
@@ -57,6 +61,11 @@ struct TuneOptions {
   // Runs of each model per comparison of the model guard (model_guard.h),
   // after the budget; 0: no guard (every task's best is applied).
   int guard_runs = 15;
+  // The graph choices' share of the budget at most (graph_choice.h; 0:
+  // none measured, though the records' choices still shape the graph), and
+  // the interleaved rounds of each of their model comparisons.
+  double graph_share = 0.25;
+  int graph_runs = 15;
 };
 
 struct TaskReport {
@@ -82,6 +91,7 @@ struct TuneReport {
   // model's time with what it kept over the defaults' (1: nothing kept).
   int guard_choices = 0, guard_dropped = 0, guard_comparisons = 0;
   double guard_ratio = 1;
+  GraphPhaseResult graph;  // the graph choices (graph_choice.h)
   double weighted_default_ms() const;  // sum of weight × task time
   double weighted_tuned_ms() const;
 };

@@ -95,6 +95,7 @@ TuneOptions quick_options(const std::string& records) {
   o.measure.timing.max_repeats = 3;
   o.measure.timing.min_seconds = 0;
   o.confirm_rounds = 0;
+  o.graph_share = 0;  // the graph choices' own tests turn them on
   return o;
 }
 
@@ -219,8 +220,10 @@ TEST(ModelConfig, JsonRoundTrip) {
   c.threads = 3;
   c.fusion = false;
   c.seed = 42;
+  c.winograd_tiles["n1 c4x16 m4x16 r64 50x50->50x50 pads1,1,1,1"] = 2;
   ModelConfig d = ModelConfig::from_json(c.to_json());
   EXPECT_EQ(d.to_json(), c.to_json());
+  EXPECT_EQ(d.winograd_tiles, c.winograd_tiles);
   EXPECT_THROW(ModelConfig::from_json("{\"model\": 3}"), Error);
 }
 
@@ -268,6 +271,30 @@ TEST(Tuner, ResumeMeasuresNothingTwiceAndRecordsApply) {
   std::vector<Tensor> got = m.run(in), want = m.run_reference(in);
   ASSERT_EQ(got.size(), want.size());
   EXPECT_LE(relative_difference(got[0], want[0]), 1e-4);
+}
+
+// Graph choices come first, within their share of the budget: the small
+// net's one 3x3 convolution gets its alternatives measured in the model,
+// the closing table lists the geometry, and a resumed run re-measures
+// nothing (neither a choice nor a schedule).
+TEST(Tuner, GraphChoicesComeFirstAndResume) {
+  const std::string records = temp_path("graph.jsonl");
+  std::filesystem::remove(records);
+  TuneOptions o = quick_options(records);
+  o.graph_share = 0.5;
+  o.graph_runs = 3;
+  TuneReport first = tune_model(o);
+  ASSERT_EQ(first.graph.choices.size(), 1u);
+  EXPECT_GE(first.graph.measured, 1);
+  EXPECT_NE(report_table(first).find("winograd " + first.graph.choices[0].geometry), std::string::npos)
+      << report_table(first);
+  TuneReport second = tune_model(o);
+  EXPECT_EQ(second.graph.measured, 0);
+  EXPECT_EQ(second.graph.reused, first.graph.measured);
+  EXPECT_EQ(second.graph.applied, first.graph.applied);
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const Record& r : read_records(records))
+    EXPECT_TRUE(seen.insert({r.task_key, r.target, r.schedule}).second) << "measured twice: " << r.task << "\n" << r.schedule;
 }
 
 // The best schedule of each task is measured again beside its default, at

@@ -4,11 +4,13 @@
 // convolutions, images that leave partial tiles, a batch of two, grouped
 // convolutions, no bias, epilogues (residual add, ReLU) — compiled for
 // AVX-512 and AVX2, the static estimate's choices and the error budget
-// (F(4x4) in branches and on PET's convolutions), the transforms' folded
+// (F(4x4) in branches and on PET's convolutions), a tuner's choices per
+// geometry overriding the estimate (never F(4x4) past its bound), the transforms' folded
 // point formulas, artifacts, and errors naming the node.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "codegen/llvm/jit.h"
@@ -19,6 +21,7 @@
 #include "ops/blocked_conv.h"
 #include "ops/winograd.h"
 #include "opt/passes.h"
+#include "opt/winograd.h"
 #include "runtime/executor.h"
 #include "support/error.h"
 #include "support/winograd_transform.h"
@@ -358,6 +361,74 @@ TEST(Winograd, PetConvolutionsInAChainTakeTheLargeTiles) {
   EXPECT_EQ(large, (std::set<std::string>{"pet/c1", "pet/c2", "pet/c3", "pet/c4"}));
   EXPECT_EQ(small, (std::set<std::string>{"c0", "c5"}));
   expect_near_scaled(m.run(ins), want, 1e-4);
+}
+
+// Two convolutions of one geometry (16 channels, 12 x 12): c1 ends a
+// residual branch (F(4x4) allowed), c0 does not (its ReLU's output also
+// feeds the Add). A choice for the geometry applies to both — except F(4x4),
+// which c0 never takes: it keeps what it has without choices. A choice of
+// another geometry changes nothing; one that is not a tile names the node.
+// Every graph computes the original's outputs.
+TEST(Winograd, ChoicesOverrideTheEstimatePerGeometry) {
+  auto block = [] {
+    seed_ = 70;
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, {1, 16, 12, 12}, true});
+    Value* a = relu(*g, conv(*g, x, 16, 16, 3, {1, 1, 1, 1}, "c0"), "r0");
+    Value* b = conv(*g, a, 16, 16, 3, {1, 1, 1, 1}, "c1");
+    g->add_output(relu(*g, g->add_node("Add", {b, a}, {"sum"}, {}, "sum")->outputs[0], "r1"));
+    infer_graph(*g);
+    return g;
+  };
+  // Each convolution's tile in the compiled graph (0: direct).
+  auto tiles = [](const Graph& g) {
+    std::map<std::string, int> t;
+    for (const auto& n : g.nodes()) {
+      if (n->op_type == "WinogradOutput") t[n->name] = static_cast<int>(OpAttrs(*n, kAnyOpset).i("tile"));
+      if (n->op_type == "ConvBlocked") t[n->name] = 0;
+    }
+    return t;
+  };
+  std::vector<Tensor> ins{random_f32({1, 16, 12, 12}, 12)};
+  std::vector<Tensor> want = interpret(*block(), ins);
+  for (codegen::Isa isa : host_isas()) {
+    SCOPED_TRACE(codegen::isa_name(isa));
+    auto blocked = block();
+    ASSERT_EQ(to_blocked_layout(*blocked, isa == codegen::Isa::AVX2 ? 8 : 16), 2);
+    const std::vector<WinogradSite> sites = winograd_sites(*blocked);
+    ASSERT_EQ(sites.size(), 2u);
+    EXPECT_EQ(sites[0].geometry, sites[1].geometry);
+    for (const WinogradSite& s : sites) EXPECT_EQ(s.large_tile_allowed, s.node->name == "c1") << s.node->name;
+    const std::string geometry = sites[0].geometry;
+    auto compiled = [&](std::map<std::string, int> choices) {
+      runtime::ExecutorOptions o;
+      o.isa = isa;
+      o.passes.winograd_tiles = std::move(choices);
+      return std::make_unique<runtime::Executor>(block(), o);
+    };
+    const std::map<std::string, int> estimate = tiles(compiled({})->graph());
+    ASSERT_EQ(estimate.size(), 2u);
+    EXPECT_EQ(tiles(compiled({{"n1 c1x16 m1x16 r16 99x99->99x99 pads1,1,1,1", 0}})->graph()), estimate);
+    for (int tile : kWinogradChoiceTiles) {
+      SCOPED_TRACE("choice " + std::to_string(tile));
+      std::unique_ptr<runtime::Executor> m = compiled({{geometry, tile}});
+      std::map<std::string, int> got = tiles(m->graph());
+      ASSERT_EQ(got.size(), 2u);
+      EXPECT_EQ(got["c1"], tile);
+      EXPECT_EQ(got["c0"], tile == 4 ? estimate.at("c0") : tile);
+      EXPECT_NE(got["c0"], 4) << "F(4x4) where its error bound does not hold";
+      EXPECT_EQ(count_ops(m->graph(), "WinogradGemm"), (got["c0"] != 0) + (got["c1"] != 0));
+      expect_near_scaled(m->run(ins), want, 2e-5);
+    }
+    try {
+      compiled({{geometry, 3}});
+      FAIL() << "no error for tile 3";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'c0'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(geometry), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

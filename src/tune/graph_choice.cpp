@@ -1,0 +1,321 @@
+// Graph-level tuning choices (see graph_choice.h).
+#include "tune/graph_choice.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <memory>
+#include <set>
+#include <string_view>
+
+#include "driver/driver.h"
+#include "opt/winograd.h"
+#include "runtime/executor.h"
+#include "runtime/graph_timer.h"
+#include "support/error.h"
+#include "support/stopwatch.h"
+#include "tune/measure.h"
+#include "tune/model_guard.h"
+
+namespace tessera::tune {
+
+namespace {
+
+constexpr std::string_view kChoicePrefix = "winograd-choice:";
+constexpr std::string_view kTilePrefix = "tile=";
+// The passes left out when listing the Winograd pass's sites: the pass
+// itself and those after it in the target pipeline (opt/pipeline.cpp), so
+// the graph listed is the one the pass sees.
+const char* const kListingDisabled[] = {"winograd", "fold-channel-scale"};
+
+// A geometry of the model: its convolutions and the alternatives to the
+// estimate that change the graph.
+struct Group {
+  std::string geometry;
+  std::vector<WinogradSite> sites;  // node pointers not kept (the listing's graph is gone)
+  double macs = 0;
+  std::vector<int> alternatives;
+};
+
+std::vector<Group> groups_of(const ModelConfig& config) {
+  ModelConfig listing = config;
+  listing.winograd_tiles.clear();
+  if (!listing.load_options().passes.enabled("winograd")) return {};
+  for (const char* p : kListingDisabled) listing.disabled_passes.push_back(p);
+  runtime::Executor ex(load_model(listing.model, listing.load_options()), listing.executor_options());
+  std::vector<Group> groups;
+  for (WinogradSite s : winograd_sites(ex.graph())) {
+    s.node = nullptr;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.geometry == s.geometry; });
+    if (it == groups.end()) {
+      groups.push_back({s.geometry, {}, 0, {}});
+      it = groups.end() - 1;
+    }
+    it->macs += s.macs;
+    it->sites.push_back(std::move(s));
+  }
+  for (Group& g : groups)
+    for (int tile : {2, 4, 0}) {  // the Winograd forms first, then the direct one
+      const std::map<std::string, int> choice{{g.geometry, tile}};
+      if (std::any_of(g.sites.begin(), g.sites.end(),
+                      [&](const WinogradSite& s) { return winograd_tile_for(s, choice) != s.estimated_tile; }))
+        g.alternatives.push_back(tile);
+    }
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.macs > b.macs; });
+  return groups;
+}
+
+std::string estimated_text(const Group& g) {
+  std::map<int, int> count;
+  for (const WinogradSite& s : g.sites) ++count[s.estimated_tile];
+  if (count.size() == 1) return winograd_tile_name(count.begin()->first);
+  std::string t;
+  for (const auto& [tile, n] : count) t += (t.empty() ? "" : ", ") + winograd_tile_name(tile) + " x" + std::to_string(n);
+  return t;
+}
+
+// A choice's pooled model time over the estimate's (infinity: none valid).
+double ratio_of(const RecordFile& records, const std::string& key, const std::string& target, const std::string& text) {
+  const double ref = records.reference(key, target);
+  const double cost = records.pooled_cost(key, target, text);
+  return ref > 0 && std::isfinite(cost) ? cost / ref : std::numeric_limits<double>::infinity();
+}
+
+double max_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, relative_difference(a[i], b[i]));
+  return d;
+}
+
+// The models the phase compiles: the estimate's, kept, and others by their choices.
+class Models {
+ public:
+  explicit Models(const ModelConfig& config) : config_(config) { config_.winograd_tiles.clear(); }
+
+  std::unique_ptr<runtime::Executor> build(const std::map<std::string, int>& choices) const {
+    ModelConfig c = config_;
+    c.winograd_tiles = choices;
+    return std::make_unique<runtime::Executor>(load_model(c.model, c.load_options()), c.executor_options());
+  }
+  // The estimate's model, compiled and run once on the inputs on first use.
+  runtime::Executor& base() {
+    if (!base_) {
+      base_ = build({});
+      inputs_ = random_inputs(base_->graph(), config_.seed);
+      outputs_ = base_->run(inputs_);
+    }
+    return *base_;
+  }
+  const std::vector<Tensor>& inputs() {
+    base();
+    return inputs_;
+  }
+  // How far `m`'s outputs are from the estimate's model's (compiling `m`).
+  double difference(runtime::Executor& m) {
+    base();
+    return max_difference(m.run(inputs_), outputs_);
+  }
+
+ private:
+  ModelConfig config_;
+  std::unique_ptr<runtime::Executor> base_;
+  std::vector<Tensor> inputs_, outputs_;
+};
+
+}  // namespace
+
+std::string winograd_choice_key(const std::string& geometry) { return std::string(kChoicePrefix) + geometry; }
+
+std::string winograd_choice_geometry(const std::string& task_key) {
+  return task_key.rfind(kChoicePrefix, 0) == 0 ? task_key.substr(kChoicePrefix.size()) : "";
+}
+
+std::string winograd_choice_text(int tile) { return std::string(kTilePrefix) + std::to_string(tile); }
+
+int parse_winograd_choice(const std::string& text) {
+  if (text.rfind(kTilePrefix, 0) == 0) {
+    const std::string v = text.substr(kTilePrefix.size());
+    for (int tile : kWinogradChoiceTiles)
+      if (v == std::to_string(tile)) return tile;
+  }
+  TESSERA_FAIL("Winograd choice '", text, "': expected tile=0 (direct), tile=2 or tile=4");
+}
+
+std::string winograd_tile_name(int tile) {
+  return tile == 0 ? "direct" : "F(" + std::to_string(tile) + "x" + std::to_string(tile) + ")";
+}
+
+std::map<std::string, int> recorded_winograd_choices(const RecordFile& records, const std::string& target) {
+  std::map<std::string, std::set<std::string>> texts;  // key -> schedules
+  for (const Record& r : records.records())
+    if (r.target == target && r.ok() && !winograd_choice_geometry(r.task_key).empty())
+      texts[r.task_key].insert(r.schedule);
+  std::map<std::string, int> choices;
+  for (const auto& [key, schedules] : texts) {
+    double best = 1;
+    for (const std::string& text : schedules) {
+      const double ratio = ratio_of(records, key, target, text);
+      if (ratio < best && !records.rejected(key, target, text)) {
+        best = ratio;
+        choices[winograd_choice_geometry(key)] = parse_winograd_choice(text);
+      }
+    }
+  }
+  return choices;
+}
+
+GraphPhaseResult tune_graph_choices(const ModelConfig& config, RecordFile& records, const std::string& target,
+                                    const GraphPhaseOptions& o, Progress& progress) {
+  const Stopwatch watch;
+  GraphPhaseResult r;
+  const std::vector<Group> groups = groups_of(config);
+  Models models(config);
+  double spent = 0;  // seconds of this run's measurements
+  auto show = [&](const std::string& text) {
+    char head[96];
+    std::snprintf(head, sizeof head, "[tune %s/%s] graph choices (at most %s of the budget): ",
+                  duration_text(watch.seconds()).c_str(), duration_text(o.budget_seconds).c_str(),
+                  duration_text(o.max_seconds).c_str());
+    progress.show(head + text, true);
+  };
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const Group& g = groups[gi];
+    const std::string key = winograd_choice_key(g.geometry);
+    for (int tile : g.alternatives) {
+      const std::string text = winograd_choice_text(tile);
+      if (records.has(key, target, text)) {
+        ++r.reused;
+        continue;
+      }
+      // No measurement starts that the mean of this run's would take past the share.
+      const double mean = r.measured > 0 ? spent / r.measured : 0;
+      if (watch.seconds() + mean >= o.max_seconds) continue;
+      const Stopwatch one;
+      Record rec;
+      rec.task_key = key;
+      rec.task = "Winograd choice of " + std::to_string(g.sites.size()) + " conv(s) " + g.geometry;
+      rec.target = target;
+      rec.schedule = text;
+      std::string what;
+      try {
+        std::unique_ptr<runtime::Executor> alt = models.build({{g.geometry, tile}});
+        const double diff = models.difference(*alt);
+        if (diff > o.tolerance) {
+          rec.error = MeasureError::WrongOutput;
+          what = "outputs differ by " + std::to_string(diff);
+        } else {
+          const Interleaved t = time_interleaved(models.base(), *alt, models.inputs(), o.runs,
+                                                 std::max(o.max_seconds - watch.seconds(), 1e-9));
+          rec.costs = {t.ratio * t.a_ms * 1e-3};
+          rec.baseline = {t.a_ms * 1e-3};
+          char line[96];
+          std::snprintf(line, sizeof line, "%.3f ms against %.3f ms (ratio %.3f)", t.b_ms, t.a_ms, t.ratio);
+          what = line;
+        }
+      } catch (const std::exception& e) {
+        rec.error = MeasureError::Compile;
+        what = e.what();
+      }
+      rec.seconds_spent = one.seconds();
+      rec.timestamp = static_cast<int64_t>(std::time(nullptr));
+      records.append(rec);
+      spent += rec.seconds_spent;
+      ++r.measured;
+      if (rec.error != MeasureError::None) ++r.errors;
+      show(std::to_string(gi + 1) + "/" + std::to_string(groups.size()) + " " + g.geometry + " (" +
+           std::to_string(g.sites.size()) + " convs, estimate " + estimated_text(g) + ") " + winograd_tile_name(tile) +
+           ": " + what);
+    }
+  }
+
+  // The guard: the choices standing for this model, judged together.
+  auto standing = [&] {
+    std::map<std::string, int> all = recorded_winograd_choices(records, target), mine;
+    for (const Group& g : groups)
+      if (all.count(g.geometry)) mine[g.geometry] = all.at(g.geometry);
+    return mine;
+  };
+  std::map<std::string, int> applied = standing();
+  if (r.measured > 0 && applied.size() > 1 && o.runs > 0) {
+    std::vector<std::string> geometries;
+    std::vector<GuardChoice> choices;
+    for (const auto& [geometry, tile] : applied) {
+      const std::string key = winograd_choice_key(geometry);
+      const double ratio = ratio_of(records, key, target, winograd_choice_text(tile));
+      choices.push_back({geometries.size(), (1 - ratio) * records.reference(key, target)});
+      geometries.push_back(geometry);
+    }
+    auto subset = [&](const std::vector<size_t>& set) {
+      std::map<std::string, int> m;
+      for (size_t i : set) m[geometries[i]] = applied.at(geometries[i]);
+      return m;
+    };
+    auto compare = [&](const std::vector<size_t>& with, const std::vector<size_t>& base) {
+      std::unique_ptr<runtime::Executor> b = base.empty() ? nullptr : models.build(subset(base));
+      std::unique_ptr<runtime::Executor> w = models.build(subset(with));
+      runtime::Executor& bm = b ? *b : models.base();
+      if (models.difference(*w) > o.tolerance) return std::numeric_limits<double>::infinity();
+      const Interleaved t = time_interleaved(bm, *w, models.inputs(), o.runs);
+      show("guarding: " + std::to_string(with.size()) + " of " + std::to_string(choices.size()) + " choices, ratio " +
+           std::to_string(t.ratio) + " against " + std::to_string(base.size()));
+      return t.ratio;
+    };
+    GuardOptions go;
+    go.max_comparisons = 6;
+    const GuardResult gr = guard_choices(choices, compare, go);
+    r.guard_comparisons = gr.comparisons;
+    r.guard_dropped = static_cast<int>(gr.dropped.size());
+    for (size_t i : gr.dropped) {  // every alternative of the geometry that beats the estimate gets a verdict
+      const std::string key = winograd_choice_key(geometries[i]);
+      for (int tile : kWinogradChoiceTiles) {
+        const std::string text = winograd_choice_text(tile);
+        if (!(ratio_of(records, key, target, text) < 1) || records.rejected(key, target, text)) continue;
+        Record v;
+        v.task_key = key;
+        v.task = "Winograd choice " + geometries[i];
+        v.target = target;
+        v.schedule = text;
+        v.error = MeasureError::SlowerInModel;
+        v.timestamp = static_cast<int64_t>(std::time(nullptr));
+        records.append(v);
+      }
+    }
+    applied = standing();
+  }
+
+  for (const Group& g : groups) {
+    GraphChoiceReport c;
+    c.geometry = g.geometry;
+    c.convs = static_cast<int>(g.sites.size());
+    c.estimated = estimated_text(g);
+    const std::string key = winograd_choice_key(g.geometry);
+    const double ref = records.reference(key, target);
+    c.default_ms = ref * 1e3;
+    c.tuned_ms = c.default_ms;
+    if (applied.count(g.geometry)) {
+      c.tuned_tile = applied.at(g.geometry);
+      c.tuned_ms = records.pooled_cost(key, target, winograd_choice_text(c.tuned_tile)) * 1e3;
+    }
+    for (int tile : g.alternatives) {
+      const std::string text = winograd_choice_text(tile);
+      std::string v = "not measured";
+      if (records.has(key, target, text)) {
+        const double ratio = ratio_of(records, key, target, text);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3f", ratio);
+        v = std::isfinite(ratio) ? buf : "error";
+        if (records.rejected(key, target, text)) v += " (slower with the others)";
+      }
+      c.tried += (c.tried.empty() ? "" : ", ") + winograd_tile_name(tile) + " " + v;
+    }
+    r.choices.push_back(std::move(c));
+  }
+  r.applied = std::move(applied);
+  r.seconds = watch.seconds();
+  return r;
+}
+
+}  // namespace tessera::tune
