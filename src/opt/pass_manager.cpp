@@ -16,6 +16,7 @@ namespace {
 
 bool vector_of_8(const PassContext& c) { return c.lanes >= 8; }
 bool can_measure(const PassContext& c) { return static_cast<bool>(c.measure); }
+bool winograd_on(const PassContext& c) { return !c.options || c.options->enabled("winograd"); }
 
 // Every graph pass, in pipeline order (the pipelines themselves are listed in
 // opt/pipeline.cpp). Columns: name, stage, flag (--no-FLAG), description,
@@ -47,6 +48,10 @@ std::vector<Pass> builtin_passes() {
       {"blocked-layout", S::Target, "blocked-layout",
        "float convolutions to the channel-blocked layout NCHWc, one vector of channels per block",
        [](Graph& g, const PassContext& c) { return to_blocked_layout(g, c.lanes); }, vector_of_8, "8+ f32 lanes"},
+      {"dilation-phases", S::Target, "dilation-phases",
+       "dilated 3x3 blocked convolutions as undilated ones on the input's phases in the batch, for Winograd to take",
+       [](Graph& g, const PassContext&) { return dilations_to_phases(g); }, winograd_on, "the winograd pass on",
+       "blocked-layout"},
       {"winograd", S::Target, "winograd", "3x3 stride-1 blocked convolutions as Winograd F(4x4) or F(2x2) where it pays, per layer",
        [](Graph& g, const PassContext& c) {
          return c.options ? to_winograd(g, 0, c.options->winograd_tiles) : to_winograd(g);

@@ -55,6 +55,13 @@ int separate_max_pools(Graph& g);
 // where they leave that region. Returns the number of convolutions moved.
 int to_blocked_layout(Graph& g, int64_t block);
 
+// Dilated 3x3 stride-1 blocked convolutions (ConvBlocked) as undilated ones
+// on the input's phases moved into the batch, the output's phases moved
+// back (reshapes and transposes of the blocked values), so the Winograd pass
+// can take them; where each phase has at least 8 rows and columns. Exact.
+// Returns the number rewritten.
+int dilations_to_phases(Graph& g);
+
 // Rewrites 3x3 stride-1 blocked convolutions into Winograd F(4x4, 3x3) or
 // F(2x2, 3x3) (WinogradInput, WinogradGemm, WinogradOutput; weights
 // transformed here), per layer where a static estimate says it pays and the

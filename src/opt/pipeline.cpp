@@ -23,6 +23,7 @@ const std::vector<std::string>& target_pipeline() {
       "pool-after-conv",     // average pools after the 1x1 convolutions narrowing their channels
       "separable-max-pool",  // 3x3x3 max pools as one pool per axis
       "blocked-layout",      // NCHWc convolutions, with 8 or more f32 lanes
+      "dilation-phases",     // dilated 3x3 blocked convolutions on their phases, for winograd
       "winograd",            // 3x3 stride-1 blocked convolutions where it pays
       "fold-channel-scale",  // squeeze-excitation scales into the weights
   };

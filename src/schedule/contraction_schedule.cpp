@@ -141,6 +141,75 @@ bool spatial_tile(const te::Stage& st, int64_t lanes) {
   return blocked_tile(st, lanes) && !winograd_product(st) && (rank == 5 || rank == 6);
 }
 
+// True for a blocked convolution whose weights for one output block
+// outweigh the planned second-level cache (DeepLab's atrous pyramid and
+// FCN's head: 3x3 over 2048 channels, 1.2 MB a block with AVX-512): every
+// tile streams them from memory, so its tile takes one block by default and
+// twice the pixels, each weight vector loaded feeding twice the FMAs,
+// rather than pairs of blocks (which halve the reads of the input, here in
+// cache).
+bool streams_weights(const te::Stage& st, const TargetInfo& target) {
+  const Dims& shape = st.shapes[0];
+  if (st.op_class != te::OpClass::ConvBlocked || shape.size() < 3 || shape[1] < 1) return false;
+  double weights = 0;
+  for (const te::Tensor& in : st.inputs())
+    if (target.constant_inputs.count(in.name())) weights += static_cast<double>(numel_of(in.shape()));
+  weights *= static_cast<double>(dtype_size(st.dtypes[0]));
+  return weights / static_cast<double>(shape[1]) > static_cast<double>(target.planned.l2);
+}
+
+// Row chunks of a blocked convolution (knob row_chunk: H tiles a chunk, 0
+// for none). With the output blocks outermost, each pass of a block (or kb
+// of them) reads every input row: ResNet's 1x1 layers of 1024-2048 channels
+// on DeepLab's and FCN's 40x40 map read 6.5-13 MB of input 8-64 times. In
+// chunks of H tiles outside the loop of output blocks, the passes read the
+// chunk's rows from the second-level cache, and each chunk streams the
+// weights once instead. As data: a chunk's input rows fit this share of the
+// planned second-level cache (the most tiles that do, at least one); chunks
+// are taken where one pass's rows do not fit it and the bytes read from
+// memory, estimated, are fewer: passes x rows + weights unchunked, rows +
+// chunks x weights chunked (a 3x3 layer of 2048 channels, 19-38 MB of
+// weights, stays unchunked).
+constexpr double kRowChunkCacheShare = 0.5;
+
+// The H tiles of a blocked 2-D convolution's row loop (per half with
+// halves) that chunks may group: 0 where chunks do not apply (not a dense
+// blocked image convolution, odd rows with halves: its row tiles go
+// outermost already, or th not dividing the rows).
+int64_t row_tiles(const te::Stage& st, const TargetInfo& target, const Tile& t, bool halves) {
+  const Dims& shape = st.shapes[0];
+  if (st.op_class != te::OpClass::ConvBlocked || shape.size() != 5 || !spatial_tile(st, lanes_of(target, st.dtypes[0])))
+    return 0;
+  if (halves && shape[2] % 2 != 0) return 0;
+  const int64_t rows = halves ? shape[2] / 2 : shape[2];
+  return rows % t.th == 0 ? rows / t.th : 0;
+}
+
+// The default chunk (0: none), by the rule above.
+int64_t default_row_chunk(const te::Stage& st, const TargetInfo& target, const Tile& t, bool halves) {
+  const Dims& shape = st.shapes[0];
+  const int64_t tiles = row_tiles(st, target, t, halves);
+  const int64_t passes = shape[1] / t.kb;
+  if (tiles < 2 || passes < 2 || shape[2] < 1) return 0;
+  const double esize = static_cast<double>(dtype_size(st.dtypes[0]));
+  double image = 0, weights = 0;  // bytes: activation inputs of one image, constant inputs
+  for (const te::Tensor& in : st.inputs()) {
+    const double bytes = static_cast<double>(numel_of(in.shape())) * esize;
+    if (target.constant_inputs.count(in.name())) weights += bytes;
+    else if (in.rank() == 5 && in.shape()[0] > 0) image += bytes / static_cast<double>(in.shape()[0]);
+  }
+  const double tile_bytes = image / static_cast<double>(shape[2]) * static_cast<double>(t.th);
+  const double rows = tile_bytes * static_cast<double>(tiles);  // what one pass reads
+  const double budget = kRowChunkCacheShare * static_cast<double>(target.planned.l2);
+  if (rows <= budget) return 0;
+  int64_t chunk = 1;
+  for (int64_t c = 2; c < tiles; ++c)
+    if (tiles % c == 0 && tile_bytes * static_cast<double>(c) <= budget) chunk = c;
+  const double unchunked = static_cast<double>(passes) * rows + weights;
+  const double chunked = rows + static_cast<double>(tiles / chunk) * weights;
+  return chunked < unchunked ? chunk : 0;
+}
+
 // The tile at `v` (today's heuristic for knobs left out); none when the
 // stage has no vector-wide tile or `v` is not a valid tile.
 //
@@ -169,8 +238,9 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target, c
   // columns, a run of output pixels along the width the rows; each tap
   // broadcasts one input value per row against one vector of packed weights.
   // Two output blocks a tile (knob kb) when there are pairs of them (not
-  // depthwise: its blocks read different inputs): half the input reads per
-  // FMA, and enough accumulators on narrow images (7 pixels x 2 blocks).
+  // depthwise: its blocks read different inputs; not streaming its weights,
+  // streams_weights): half the input reads per FMA, and enough accumulators
+  // on narrow images (7 pixels x 2 blocks).
   //
   // Rows of H (knob th) and slices of D (knob td) in the tile too: the
   // defaults then follow, so that one knob moved gives a good tile (a 4x4 map
@@ -188,7 +258,7 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target, c
     if (!spatial_tile(st, lanes) && v.count("th")) return std::nullopt;
     if (rank != 6 && v.count("td")) return std::nullopt;
     const int64_t pixels = t.th * t.td;
-    const bool pairs = shape[1] % 2 == 0 && !depthwise &&
+    const bool pairs = shape[1] % 2 == 0 && !depthwise && !streams_weights(st, target) &&
                        (pixels == 1 || 2 * vectors * pixels * std::min<int64_t>(shape[rank - 2], 4) <= target.register_budget());
     t.kb = knob_or(v, "kb", product ? product_blocks(st, target, lanes) : pairs ? 2 : 1);
     if (t.kb < 1 || shape[1] % t.kb != 0 || (depthwise && t.kb > 1)) return std::nullopt;
@@ -287,6 +357,7 @@ struct Contraction {
   Tile tile;
   bool pack = true;      // constant operands packed into panels
   bool halves = false;   // a blocked convolution's rows in two halves outermost
+  int64_t row_chunk = 0;  // a blocked convolution's H tiles a chunk, outside its output blocks (0: none)
   bool unroll = true;    // the tile's rows unrolled
   bool blocked = false;  // cache-blocked (GEMM)
   GemmBlocks blocks;
@@ -368,6 +439,11 @@ std::optional<Contraction> choose(const te::Stage& st, const TargetInfo& target,
   const bool halves_fit = halves_possible(st) && st.shapes[0][2] / 2 >= tile->th;
   c.halves = knob_or(v, "halves", spatial_halves(st, target) && halves_fit);
   if (c.halves && !halves_fit) return std::nullopt;
+  c.row_chunk = knob_or(v, "row_chunk", default_row_chunk(st, target, *tile, c.halves));
+  if (c.row_chunk != 0) {
+    const int64_t tiles = row_tiles(st, target, *tile, c.halves);
+    if (c.row_chunk < 1 || c.row_chunk >= tiles || tiles % c.row_chunk != 0) return std::nullopt;
+  }
   c.unroll = knob_or(v, "unroll", 1);
   c.sum_blocks = knob_or(v, "sum_blocks", can_sum_blocks(st) ? 1 : 0);
   if (c.sum_blocks && !can_sum_blocks(st)) return std::nullopt;
@@ -509,6 +585,15 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
     spatial.push_back(inner_name(a));
   }
   if (halves) outer.insert(outer.begin() + 1, outer_name(tiled.axes[2].name()));
+  // Chunks of H tiles (row_chunk): the chunk loop before the output blocks'
+  // loop, the tiles within the chunk where the H tiles were.
+  if (c.row_chunk > 0) {
+    const size_t h = halves ? 3 : 2;  // the loop of H tiles, after the output blocks'
+    const std::string a = outer[h];
+    s.split(tiled.name, a, c.row_chunk);
+    outer[h] = inner_name(a);
+    outer.insert(outer.begin() + static_cast<std::ptrdiff_t>(h) - 1, outer_name(a));
+  }
   if (rows_first) {
     std::rotate(outer.begin() + 1, outer.begin() + 2, outer.begin() + 3);
     std::rotate(outer_extent.begin() + 1, outer_extent.begin() + 2, outer_extent.begin() + 3);
@@ -590,7 +675,8 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
 // The rule's knobs: the tile (mr rows; nr columns in vectors; the row axis
 // of a product, channels or pixels as a convolution's columns; kb output
 // blocks, th rows of H and td slices of D of a blocked convolution), packing
-// of constant operands, halves of a blocked convolution's rows, unrolled
+// of constant operands, halves of a blocked convolution's rows and chunks of
+// its row tiles (row_chunk), unrolled
 // rows, and for large products the cache blocking (blocked, kc, mb, nb,
 // pack_a).
 class ContractionRule final : public ScheduleRule {
@@ -652,6 +738,12 @@ class ContractionRule final : public ScheduleRule {
     if (!packings(st, ctx.target, t).empty()) k.push_back(switch_knob("pack", true));
     if (panel_prefetchable(st, ctx.target, t, true, c.blocked)) k.push_back(switch_knob("prefetch", c.prefetch));
     if (halves_possible(st)) k.push_back(switch_knob("halves", c.halves));
+    if (const int64_t tiles = row_tiles(st, ctx.target, t, c.halves); tiles > 1) {
+      Knob chunk{"row_chunk", {0}, c.row_chunk};
+      for (int64_t v = 1; v < tiles; ++v)
+        if (tiles % v == 0) chunk.values.push_back(v);
+      k.push_back(chunk);
+    }
     k.push_back(switch_knob("unroll", true));
     if (can_sum_blocks(st)) k.push_back(switch_knob("sum_blocks", true));
     if (can_block(st, t, epi)) {
