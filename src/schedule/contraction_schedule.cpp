@@ -171,6 +171,12 @@ bool streams_weights(const te::Stage& st, const TargetInfo& target) {
 // chunks x weights chunked (a 3x3 layer of 2048 channels, 19-38 MB of
 // weights, stays unchunked).
 constexpr double kRowChunkCacheShare = 0.5;
+// By default only where the re-reads are many and long: at least this many
+// passes over rows that exceed this many planned second-level caches (ResNet-50's
+// 1x1 layers at 224x224, 2-8 passes over 0.8-3.2 MB, ran slower chunked:
+// those rows come back from the last-level cache cheaply).
+constexpr int64_t kRowChunkMinPasses = 8;
+constexpr double kRowChunkMinRows = 2.0;
 
 // The H tiles of a blocked 2-D convolution's row loop (per half with
 // halves) that chunks may group: 0 where chunks do not apply (not a dense
@@ -201,7 +207,8 @@ int64_t default_row_chunk(const te::Stage& st, const TargetInfo& target, const T
   const double tile_bytes = image / static_cast<double>(shape[2]) * static_cast<double>(t.th);
   const double rows = tile_bytes * static_cast<double>(tiles);  // what one pass reads
   const double budget = kRowChunkCacheShare * static_cast<double>(target.planned.l2);
-  if (rows <= budget) return 0;
+  if (rows <= budget || passes < kRowChunkMinPasses || rows <= kRowChunkMinRows * static_cast<double>(target.planned.l2))
+    return 0;
   int64_t chunk = 1;
   for (int64_t c = 2; c < tiles; ++c)
     if (tiles % c == 0 && tile_bytes * static_cast<double>(c) <= budget) chunk = c;
