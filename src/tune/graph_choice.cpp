@@ -83,13 +83,6 @@ double ratio_of(const RecordFile& records, const std::string& key, const std::st
   return ref > 0 && std::isfinite(cost) ? cost / ref : std::numeric_limits<double>::infinity();
 }
 
-double max_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, relative_difference(a[i], b[i]));
-  return d;
-}
-
 // The models the phase compiles: the estimate's, kept, and others by their choices.
 class Models {
  public:
@@ -116,7 +109,7 @@ class Models {
   // How far `m`'s outputs are from the estimate's model's (compiling `m`).
   double difference(runtime::Executor& m) {
     base();
-    return max_difference(m.run(inputs_), outputs_);
+    return max_relative_difference(m.run(inputs_), outputs_);
   }
 
  private:

@@ -161,4 +161,11 @@ double relative_difference(const Tensor& a, const Tensor& b) {
   return diff == 0 ? 0.0 : diff / std::max(scale, 1e-30);
 }
 
+double max_relative_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, relative_difference(a[i], b[i]));
+  return d;
+}
+
 }  // namespace tessera::tune

@@ -84,5 +84,8 @@ class TaskBench {
 // max |b|; exact comparison for integers and bools: 0 or infinity); NaN
 // where one has NaN and the other not counts as infinity.
 double relative_difference(const Tensor& a, const Tensor& b);
+// The largest relative_difference(a[i], b[i]) over a model's outputs
+// (infinity when the lists differ in length).
+double max_relative_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b);
 
 }  // namespace tessera::tune

@@ -58,7 +58,7 @@ void compare_models(const TuneOptions& o, TuningModel& m, TuneReport& r) {
   }
   runtime::Executor& plain = estimate ? *estimate : *m.executor;
   std::vector<Tensor> a = plain.run(m.inputs), b = tuned.run(m.inputs);
-  for (size_t i = 0; i < a.size(); ++i) r.output_difference = std::max(r.output_difference, relative_difference(b[i], a[i]));
+  r.output_difference = max_relative_difference(b, a);
   const Interleaved t = time_interleaved(plain, tuned, m.inputs, o.final_runs);
   r.model_default_ms = t.a_ms;
   r.model_tuned_ms = t.b_ms;
