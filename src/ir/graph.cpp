@@ -95,6 +95,10 @@ Value* Graph::add_constant(std::string vname, Tensor t) {
   return v;
 }
 
+Value* Graph::add_int64s(const std::string& prefix, const std::vector<int64_t>& values) {
+  return add_constant(unique_name(prefix), Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values));
+}
+
 Node* Graph::make_node(std::string op_type, std::vector<Value*> ins, std::vector<std::string> output_names,
                        AttrMap attrs, std::string nname) {
   auto n = std::make_unique<Node>();

@@ -125,6 +125,10 @@ class Graph {
   Value* add_value(std::string name, TensorType type = {});
   Value* add_input(std::string name, TensorType type);
   Value* add_constant(std::string name, Tensor t);
+  // A 1-D int64 constant (shapes, pads, axes, slice bounds: the operands
+  // passes and builders give Reshape, Pad, Slice, Split) named
+  // unique_name(prefix).
+  Value* add_int64s(const std::string& prefix, const std::vector<int64_t>& values);
   void add_output(Value* v) { outputs_.push_back(v); }
   // Appends a node; output values are created with the given names.
   Node* add_node(std::string op_type, std::vector<Value*> inputs, std::vector<std::string> output_names,

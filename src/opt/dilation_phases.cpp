@@ -66,10 +66,6 @@ AxisPhases phases_of(int64_t in, int64_t out, int64_t k, int64_t d, int64_t pb, 
 
 bool padded(const AxisPhases& a) { return a.pad_begin != 0 || a.pad_end != 0; }
 
-Value* i64_constant(Graph& g, const std::string& name, const std::vector<int64_t>& v) {
-  return g.add_constant(g.unique_name(name), Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
-}
-
 // The convolution's axes when the rule takes it.
 bool phase_shape(const Graph& g, const Node& n, AxisPhases& h, AxisPhases& w) {
   if (n.op_type != "ConvBlocked" || n.domain != kBlockedDomain || n.num_inputs() < 2) return false;
@@ -100,7 +96,7 @@ void rewrite(Graph& g, Node* n, const AxisPhases& h, const AxisPhases& w) {
   Value* x = n->inputs[0];
   if (padded(h) || padded(w))
     x = add("Pad",
-            {x, i64_constant(g, base + ".phase_pads", {0, 0, h.pad_begin, w.pad_begin, 0, 0, 0, h.pad_end, w.pad_end, 0})},
+            {x, g.add_int64s(base + ".phase_pads", {0, 0, h.pad_begin, w.pad_begin, 0, 0, 0, h.pad_end, w.pad_end, 0})},
             ".phase_padded", {{"mode", Attribute::of_string("constant")}});
   const Dims& xd = x->type.dims;  // [N, Cb, Hp, Wp, b]
   const int64_t N = xd[0], Cb = xd[1], b = xd[4];
@@ -124,8 +120,8 @@ void rewrite(Graph& g, Node* n, const AxisPhases& h, const AxisPhases& w) {
                         base + "/unphased");
   if (A * h.d != h.out || B * w.d != w.out)
     out = add("Slice",
-              {out, i64_constant(g, base + ".phase_starts", {0, 0}), i64_constant(g, base + ".phase_ends", {h.out, w.out}),
-               i64_constant(g, base + ".phase_axes", {2, 3})},
+              {out, g.add_int64s(base + ".phase_starts", {0, 0}), g.add_int64s(base + ".phase_ends", {h.out, w.out}),
+               g.add_int64s(base + ".phase_axes", {2, 3})},
               ".unphased", {});
   g.replace_all_uses(y, out);
   g.erase_node(n);

@@ -143,11 +143,6 @@ double band_taps(const std::vector<Band>& bands) {
   return t;
 }
 
-Value* i64_constant(Graph& g, const std::string& name, std::vector<int64_t> v) {
-  const int64_t n = static_cast<int64_t>(v.size());
-  return g.add_constant(g.unique_name(name), Tensor::from<int64_t>({n}, v));
-}
-
 // W[:, :, lo..hi of each spatial axis] of a constant weight [M, Cg, k...]:
 // one copy per run of the innermost axis.
 Tensor sliced_weights(const Tensor& w, const std::vector<const Band*>& region) {
@@ -219,8 +214,8 @@ struct Rewrite {
     if (axis_ids.empty()) return x;
     const std::string base = conv->name + tag;
     return add("Slice",
-               {x, i64_constant(g, base + ".starts", starts), i64_constant(g, base + ".ends", ends),
-                i64_constant(g, base + ".axes", axis_ids)},
+               {x, g.add_int64s(base + ".starts", starts), g.add_int64s(base + ".ends", ends),
+                g.add_int64s(base + ".axes", axis_ids)},
                x->name + tag, {}, tag + "/window")
         ->outputs[0];
   }
@@ -355,7 +350,7 @@ struct Rewrite {
           pads[i + 2] = tap[i]->o0;
           pads[i + 2 + ydims.size()] = axes[i].out - tap[i]->o1;
         }
-        z = add("Pad", {z, i64_constant(g, conv->name + tag + ".pads", pads)}, y + tag + ".padded",
+        z = add("Pad", {z, g.add_int64s(conv->name + tag + ".pads", pads)}, y + tag + ".padded",
                 {{"mode", Attribute::of_string("constant")}}, tag + "/pad")->outputs[0];
       }
       sum = sum ? add("Add", {sum, z}, y + tag + ".sum", {}, tag + "/sum")->outputs[0] : z;

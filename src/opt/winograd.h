@@ -21,7 +21,7 @@ inline constexpr int kWinogradChoiceTiles[] = {0, 2, 4};
 
 struct WinogradSite {
   Node* node = nullptr;        // a ConvBlocked node
-  std::string geometry;        // winograd_geometry of it
+  std::string geometry;        // its shapes, channels, block and pads as text (the key of a choice)
   int estimated_tile = 0;      // the static estimate's choice (0: direct)
   bool large_tile_allowed = false;  // F(4x4)'s error bound holds here
   double macs = 0;             // the direct form's multiply-adds (a site's weight)

@@ -28,7 +28,7 @@ std::vector<Value*> ProgramBuilder::op(const std::string& op_type, std::vector<V
 }
 
 Value* ProgramBuilder::ints(const std::vector<int64_t>& v) {
-  return g_->add_constant(g_->unique_name("m_ints"), Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
+  return g_->add_int64s("m_ints", v);
 }
 
 Value* ProgramBuilder::floats(const Tensor& t) { return g_->add_constant(g_->unique_name("m_const"), t); }

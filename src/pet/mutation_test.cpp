@@ -31,7 +31,7 @@ std::vector<Node*> nodes_of(Graph& g, std::initializer_list<const char*> types) 
 }
 
 Value* ints(Graph& g, const std::vector<int64_t>& v) {
-  return g.add_constant(g.unique_name("c"), Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
+  return g.add_int64s("c", v);
 }
 
 Value* add(Graph& g, const std::string& type, std::vector<Value*> in, AttrMap attrs = {}) {

@@ -12,7 +12,7 @@ GraphBuilder::GraphBuilder() : g_(std::make_unique<Graph>()) {}
 Value* GraphBuilder::input(const Dims& dims) { return g_->add_input(g_->unique_name("in"), TensorType{DType::F32, dims}); }
 
 Value* GraphBuilder::ints(const std::vector<int64_t>& v) {
-  return g_->add_constant(g_->unique_name("c"), Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
+  return g_->add_int64s("c", v);
 }
 
 Value* GraphBuilder::floats(const Dims& dims, std::vector<float> v) {
