@@ -109,8 +109,11 @@ TEST(DilationPhases, InterpretedGivesTheConvolutionsBits) {
       EXPECT_EQ(count_ops(*g, "Transpose"), 2);
       EXPECT_EQ(count_ops(*g, "Pad"), c.explicit_pad ? 1 : 0);
       EXPECT_EQ(count_ops(*g, "Slice"), c.explicit_pad ? 1 : 0);
-      for (const auto& n : g->nodes())
-        if (n->op_type == "ConvBlocked") EXPECT_EQ(n->inputs[0]->type.dims[0], c.N * c.dh * c.dw);
+      for (const auto& n : g->nodes()) {
+        if (n->op_type == "ConvBlocked") {
+          EXPECT_EQ(n->inputs[0]->type.dims[0], c.N * c.dh * c.dw);
+        }
+      }
       expect_near_scaled(interpret(*g, ins), want, 0);
     }
 }

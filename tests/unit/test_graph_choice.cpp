@@ -244,8 +244,12 @@ TEST(GraphChoice, CompileAppliesTheRecordedChoice) {
       } else if (residual) {
         EXPECT_GE(products, 1);
       }
-      if (!residual) EXPECT_EQ(large, 0) << "F(4x4) applied where its bound does not hold";
-      if (residual && tile == 4) EXPECT_EQ(large, 1) << "c1 ends the branch: it takes the recorded F(4x4)";
+      if (!residual) {
+        EXPECT_EQ(large, 0) << "F(4x4) applied where its bound does not hold";
+      }
+      if (residual && tile == 4) {
+        EXPECT_EQ(large, 1) << "c1 ends the branch: it takes the recorded F(4x4)";
+      }
     }
   }
 }
