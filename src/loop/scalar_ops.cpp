@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "support/error.h"
+#include "support/int_div.h"
 
 namespace tessera::loop {
 
@@ -41,9 +42,7 @@ double round_float(DType t, double v) {
 int64_t floor_div(int64_t a, int64_t b) {
   if (b == 0) return 0;
   if (b == -1) return s(0 - u(a));  // INT64_MIN / -1 wraps
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+  return tessera::floor_div(a, b);
 }
 
 int64_t floor_mod(int64_t a, int64_t b) {

@@ -3,16 +3,11 @@
 // the 3-D padded form the kernels loop over.
 #include "ops/nn_ops.h"
 #include "ops/op_attrs.h"
+#include "support/int_div.h"
 
 namespace tessera {
 
 namespace {
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
-
 std::vector<int64_t> ints_or(const OpAttrs& attrs, const char* key, size_t size, int64_t def) {
   const Node& n = attrs.node();
   // MaxUnpool declares no dilations: the default.

@@ -5,6 +5,7 @@
 //   DequantizeLinear: y = (x - zero_point) * scale
 #include "ops/elementwise_common.h"
 #include "ops/op_attrs.h"
+#include "support/int_div.h"
 
 namespace tessera {
 
@@ -56,7 +57,7 @@ QuantLayout quant_layout(const OpAttrs& attrs, const Dims& x, const Dims& s) {
                 dims_to_string(s), " must have the input's rank ", rank);
   for (size_t d = 0; d < x.size(); ++d) {
     if (s[d] < 0 || x[d] < 0) continue;
-    int64_t want = d == ax ? (x[d] + block - 1) / block : x[d];
+    int64_t want = d == ax ? ceil_div(x[d], block) : x[d];
     TESSERA_CHECK(s[d] == want, n.describe(), ": blocked scale of shape ", dims_to_string(s),
                   " does not match input ", dims_to_string(x), " with block_size ", block, " on axis ", axis);
   }

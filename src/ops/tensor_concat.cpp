@@ -4,6 +4,7 @@
 
 #include "ops/tensor_common.h"
 #include "ops/op_attrs.h"
+#include "support/int_div.h"
 
 namespace tessera {
 
@@ -103,7 +104,7 @@ std::vector<int64_t> split_sizes(const Node& n, int64_t opset, int64_t dim, int 
   if (dim < 0) return sizes;
   if (opset >= 18) {
     // Chunks of ceil(dim / n); the last one may be smaller.
-    int64_t chunk = (dim + num_outputs - 1) / num_outputs;
+    int64_t chunk = ceil_div(dim, num_outputs);
     int64_t left = dim;
     for (auto& s : sizes) {
       s = std::min(chunk, left);

@@ -25,6 +25,7 @@
 #include "ops/registry.h"
 #include "opt/passes.h"
 #include "opt/rt_form.h"
+#include "support/int_div.h"
 
 namespace tessera {
 
@@ -40,8 +41,6 @@ struct PhaseRule {
   int64_t min_phase_extent;
 };
 constexpr PhaseRule kPhaseRule{3, 8};
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // One spatial axis of the rewrite.
 struct AxisPhases {

@@ -35,6 +35,7 @@
 #include "ops/registry.h"
 #include "ir/producer_swap.h"
 #include "opt/passes.h"
+#include "support/int_div.h"
 
 namespace tessera {
 
@@ -68,7 +69,7 @@ struct Axis {
 // The taps of output position o that read the input: lo > hi when none do.
 void valid_taps(const Axis& a, int64_t o, int64_t& lo, int64_t& hi) {
   const int64_t base = o * a.s - a.pb;  // input position of tap 0
-  lo = base >= 0 ? 0 : (-base + a.d - 1) / a.d;
+  lo = base >= 0 ? 0 : ceil_div(-base, a.d);
   hi = base > a.in - 1 ? -1 : std::min(a.k - 1, (a.in - 1 - base) / a.d);
 }
 
@@ -303,7 +304,7 @@ struct Rewrite {
   // window; o0 == o1 when there are none.
   static Band tap_band(const Axis& a, int64_t t) {
     const int64_t first = a.pb - t * a.d, last = a.in - 1 + a.pb - t * a.d;  // o*s must lie in [first, last]
-    const int64_t o0 = std::min(first <= 0 ? 0 : (first + a.s - 1) / a.s, a.out);
+    const int64_t o0 = std::min(first <= 0 ? 0 : ceil_div(first, a.s), a.out);
     const int64_t o1 = std::max(o0, std::min(last < 0 ? 0 : last / a.s + 1, a.out));
     Band b{o0, o1, t, t};
     b.start = o0 * a.s - a.pb + t * a.d;

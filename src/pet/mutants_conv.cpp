@@ -7,11 +7,10 @@
 
 #include "pet/mutants_internal.h"
 #include "support/error.h"
+#include "support/int_div.h"
 
 namespace tessera::pet::detail {
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The largest group count conv-to-group and group-to-conv consider: a dense
 // conv of a depthwise one does C times the work, never worth measuring.

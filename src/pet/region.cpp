@@ -11,6 +11,7 @@
 #include "ops/op_attrs.h"
 #include "ops/reduce_ops.h"
 #include "support/error.h"
+#include "support/int_div.h"
 
 namespace tessera::pet {
 
@@ -96,7 +97,7 @@ RestrictPlan plan_conv(const Node& n, const Box& want, int64_t opset) {
   // Output channels: with groups, whole groups (their input channels and
   // weight rows); the caller slices the box's channels out.
   const int64_t Mg = cs.M / cs.group, Cg = cs.C / cs.group;
-  const int64_t g0 = want.lo[1] / Mg, g1 = (want.hi[1] + Mg - 1) / Mg;
+  const int64_t g0 = want.lo[1] / Mg, g1 = ceil_div(want.hi[1], Mg);
   const int64_t m0 = cs.group == 1 ? want.lo[1] : g0 * Mg, m1 = cs.group == 1 ? want.hi[1] : g1 * Mg;
   if (cs.group > 1) set_range(xbox, 1, g0 * Cg, g1 * Cg);
   Box wbox = whole_box(w);
@@ -384,7 +385,7 @@ RestrictPlan plan_depth_space(const Node& n, const Box& want, int64_t opset, boo
   for (int64_t d = 2; d < static_cast<int64_t>(x.size()); ++d) {
     const size_t k = static_cast<size_t>(d);
     if (to_space) {
-      const int64_t lo = want.lo[k] / b, hi = (want.hi[k] + b - 1) / b;
+      const int64_t lo = want.lo[k] / b, hi = ceil_div(want.hi[k], b);
       set_range(xbox, d, lo, hi);
       set_range(produced, d, lo * b, hi * b);
     } else {

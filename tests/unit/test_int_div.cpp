@@ -1,0 +1,53 @@
+// Rounding integer division (src/support/int_div.h): floor_div and ceil_div
+// against the definition of floor and ceiling, checked in 128-bit arithmetic,
+// for every sign of dividend and divisor and near the ends of int64.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "support/int_div.h"
+
+namespace tessera {
+namespace {
+
+using Wide = __int128;
+
+// Both are constexpr; rounding is toward minus and plus infinity, not zero.
+static_assert(floor_div(-7, 2) == -4 && ceil_div(-7, 2) == -3 && floor_div(7, -2) == -4);
+
+// q is floor(a / b): q*b <= a < (q+1)*b for b > 0, mirrored for b < 0.
+bool is_floor(int64_t a, int64_t b, int64_t q) {
+  const Wide lo = Wide(q) * b, next = (Wide(q) + 1) * b;
+  return b > 0 ? (lo <= a && a < next) : (next < a && a <= lo);
+}
+// q is ceil(a / b): (q-1)*b < a <= q*b for b > 0, mirrored for b < 0.
+bool is_ceil(int64_t a, int64_t b, int64_t q) {
+  const Wide hi = Wide(q) * b, prev = (Wide(q) - 1) * b;
+  return b > 0 ? (prev < a && a <= hi) : (hi <= a && a < prev);
+}
+
+TEST(IntDiv, FloorAndCeilOfSmallValuesOfEverySign) {
+  for (int64_t a = -40; a <= 40; ++a) {
+    for (int64_t b = -9; b <= 9; ++b) {
+      if (b == 0) continue;
+      EXPECT_TRUE(is_floor(a, b, floor_div(a, b))) << a << " / " << b << " -> " << floor_div(a, b);
+      EXPECT_TRUE(is_ceil(a, b, ceil_div(a, b))) << a << " / " << b << " -> " << ceil_div(a, b);
+    }
+  }
+}
+
+TEST(IntDiv, ValuesNearTheEndsOfInt64) {
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  const std::vector<int64_t> dividends = {big, big - 1, -big, -big + 1, big / 2, -(big / 2) - 1};
+  for (int64_t a : dividends) {
+    for (int64_t b : {int64_t{2}, int64_t{3}, int64_t{-7}, big, -big, int64_t{1} << 40}) {
+      EXPECT_TRUE(is_floor(a, b, floor_div(a, b))) << a << " / " << b;
+      EXPECT_TRUE(is_ceil(a, b, ceil_div(a, b))) << a << " / " << b;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera
