@@ -2,6 +2,7 @@
 #include "tune/record_schedules.h"
 
 #include <filesystem>
+#include <utility>
 
 #include "support/error.h"
 #include "tune/task_space.h"
@@ -16,8 +17,10 @@ const std::string& existing(const std::string& path) {
 }  // namespace
 
 RecordSchedules::RecordSchedules(const std::string& path, const Target& machine)
-    : file_(existing(path)),
-      machine_(machine), target_(machine.to_string()) {}
+    : RecordSchedules(RecordFile(existing(path)), machine) {}
+
+RecordSchedules::RecordSchedules(RecordFile file, const Target& machine)
+    : file_(std::move(file)), machine_(machine), target_(machine.to_string()) {}
 
 std::optional<schedule::Schedule> RecordSchedules::schedule_for(const compile::Task& task) const {
   const Record* best = file_.best(compile::key_text(task.key), target_);

@@ -17,6 +17,8 @@ class RecordSchedules final : public runtime::ScheduleProvider {
  public:
   // Reads `path` (throws naming a malformed line); records of `machine` apply.
   RecordSchedules(const std::string& path, const Target& machine);
+  // The records of a file already read (a copy: the provider outlives the caller's).
+  RecordSchedules(RecordFile file, const Target& machine);
   std::optional<schedule::Schedule> schedule_for(const compile::Task& task) const override;
   const RecordFile& records() const { return file_; }
 

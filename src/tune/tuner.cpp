@@ -46,9 +46,9 @@ std::string ms_text(double s) {
 // The model's end-to-end time with the default schedules (and the
 // estimate's graph) and with the records (their graph choices and
 // schedules), run interleaved; and how far apart their outputs are.
-void compare_models(const TuneOptions& o, TuningModel& m, TuneReport& r) {
+void compare_models(const TuneOptions& o, const RecordFile& records, TuningModel& m, TuneReport& r) {
   runtime::ExecutorOptions eo = o.model.executor_options();
-  eo.schedule_providers.push_back(std::make_shared<RecordSchedules>(o.records, Target::for_isa(o.model.isa)));
+  eo.schedule_providers.push_back(std::make_shared<RecordSchedules>(records, Target::for_isa(o.model.isa)));
   runtime::Executor tuned(load_model(o.model.model, o.model.load_options()), eo);
   std::unique_ptr<runtime::Executor> estimate;  // the model without graph choices, when it has any
   if (!o.model.winograd_tiles.empty()) {
@@ -91,14 +91,12 @@ namespace {
 // and the worker, and the two ways of searching.
 class Tuner {
  public:
-  // `start`: when tuning began (the graph choices came first, within the budget).
-  Tuner(TuneOptions o, Clock::time_point start, GraphPhaseResult graph)
+  // `start`: when tuning began (the graph choices came first, within the
+  // budget, appending to `records`, the records file as read at the start).
+  Tuner(TuneOptions o, Clock::time_point start, GraphPhaseResult graph, RecordFile records)
       : o_(std::move(o)), start_(start), progress_(o_.progress), m_(open_model(o_.model)),
-        machine_(Target::for_isa(o_.model.isa)), target_(machine_.to_string()), records_(o_.records),
+        machine_(Target::for_isa(o_.model.isa)), target_(machine_.to_string()), records_(std::move(records)),
         worker_(o_.exe, WorkerConfig{o_.model, o_.measure}, o_.candidate_seconds) {
-    if (records_.dropped_partial_lines() > 0 && o_.progress)
-      std::fprintf(stderr, "tune: %s ended in a line cut short (an interrupted run); it is dropped\n",
-                   o_.records.c_str());
     std::vector<double> weights;
     for (size_t i = 0; i < m_.tasks.size(); ++i) {
       const compile::Task& t = *m_.tasks[i].task;
@@ -139,7 +137,7 @@ class Tuner {
     progress_.done();
     r_.search_seconds = since(start_);
     r_.worker_restarts = worker_.restarts();
-    if (o_.final_runs > 0) compare_models(o_, m_, r_);
+    if (o_.final_runs > 0) compare_models(o_, records_, m_, r_);
     return r_;
   }
 
@@ -549,10 +547,13 @@ TuneReport tune_model(const TuneOptions& options) {
   TESSERA_CHECK(o.graph_share >= 0 && o.graph_share <= 1, "the graph choices' share of the budget must be in [0, 1], got ",
                 o.graph_share);
   // The graph choices first: the tasks are those of the graph they choose.
+  // The records file is read once; both phases append to what was read.
   const Clock::time_point start = Clock::now();
+  RecordFile records(o.records);
+  if (records.dropped_partial_lines() > 0 && o.progress)
+    std::fprintf(stderr, "tune: %s ended in a line cut short (an interrupted run); it is dropped\n", o.records.c_str());
   GraphPhaseResult graph;
   {
-    RecordFile records(o.records);
     Progress progress(o.progress);
     GraphPhaseOptions go;
     go.max_seconds = o.graph_share * o.budget_seconds;
@@ -563,7 +564,7 @@ TuneReport tune_model(const TuneOptions& options) {
     progress.done();
   }
   o.model.winograd_tiles = graph.applied;
-  return Tuner(o, start, std::move(graph)).run();
+  return Tuner(o, start, std::move(graph), std::move(records)).run();
 }
 
 namespace {

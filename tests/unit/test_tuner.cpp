@@ -240,7 +240,8 @@ TEST(Measure, RelativeDifference) {
 }
 
 // A restarted run finds what the first one measured in the records and
-// measures none of it again; what it applies matches the interpreter.
+// measures none of it again; what it applies matches the interpreter, and
+// its closing comparison runs the model with what it read and appended.
 TEST(Tuner, ResumeMeasuresNothingTwiceAndRecordsApply) {
   const std::string records = temp_path("resume.jsonl");
   std::filesystem::remove(records);
@@ -248,8 +249,13 @@ TEST(Tuner, ResumeMeasuresNothingTwiceAndRecordsApply) {
   const size_t n1 = read_records(records).size();
   ASSERT_GT(n1, 0u);
   EXPECT_EQ(first.measured, static_cast<int>(n1));
-  TuneReport second = tune_model(quick_options(records));
+  TuneOptions again = quick_options(records);
+  again.final_runs = 3;
+  TuneReport second = tune_model(again);
   EXPECT_EQ(second.reused, static_cast<int>(n1)) << "the second run replays the first from the records";
+  EXPECT_GT(second.model_default_ms, 0);
+  EXPECT_GT(second.model_tuned_ms, 0);
+  EXPECT_LE(second.output_difference, 1e-4);
   std::set<std::tuple<std::string, std::string, std::string>> seen;
   for (const Record& r : read_records(records)) {
     EXPECT_TRUE(seen.insert({r.task_key, r.target, r.schedule}).second) << "measured twice: " << r.task << "\n" << r.schedule;
