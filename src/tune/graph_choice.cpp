@@ -160,154 +160,191 @@ std::map<std::string, int> recorded_winograd_choices(const RecordFile& records, 
   return choices;
 }
 
-GraphPhaseResult tune_graph_choices(const ModelConfig& config, RecordFile& records, const std::string& target,
-                                    const GraphPhaseOptions& o, Progress& progress) {
-  const Stopwatch watch;
-  GraphPhaseResult r;
-  const std::vector<Group> groups = groups_of(config);
-  Models models(config);
+namespace {
+
+// What every step of the phase works with; `watch` started with the phase.
+struct Phase {
+  const GraphPhaseOptions& options;
+  RecordFile& records;
+  const std::string& target;
+  Progress& progress;
+  Models models;
+  Stopwatch watch;
+};
+
+// The phase's progress line: its time, the budget and its share, then `text`.
+void show(const Phase& ph, const std::string& text) {
+  char head[96];
+  std::snprintf(head, sizeof head, "[tune %s/%s] graph choices (at most %s of the budget): ",
+                duration_text(ph.watch.seconds()).c_str(), duration_text(ph.options.budget_seconds).c_str(),
+                duration_text(ph.options.max_seconds).c_str());
+  ph.progress.show(head + text, true);
+}
+
+// One alternative of a geometry timed in the whole model against the
+// estimate's (WrongOutput when their outputs differ, Compile when it cannot
+// be built); `what` says how it went.
+Record measure_alternative(Phase& ph, const Group& g, int tile, std::string& what) {
+  const Stopwatch one;
+  Record rec;
+  rec.task_key = winograd_choice_key(g.geometry);
+  rec.task = "Winograd choice of " + std::to_string(g.sites.size()) + " conv(s) " + g.geometry;
+  rec.target = ph.target;
+  rec.schedule = winograd_choice_text(tile);
+  try {
+    std::unique_ptr<runtime::Executor> alt = ph.models.build({{g.geometry, tile}});
+    const double diff = ph.models.difference(*alt);
+    if (diff > ph.options.tolerance) {
+      rec.error = MeasureError::WrongOutput;
+      what = "outputs differ by " + std::to_string(diff);
+    } else {
+      const Interleaved t = time_interleaved(ph.models.base(), *alt, ph.models.inputs(), ph.options.runs,
+                                             std::max(ph.options.max_seconds - ph.watch.seconds(), 1e-9));
+      rec.costs = {t.ratio * t.a_ms * 1e-3};
+      rec.baseline = {t.a_ms * 1e-3};
+      char line[96];
+      std::snprintf(line, sizeof line, "%.3f ms against %.3f ms (ratio %.3f)", t.b_ms, t.a_ms, t.ratio);
+      what = line;
+    }
+  } catch (const std::exception& e) {
+    rec.error = MeasureError::Compile;
+    what = e.what();
+  }
+  rec.seconds_spent = one.seconds();
+  rec.timestamp = static_cast<int64_t>(std::time(nullptr));
+  return rec;
+}
+
+// Each geometry's alternatives, heaviest geometry first: those the records
+// have are reused, the others measured and appended while the share lasts.
+void measure_alternatives(Phase& ph, const std::vector<Group>& groups, GraphPhaseResult& r) {
   double spent = 0;  // seconds of this run's measurements
-  auto show = [&](const std::string& text) {
-    char head[96];
-    std::snprintf(head, sizeof head, "[tune %s/%s] graph choices (at most %s of the budget): ",
-                  duration_text(watch.seconds()).c_str(), duration_text(o.budget_seconds).c_str(),
-                  duration_text(o.max_seconds).c_str());
-    progress.show(head + text, true);
-  };
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const Group& g = groups[gi];
-    const std::string key = winograd_choice_key(g.geometry);
     for (int tile : g.alternatives) {
-      const std::string text = winograd_choice_text(tile);
-      if (records.has(key, target, text)) {
+      if (ph.records.has(winograd_choice_key(g.geometry), ph.target, winograd_choice_text(tile))) {
         ++r.reused;
         continue;
       }
       // No measurement starts that the mean of this run's would take past the share.
       const double mean = r.measured > 0 ? spent / r.measured : 0;
-      if (watch.seconds() + mean >= o.max_seconds) continue;
-      const Stopwatch one;
-      Record rec;
-      rec.task_key = key;
-      rec.task = "Winograd choice of " + std::to_string(g.sites.size()) + " conv(s) " + g.geometry;
-      rec.target = target;
-      rec.schedule = text;
+      if (ph.watch.seconds() + mean >= ph.options.max_seconds) continue;
       std::string what;
-      try {
-        std::unique_ptr<runtime::Executor> alt = models.build({{g.geometry, tile}});
-        const double diff = models.difference(*alt);
-        if (diff > o.tolerance) {
-          rec.error = MeasureError::WrongOutput;
-          what = "outputs differ by " + std::to_string(diff);
-        } else {
-          const Interleaved t = time_interleaved(models.base(), *alt, models.inputs(), o.runs,
-                                                 std::max(o.max_seconds - watch.seconds(), 1e-9));
-          rec.costs = {t.ratio * t.a_ms * 1e-3};
-          rec.baseline = {t.a_ms * 1e-3};
-          char line[96];
-          std::snprintf(line, sizeof line, "%.3f ms against %.3f ms (ratio %.3f)", t.b_ms, t.a_ms, t.ratio);
-          what = line;
-        }
-      } catch (const std::exception& e) {
-        rec.error = MeasureError::Compile;
-        what = e.what();
-      }
-      rec.seconds_spent = one.seconds();
-      rec.timestamp = static_cast<int64_t>(std::time(nullptr));
-      records.append(rec);
+      const Record rec = measure_alternative(ph, g, tile, what);
+      ph.records.append(rec);
       spent += rec.seconds_spent;
       ++r.measured;
       if (rec.error != MeasureError::None) ++r.errors;
-      show(std::to_string(gi + 1) + "/" + std::to_string(groups.size()) + " " + g.geometry + " (" +
-           std::to_string(g.sites.size()) + " convs, estimate " + estimated_text(g) + ") " + winograd_tile_name(tile) +
-           ": " + what);
+      show(ph, std::to_string(gi + 1) + "/" + std::to_string(groups.size()) + " " + g.geometry + " (" +
+                   std::to_string(g.sites.size()) + " convs, estimate " + estimated_text(g) + ") " +
+                   winograd_tile_name(tile) + ": " + what);
     }
   }
+}
 
-  // The guard: the choices standing for this model, judged together.
-  auto standing = [&] {
-    std::map<std::string, int> all = recorded_winograd_choices(records, target), mine;
-    for (const Group& g : groups)
-      if (all.count(g.geometry)) mine[g.geometry] = all.at(g.geometry);
-    return mine;
+// The choices the records make for this model's geometries.
+std::map<std::string, int> standing_choices(const Phase& ph, const std::vector<Group>& groups) {
+  std::map<std::string, int> all = recorded_winograd_choices(ph.records, ph.target), mine;
+  for (const Group& g : groups)
+    if (all.count(g.geometry)) mine[g.geometry] = all.at(g.geometry);
+  return mine;
+}
+
+// SlowerInModel verdicts for every alternative of the geometry that beats the estimate.
+void reject_geometry(Phase& ph, const std::string& geometry) {
+  const std::string key = winograd_choice_key(geometry);
+  for (int tile : kWinogradChoiceTiles) {
+    const std::string text = winograd_choice_text(tile);
+    if (!(ratio_of(ph.records, key, ph.target, text) < 1) || ph.records.rejected(key, ph.target, text)) continue;
+    Record v;
+    v.task_key = key;
+    v.task = "Winograd choice " + geometry;
+    v.target = ph.target;
+    v.schedule = text;
+    v.error = MeasureError::SlowerInModel;
+    v.timestamp = static_cast<int64_t>(std::time(nullptr));
+    ph.records.append(v);
+  }
+}
+
+// The guard (model_guard.h): the choices standing, judged together in the
+// model; the geometries it drops are rejected in the records.
+void guard_standing_choices(Phase& ph, const std::map<std::string, int>& applied, GraphPhaseResult& r) {
+  std::vector<std::string> geometries;
+  std::vector<GuardChoice> choices;
+  for (const auto& [geometry, tile] : applied) {
+    const std::string key = winograd_choice_key(geometry);
+    const double ratio = ratio_of(ph.records, key, ph.target, winograd_choice_text(tile));
+    choices.push_back({geometries.size(), (1 - ratio) * ph.records.reference(key, ph.target)});
+    geometries.push_back(geometry);
+  }
+  auto subset = [&](const std::vector<size_t>& set) {
+    std::map<std::string, int> m;
+    for (size_t i : set) m[geometries[i]] = applied.at(geometries[i]);
+    return m;
   };
-  std::map<std::string, int> applied = standing();
-  if (r.measured > 0 && applied.size() > 1 && o.runs > 0) {
-    std::vector<std::string> geometries;
-    std::vector<GuardChoice> choices;
-    for (const auto& [geometry, tile] : applied) {
-      const std::string key = winograd_choice_key(geometry);
-      const double ratio = ratio_of(records, key, target, winograd_choice_text(tile));
-      choices.push_back({geometries.size(), (1 - ratio) * records.reference(key, target)});
-      geometries.push_back(geometry);
-    }
-    auto subset = [&](const std::vector<size_t>& set) {
-      std::map<std::string, int> m;
-      for (size_t i : set) m[geometries[i]] = applied.at(geometries[i]);
-      return m;
-    };
-    auto compare = [&](const std::vector<size_t>& with, const std::vector<size_t>& base) {
-      std::unique_ptr<runtime::Executor> b = base.empty() ? nullptr : models.build(subset(base));
-      std::unique_ptr<runtime::Executor> w = models.build(subset(with));
-      runtime::Executor& bm = b ? *b : models.base();
-      if (models.difference(*w) > o.tolerance) return std::numeric_limits<double>::infinity();
-      const Interleaved t = time_interleaved(bm, *w, models.inputs(), o.runs);
-      show("guarding: " + std::to_string(with.size()) + " of " + std::to_string(choices.size()) + " choices, ratio " +
-           std::to_string(t.ratio) + " against " + std::to_string(base.size()));
-      return t.ratio;
-    };
-    GuardOptions go;
-    go.max_comparisons = 6;
-    const GuardResult gr = guard_choices(choices, compare, go);
-    r.guard_comparisons = gr.comparisons;
-    r.guard_dropped = static_cast<int>(gr.dropped.size());
-    for (size_t i : gr.dropped) {  // every alternative of the geometry that beats the estimate gets a verdict
-      const std::string key = winograd_choice_key(geometries[i]);
-      for (int tile : kWinogradChoiceTiles) {
-        const std::string text = winograd_choice_text(tile);
-        if (!(ratio_of(records, key, target, text) < 1) || records.rejected(key, target, text)) continue;
-        Record v;
-        v.task_key = key;
-        v.task = "Winograd choice " + geometries[i];
-        v.target = target;
-        v.schedule = text;
-        v.error = MeasureError::SlowerInModel;
-        v.timestamp = static_cast<int64_t>(std::time(nullptr));
-        records.append(v);
-      }
-    }
-    applied = standing();
-  }
+  auto compare = [&](const std::vector<size_t>& with, const std::vector<size_t>& base) {
+    std::unique_ptr<runtime::Executor> b = base.empty() ? nullptr : ph.models.build(subset(base));
+    std::unique_ptr<runtime::Executor> w = ph.models.build(subset(with));
+    runtime::Executor& bm = b ? *b : ph.models.base();
+    if (ph.models.difference(*w) > ph.options.tolerance) return std::numeric_limits<double>::infinity();
+    const Interleaved t = time_interleaved(bm, *w, ph.models.inputs(), ph.options.runs);
+    show(ph, "guarding: " + std::to_string(with.size()) + " of " + std::to_string(choices.size()) + " choices, ratio " +
+                 std::to_string(t.ratio) + " against " + std::to_string(base.size()));
+    return t.ratio;
+  };
+  GuardOptions go;
+  go.max_comparisons = 6;
+  const GuardResult gr = guard_choices(choices, compare, go);
+  r.guard_comparisons = gr.comparisons;
+  r.guard_dropped = static_cast<int>(gr.dropped.size());
+  for (size_t i : gr.dropped) reject_geometry(ph, geometries[i]);
+}
 
-  for (const Group& g : groups) {
-    GraphChoiceReport c;
-    c.geometry = g.geometry;
-    c.convs = static_cast<int>(g.sites.size());
-    c.estimated = estimated_text(g);
-    const std::string key = winograd_choice_key(g.geometry);
-    const double ref = records.reference(key, target);
-    c.default_ms = ref * 1e3;
-    c.tuned_ms = c.default_ms;
-    if (applied.count(g.geometry)) {
-      c.tuned_tile = applied.at(g.geometry);
-      c.tuned_ms = records.pooled_cost(key, target, winograd_choice_text(c.tuned_tile)) * 1e3;
-    }
-    for (int tile : g.alternatives) {
-      const std::string text = winograd_choice_text(tile);
-      std::string v = "not measured";
-      if (records.has(key, target, text)) {
-        const double ratio = ratio_of(records, key, target, text);
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.3f", ratio);
-        v = std::isfinite(ratio) ? buf : "error";
-        if (records.rejected(key, target, text)) v += " (slower with the others)";
-      }
-      c.tried += (c.tried.empty() ? "" : ", ") + winograd_tile_name(tile) + " " + v;
-    }
-    r.choices.push_back(std::move(c));
+// One geometry's line of the closing table, from the records.
+GraphChoiceReport choice_report(const Phase& ph, const Group& g, const std::map<std::string, int>& applied) {
+  GraphChoiceReport c;
+  c.geometry = g.geometry;
+  c.convs = static_cast<int>(g.sites.size());
+  c.estimated = estimated_text(g);
+  const std::string key = winograd_choice_key(g.geometry);
+  c.default_ms = ph.records.reference(key, ph.target) * 1e3;
+  c.tuned_ms = c.default_ms;
+  if (applied.count(g.geometry)) {
+    c.tuned_tile = applied.at(g.geometry);
+    c.tuned_ms = ph.records.pooled_cost(key, ph.target, winograd_choice_text(c.tuned_tile)) * 1e3;
   }
+  for (int tile : g.alternatives) {
+    const std::string text = winograd_choice_text(tile);
+    std::string v = "not measured";
+    if (ph.records.has(key, ph.target, text)) {
+      const double ratio = ratio_of(ph.records, key, ph.target, text);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3f", ratio);
+      v = std::isfinite(ratio) ? buf : "error";
+      if (ph.records.rejected(key, ph.target, text)) v += " (slower with the others)";
+    }
+    c.tried += (c.tried.empty() ? "" : ", ") + winograd_tile_name(tile) + " " + v;
+  }
+  return c;
+}
+
+}  // namespace
+
+GraphPhaseResult tune_graph_choices(const ModelConfig& config, RecordFile& records, const std::string& target,
+                                    const GraphPhaseOptions& o, Progress& progress) {
+  Phase ph{o, records, target, progress, Models(config), Stopwatch()};
+  GraphPhaseResult r;
+  const std::vector<Group> groups = groups_of(config);
+  measure_alternatives(ph, groups, r);
+  std::map<std::string, int> applied = standing_choices(ph, groups);
+  if (r.measured > 0 && applied.size() > 1 && o.runs > 0) {
+    guard_standing_choices(ph, applied, r);
+    applied = standing_choices(ph, groups);
+  }
+  for (const Group& g : groups) r.choices.push_back(choice_report(ph, g, applied));
   r.applied = std::move(applied);
-  r.seconds = watch.seconds();
+  r.seconds = ph.watch.seconds();
   return r;
 }
 
