@@ -100,6 +100,22 @@ Record choice_record(const std::string& geometry, int tile, double ratio, const 
   return r;
 }
 
+// A choice recorded without costs: an error or a SlowerInModel verdict.
+Record choice_without_costs(const std::string& geometry, int tile, MeasureError error, const std::string& target) {
+  Record r = choice_record(geometry, tile, 0, target);
+  r.costs.clear();
+  r.baseline.clear();
+  r.error = error;
+  return r;
+}
+
+// The phase on two_convs(residual) with the records file at `path`, showing nothing.
+GraphPhaseResult run_phase(const std::string& path, bool residual, const GraphPhaseOptions& options = quick_phase()) {
+  RecordFile records(path);
+  tune::Progress quiet(false);
+  return tune_graph_choices(config_of(model_file(residual)), records, host_target(), options, quiet);
+}
+
 }  // namespace
 
 TEST(GraphChoice, KeysTextsAndRecordsRoundTrip) {
@@ -129,17 +145,9 @@ TEST(GraphChoice, RecordsChooseTheFastestBelowTheEstimate) {
     f.append(choice_record("a", 2, 0.95, here));
     f.append(choice_record("slower", 0, 1.10, here));
     f.append(choice_record("rejected", 2, 0.80, here));
-    Record verdict = choice_record("rejected", 2, 0, here);
-    verdict.costs.clear();
-    verdict.baseline.clear();
-    verdict.error = MeasureError::SlowerInModel;
-    f.append(verdict);
+    f.append(choice_without_costs("rejected", 2, MeasureError::SlowerInModel, here));
     f.append(choice_record("rejected", 0, 0.99, here));
-    Record wrong = choice_record("wrong", 4, 0, here);
-    wrong.costs.clear();
-    wrong.baseline.clear();
-    wrong.error = MeasureError::WrongOutput;
-    f.append(wrong);
+    f.append(choice_without_costs("wrong", 4, MeasureError::WrongOutput, here));
     f.append(choice_record("elsewhere", 2, 0.5, here + " (another machine)"));
   }
   const std::map<std::string, int> got = recorded_winograd_choices(RecordFile(path), here);
@@ -153,13 +161,7 @@ TEST(GraphChoice, RecordsChooseTheFastestBelowTheEstimate) {
 TEST(GraphChoice, PhaseMeasuresEachAlternativeOnceAndNeverAnUnboundedLargeTile) {
   const std::string path = temp_path("phase.jsonl");
   std::filesystem::remove(path);
-  const std::string target = host_target();
-  tune::Progress quiet(false);
-  GraphPhaseResult first;
-  {
-    RecordFile records(path);
-    first = tune_graph_choices(config_of(model_file(true)), records, target, quick_phase(), quiet);
-  }
+  const GraphPhaseResult first = run_phase(path, true);
   ASSERT_EQ(first.choices.size(), 1u) << "one geometry";
   EXPECT_EQ(first.choices[0].convs, 2);
   EXPECT_GT(first.measured, 0);
@@ -172,11 +174,7 @@ TEST(GraphChoice, PhaseMeasuresEachAlternativeOnceAndNeverAnUnboundedLargeTile) 
     EXPECT_TRUE(r.paired()) << r.schedule;
     EXPECT_TRUE(tiles.insert(r.schedule).second) << "measured twice: " << r.schedule;
   }
-  GraphPhaseResult again;
-  {
-    RecordFile records(path);
-    again = tune_graph_choices(config_of(model_file(true)), records, target, quick_phase(), quiet);
-  }
+  const GraphPhaseResult again = run_phase(path, true);
   EXPECT_EQ(again.measured, 0);
   EXPECT_EQ(again.reused, first.measured);
   EXPECT_EQ(RecordFile(path).records().size(), written.size());
@@ -184,10 +182,10 @@ TEST(GraphChoice, PhaseMeasuresEachAlternativeOnceAndNeverAnUnboundedLargeTile) 
 
   const std::string chain = temp_path("chain.jsonl");
   std::filesystem::remove(chain);
-  RecordFile records(chain);
-  GraphPhaseResult plain = tune_graph_choices(config_of(model_file(false)), records, target, quick_phase(), quiet);
+  const GraphPhaseResult plain = run_phase(chain, false);
   ASSERT_EQ(plain.choices.size(), 1u);
-  for (const Record& r : records.records()) EXPECT_NE(r.schedule, winograd_choice_text(4)) << "F(4x4) tried on a plain chain";
+  const RecordFile chain_records(chain);
+  for (const Record& r : chain_records.records()) EXPECT_NE(r.schedule, winograd_choice_text(4)) << "F(4x4) tried on a plain chain";
   EXPECT_EQ(plain.choices[0].tried.find("F(4x4)"), std::string::npos) << plain.choices[0].tried;
 }
 
@@ -201,11 +199,9 @@ TEST(GraphChoice, CompileAppliesTheRecordedChoice) {
   {
     const std::string path = temp_path("list.jsonl");
     std::filesystem::remove(path);
-    RecordFile records(path);
     GraphPhaseOptions none = quick_phase();
     none.max_seconds = 0;  // lists the geometries, measures nothing
-    tune::Progress quiet(false);
-    GraphPhaseResult r = tune_graph_choices(config_of(model_file(true)), records, target, none, quiet);
+    const GraphPhaseResult r = run_phase(path, true, none);
     ASSERT_EQ(r.choices.size(), 1u);
     EXPECT_EQ(r.measured, 0);
     geometry = r.choices[0].geometry;

@@ -101,6 +101,13 @@ TuneOptions quick_options(const std::string& records) {
 
 std::vector<Record> read_records(const std::string& path) { return RecordFile(path).records(); }
 
+// No schedule of a task has two records of one machine: nothing was measured twice.
+void expect_each_measured_once(const std::vector<Record>& records) {
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const Record& r : records)
+    EXPECT_TRUE(seen.insert({r.task_key, r.target, r.schedule}).second) << "measured twice: " << r.task << "\n" << r.schedule;
+}
+
 }  // namespace
 
 TEST(TaskSpace, PositionalPointsApplyToTasksOfOtherNames) {
@@ -256,9 +263,9 @@ TEST(Tuner, ResumeMeasuresNothingTwiceAndRecordsApply) {
   EXPECT_GT(second.model_default_ms, 0);
   EXPECT_GT(second.model_tuned_ms, 0);
   EXPECT_LE(second.output_difference, 1e-4);
-  std::set<std::tuple<std::string, std::string, std::string>> seen;
-  for (const Record& r : read_records(records)) {
-    EXPECT_TRUE(seen.insert({r.task_key, r.target, r.schedule}).second) << "measured twice: " << r.task << "\n" << r.schedule;
+  const std::vector<Record> all = read_records(records);
+  expect_each_measured_once(all);
+  for (const Record& r : all) {
     if (r.ok()) {
       EXPECT_TRUE(r.paired()) << "every repeat timed beside the default's: " << r.task;
     }
@@ -298,9 +305,7 @@ TEST(Tuner, GraphChoicesComeFirstAndResume) {
   EXPECT_EQ(second.graph.measured, 0);
   EXPECT_EQ(second.graph.reused, first.graph.measured);
   EXPECT_EQ(second.graph.applied, first.graph.applied);
-  std::set<std::tuple<std::string, std::string, std::string>> seen;
-  for (const Record& r : read_records(records))
-    EXPECT_TRUE(seen.insert({r.task_key, r.target, r.schedule}).second) << "measured twice: " << r.task << "\n" << r.schedule;
+  expect_each_measured_once(read_records(records));
 }
 
 // The best schedule of each task is measured again beside its default, at
@@ -459,9 +464,6 @@ TuneOptions model_options(const std::string& records, const std::string& cost_mo
   return o;
 }
 
-// With the static model the search measures nothing: it ranks candidates
-// (compiled, never run) and afterwards measures only the default and the
-// best few predicted of each task.
 // tune-fit's groups read each schedule's repeats as the label says: by
 // default the least disturbed run (what the static model predicts; a busy
 // machine only slows runs), the median on request. Two schedules of one task
@@ -524,6 +526,9 @@ TEST(CostEval, FitGroupsReadTheRepeatsAsTheLabelSays) {
   EXPECT_EQ(by_default, by_min);
 }
 
+// With the static model the search measures nothing: it ranks candidates
+// (compiled, never run) and afterwards measures only the default and the
+// best few predicted of each task.
 TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
   const std::string records = temp_path("static.jsonl");
   TuneOptions o = model_options(records, "static");
