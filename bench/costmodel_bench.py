@@ -12,7 +12,14 @@
   the others and fine-tuned on 0, 5 and 10% of the held-out target's records,
   beside attention and xgb trained on all of them (`costmodel transfer`);
 - pruning: xgb's accuracy against the share of the training records kept,
-  for each method (`costmodel prune --eval`).
+  for each method (`costmodel prune --eval`);
+- with --tuning: tuning curves on the --held-out target for ResNet-50,
+  MobileNetV2 and BERT-base — measurement only, XGBoost online from nothing,
+  the transferred attention model (the transfer's model fine-tuned on the
+  largest --fine-tune-share, at most 10%) — and whether the transferred
+  model reaches the measurement-only search's final latency within 40% of
+  the budget (bench/costmodel_tuning.py; its docstring has the full and the
+  smoke command).
 
 Usage (a small dataset, as the tests make; the full one is collected by
 `tessera dataset collect --networks $(bench/dataset_networks.py) ...`):
@@ -20,6 +27,9 @@ Usage (a small dataset, as the tests make; the full one is collected by
   /usr/bin/python3 bench/costmodel_bench.py --records DS/records.rank0.jsonl --dataset DS
 (several rank files: `tessera dataset merge DS -o all.jsonl` first.) Exits
 non-zero, with the command's output, when a command fails or prints no table.
+The tuning curves:
+  /usr/bin/python3 bench/costmodel_bench.py --records DS/all.jsonl --dataset DS --tuning --held-out avx2-t2 \\
+      [--tuning-models resnet50 mobilenet_v2 bert_base] [--budget-minutes 10] [--checkpoints 5]
 """
 import argparse
 import datetime
@@ -32,6 +42,8 @@ from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import costmodel_tuning  # noqa: E402
 
 
 def run(cli, args):
@@ -111,7 +123,25 @@ def main():
     ap.add_argument("--methods", default="random,cluster,loss", help="pruning methods")
     ap.add_argument("--keep", default="1,0.75,0.55,0.5,0.25", help="pruning: shares kept")
     ap.add_argument("--threads", type=int, default=1, help="XGBoost's and torch's threads")
+    ap.add_argument("--tuning", action="store_true", help="also the tuning curves on --held-out")
+    ap.add_argument("--held-out", help="--tuning: the target tuned for (its ISA and threads), held out by transfer")
+    ap.add_argument("--tuning-models", nargs="+", default=costmodel_tuning.MODELS,
+                    help="--tuning: bench/tuning_bench.py's model names")
+    ap.add_argument("--budget-minutes", type=float, default=10, help="--tuning: each search's budget")
+    ap.add_argument("--checkpoints", type=int, default=5,
+                    help="--tuning: points of a curve (equal shares of the budget)")
+    ap.add_argument("--timing-rounds", type=int, default=15, help="--tuning: interleaved timing rounds")
+    ap.add_argument("--skip-tune", action="store_true", help="--tuning: reuse the records of earlier runs")
     a = ap.parse_args()
+    if a.tuning:
+        if not a.held_out:
+            sys.exit("costmodel_bench: --tuning needs --held-out TARGET")
+        try:
+            costmodel_tuning.target_isa_threads(a.held_out)
+            share = costmodel_tuning.transfer_share(a.fine_tune_share)
+            costmodel_tuning.tuning_bench_module(a.tuning_models)
+        except ValueError as e:
+            sys.exit(f"costmodel_bench: {e}")
     os.makedirs(a.work, exist_ok=True)
     data = ["--records", *a.records, "--dataset", *a.dataset, "-q", "--threads", str(a.threads), "--label", a.label]
     split = ["--split", "within-task", "--test-share", str(a.test_share)]
@@ -122,11 +152,16 @@ def main():
     xgb_out = run(a.cli, ["costmodel", "eval", "--folds", str(a.folds), "--rounds", str(a.rounds), *data])
     xgb_header, xgb_rows = table(xgb_out, "target", "xgb eval")
 
+    if a.tuning and (a.held_out not in targets or len(targets) < 2):
+        sys.exit(f"costmodel_bench: --held-out {a.held_out}: transfer needs it among two targets or more of the "
+                 f"records (they have: {', '.join(targets)})")
+    transferred = os.path.join(a.work, f"transfer-{a.held_out}.pt")  # the model the tuning curves start from
     transfers = []
     if len(targets) >= 2:
         for t in targets:
+            keep = ["--fine-tuned-out", transferred] if a.tuning and t == a.held_out else []
             out = run(a.cli, ["costmodel", "transfer", "--held-out", t, "--epochs", str(a.epochs), "--rounds",
-                              str(a.rounds), "--fine-tune-share", a.fine_tune_share, *data])
+                              str(a.rounds), "--fine-tune-share", a.fine_tune_share, *keep, *data])
             transfers.append((t, *table(out, "model", "transfer")))
 
     prune_out = run(a.cli, ["costmodel", "prune", "--eval", "--method", a.methods, "--keep", a.keep, "--rounds",
@@ -135,10 +170,11 @@ def main():
 
     pooled = " (the tuner's pooled cost)" if a.label == "ratio" else ""
     lines = [
-        "# Learned cost models: dataset, XGBoost, transfer, pruning (issue 21)",
+        f"# Learned cost models: dataset, XGBoost, transfer, pruning{', tuning curves' if a.tuning else ''} (issue 21)",
         "",
         f"Generated by `/usr/bin/python3 bench/costmodel_bench.py --records {' '.join(a.records)} "
-        f"--dataset {' '.join(a.dataset)}` on {datetime.date.today()} (xgb {a.rounds} rounds, attention "
+        f"--dataset {' '.join(a.dataset)}{f' --tuning --held-out {a.held_out}' if a.tuning else ''}` on "
+        f"{datetime.date.today()} (xgb {a.rounds} rounds, attention "
         f"{a.epochs} epochs, {a.threads} thread(s); label {a.label}: a schedule's cost is the {a.label} of its repeats"
         f"{pooled}).",
         "",
@@ -172,6 +208,12 @@ def main():
         *markdown_table(prune_header, prune_rows),
         "",
     ]
+    if a.tuning:
+        results = costmodel_tuning.run(a.cli, a.held_out, transferred, share, a.tuning_models, a.work,
+                                       a.budget_minutes, a.checkpoints, a.timing_rounds, a.skip_tune)
+        chart = os.path.splitext(os.path.basename(a.out))[0].lower() + "_tuning.png"
+        costmodel_tuning.chart(results, os.path.join(os.path.dirname(os.path.abspath(a.out)), chart))
+        lines += costmodel_tuning.section(results, chart)
     with open(a.out, "w") as f:
         f.write("\n".join(lines))
     print(f"costmodel_bench: wrote {a.out}")

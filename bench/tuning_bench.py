@@ -98,9 +98,11 @@ def model_path(name):
     return name if name.startswith("zoo:") else os.path.join(model_dir(name), "model.onnx")
 
 
-def tune(args, name, isa, mode, prefix="", minutes=None):
-    """One tuning run; returns its records path and start time (Unix seconds)."""
-    records = os.path.join(OUT, f"{prefix}{name.replace('zoo:', '')}-{isa}-{mode}.jsonl")
+def tune(args, name, isa, mode, prefix="", minutes=None, extra=(), out=OUT):
+    """One tuning run (`--cost-model mode`, then the `extra` arguments) with its
+    files in `out`; returns its records path and start time (Unix seconds)."""
+    os.makedirs(out, exist_ok=True)
+    records = os.path.join(out, f"{prefix}{name.replace('zoo:', '')}-{isa}-{mode}.jsonl")
     meta_path = records + ".json"
     if args.skip_tune and os.path.exists(meta_path):
         with open(meta_path) as f:
@@ -112,6 +114,7 @@ def tune(args, name, isa, mode, prefix="", minutes=None):
            "--threads", str(args.threads), "--final-runs", "0"]
     if mode == "static":
         cmd += ["--coefficients", coefficients_path()]
+    cmd += list(extra)
     log(f"tuning {name} {isa} {mode}: {' '.join(cmd)}")
     start = time.time()
     with open(records + ".log", "w") as logf:
@@ -162,12 +165,13 @@ def rel_diff(a, b):
     return float(np.abs(a - b).max() / max(float(np.abs(b).max()), 1e-30))
 
 
-def evaluate(args, name, isa, runs):
-    """Times the untuned model and every checkpoint of every run, interleaved; returns their cells."""
+def evaluate(args, name, isa, runs, out=OUT):
+    """Times the untuned model and every checkpoint of every run, interleaved
+    (the workers' files in `out`/eval); returns their cells."""
     import numpy as np
     d = model_dir(name)
     want = np.load(os.path.join(d, "torch_output.npy"))
-    work = os.path.join(OUT, "eval", f"{name}-{isa}")
+    work = os.path.join(out, "eval", f"{name}-{isa}")
     os.makedirs(work, exist_ok=True)
     checkpoints = [args.budget_minutes * (k + 1) / args.checkpoints for k in range(args.checkpoints)]
     variants = {"default": None}

@@ -381,6 +381,9 @@ void CostModelCommands::add(CLI::App& app) {
                         "weight of the weights' squared distance from the source model while fine-tuning (default 0.01)")
       ->check(CLI::Range(0.0, 1e6));
   transfer_->add_option("--out", o.model_file, "also write the model trained on the other targets to this file");
+  transfer_->add_option("--fine-tuned-out", o.fine_tuned_file,
+                        "also write the model fine-tuned on the largest --fine-tune-share to this file (what "
+                        "'tessera tune --cost-model attention --cost-model-file' starts from on the held-out target)");
   prune_->add_option("--method", o.methods, "random, cluster or loss (--eval: a comma list; default cluster)")
       ->delimiter(',');
   prune_->add_option("--keep", o.keeps, "share of each task group kept (--eval: a comma list; default 0.5)")

@@ -6,6 +6,9 @@
 // group judged on; the rest is the training pool); a fine-tuning share f
 // draws round(f × group size) records (at least two: one pair) at random
 // from each group's pool, so every task of the target is seen a little.
+// --fine-tuned-out writes the copy fine-tuned on the largest share: the
+// transferred model the tuner starts from on the held-out target.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -62,6 +65,14 @@ int cmd_costmodel_transfer(const CostModelArgs& a) {
   TESSERA_CHECK(targets.count(a.held_out), "--held-out '", a.held_out, "' is no target of the records (they have: ",
                 names, ")");
   TESSERA_CHECK(targets.size() >= 2, "transfer needs records of two targets or more (they have: ", names, ")");
+  const double largest =
+      a.fine_tune_shares.empty() ? -1 : *std::max_element(a.fine_tune_shares.begin(), a.fine_tune_shares.end());
+  TESSERA_CHECK(a.fine_tuned_file.empty() || largest >= 0, "--fine-tuned-out needs a --fine-tune-share to fine-tune on");
+  if (!a.fine_tuned_file.empty()) {  // checked before training, not after
+    const std::filesystem::path dir = std::filesystem::path(a.fine_tuned_file).parent_path();
+    TESSERA_CHECK(dir.empty() || std::filesystem::is_directory(dir), "--fine-tuned-out ", a.fine_tuned_file,
+                  ": no directory ", dir.string());
+  }
 
   // The held-out target's records split within each task group.
   std::vector<size_t> held;
@@ -115,6 +126,7 @@ int cmd_costmodel_transfer(const CostModelArgs& a) {
       return m.predict_samples(programs);
     };
   };
+  bool written = false;
   for (double share : a.fine_tune_shares) {
     cost::AttentionModel m(cost::HardwareDesc{}, attention_options(a, "fine-tuning on " + std::to_string(share)));
     m.load(path);
@@ -138,6 +150,12 @@ int cmd_costmodel_transfer(const CostModelArgs& a) {
     std::snprintf(name, sizeof name, "attention, fine-tuned on %g%%", share * 100);
     print_row(share > 0 ? name : "attention, other targets only (0%)", used,
               static_cast<double>(used) / static_cast<double>(held_n), judge(d, test, attention_score(m)));
+    if (!a.fine_tuned_file.empty() && share == largest && !written) {
+      m.save(a.fine_tuned_file);
+      written = true;
+      std::fprintf(stderr, "costmodel: the model fine-tuned on %g%% of %s written to %s\n", share * 100,
+                   a.held_out.c_str(), a.fine_tuned_file.c_str());
+    }
   }
   if (a.model_file.empty()) std::filesystem::remove(path);
 

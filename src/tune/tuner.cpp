@@ -341,7 +341,10 @@ class Tuner {
   // measurement so far — from nothing, or on top of (xgb) or fine-tuned from
   // (attention) a pre-trained model file. Points it passes over are dropped.
   void search_learned() {
-    const cost::HardwareDesc hw = hardware();
+    // The learned models read the target as `dataset collect` describes it:
+    // the cores are the threads tuned for, so a pre-trained model sees the
+    // hardware vector of the target it was trained or fine-tuned on.
+    const cost::HardwareDesc hw = hardware(std::max(0, o_.model.threads));
     const bool attention = o_.cost_model == "attention";
     const int threads = o_.model.threads > 0 ? o_.model.threads : hw.cores;
     cost::XgbOptions xo;
@@ -427,9 +430,11 @@ class Tuner {
     }
   }
 
-  // The machine a cost model predicts for: --hardware's known description, else this one probed.
-  cost::HardwareDesc hardware() const {
-    cost::HardwareDesc hw = o_.hardware.empty() ? cost::probe_hardware(o_.model.isa) : cost::find_hardware(o_.hardware);
+  // The machine a cost model predicts for: --hardware's known description,
+  // else this one probed, with `cores` cores (0: all of them).
+  cost::HardwareDesc hardware(int cores = 0) const {
+    cost::HardwareDesc hw =
+        o_.hardware.empty() ? cost::probe_hardware(o_.model.isa, cores) : cost::find_hardware(o_.hardware);
     TESSERA_CHECK(hw.isa == o_.model.isa, "hardware '", hw.name, "' is ", isa_name(hw.isa), " but tuning is for ",
                   isa_name(o_.model.isa));
     return hw;

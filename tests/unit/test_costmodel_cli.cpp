@@ -5,15 +5,19 @@
 // errors for a bad model file, an unknown held-out target and a missing
 // dataset directory; the label of a sample's repeats (--label); k-fold
 // cross-validation in eval (--folds); the attention model trained, judged
-// and transferred between two targets, and the dataset pruned.
+// and transferred between two targets (the fine-tuned model written and
+// loaded again), and the dataset pruned.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -273,6 +277,66 @@ TEST(CostModelCli, AttentionTrainEvalAndTransfer) {
   r = cli("costmodel transfer --held-out avx512-t9" + two_target_args());
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("avx2-t1, avx2-t2"), std::string::npos) << "the error lists the targets: " << r.out;
+}
+
+namespace {
+
+// The whitespace-separated words of the first line of `out` starting with `start`; empty when none does.
+std::vector<std::string> row_words(const std::string& out, const std::string& start) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(start, 0) == 0) {
+      std::istringstream w(line.substr(start.size()));
+      std::vector<std::string> words;
+      for (std::string x; w >> x;) words.push_back(x);
+      return words;
+    }
+  return {};
+}
+
+}  // namespace
+
+// --fine-tuned-out writes the copy fine-tuned on the largest share (here
+// listed first), --out the source model. Each file, loaded by another process
+// (costmodel eval on the same within-task split: the held-out target's row is
+// the transfer's test part), scores exactly what the transfer printed for its
+// row: pairwise accuracy, peak@5 and recall@5, on as many candidates.
+TEST(CostModelCli, TransferWritesTheFineTunedModel) {
+  const std::string source = temp_path("source.pt"), tuned = temp_path("tuned.pt"), split = " --test-share 0.5";
+  auto r = cli("costmodel transfer --held-out avx2-t2 --fine-tune-share 0.5,0 --epochs 3 --rounds 5 --out " + source +
+               " --fine-tuned-out " + tuned + split + two_target_args());
+  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_TRUE(fs::exists(source) && fs::exists(tuned)) << r.out;
+  auto bytes = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  EXPECT_NE(bytes(source), bytes(tuned)) << "fine-tuning on half the records moves the weights";
+  // "judged on N of its M records"
+  const std::vector<std::string> head = row_words(r.out, "transfer to avx2-t2:");
+  const auto judged = std::find(head.begin(), head.end(), "judged");
+  ASSERT_TRUE(judged != head.end() && judged + 2 < head.end()) << r.out;
+  const std::string test_n = *(judged + 2);
+
+  for (const auto& [file, row] : {std::pair{tuned, std::string("attention, fine-tuned on 50%")},
+                                  std::pair{source, std::string("attention, other targets only (0%)")}}) {
+    const std::vector<std::string> t = row_words(r.out, row);  // records share pairwise peak@5 recall@5
+    ASSERT_EQ(t.size(), 5u) << row << " in " << r.out;
+    auto e = cli("costmodel eval --model attention --model-file " + file + " --split within-task" + split +
+                 two_target_args());
+    ASSERT_EQ(e.code, 0) << e.out;
+    // tasks candidates pairs pairwise ci95_lo ci95_hi per-task recall@1 recall@5 peak@1 peak@5
+    const std::vector<std::string> v = row_words(e.out, "avx2-t2 ");
+    ASSERT_EQ(v.size(), 11u) << e.out;
+    EXPECT_EQ(v[1], test_n) << e.out;
+    EXPECT_EQ(v[3], t[2]) << file << ": pairwise\n" << r.out << e.out;
+    EXPECT_EQ(v[10], t[3]) << file << ": peak@5\n" << r.out << e.out;
+    EXPECT_EQ(v[8], t[4]) << file << ": recall@5\n" << r.out << e.out;
+  }
+  r = cli("costmodel transfer --held-out avx2-t2 --fine-tuned-out " + temp_path("no-dir/m.pt") +
+          " --fine-tune-share 0 --epochs 1 --rounds 2" + two_target_args());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("no-dir/m.pt"), std::string::npos) << "the error names the file: " << r.out;
 }
 
 // Pruning through the command line: the file written keeps, of every task
