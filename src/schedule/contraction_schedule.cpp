@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "schedule/chunked_padding.h"
 #include "schedule/gemm_schedule.h"
 #include "schedule/stage_queries.h"
 
@@ -365,6 +366,7 @@ struct Contraction {
   bool pack = true;      // constant operands packed into panels
   bool halves = false;   // a blocked convolution's rows in two halves outermost
   int64_t row_chunk = 0;  // a blocked convolution's H tiles a chunk, outside its output blocks (0: none)
+  bool pad_chunks = false;  // its padded input made per (image, row chunk), the parallel loop (chunked_padding.h)
   bool unroll = true;    // the tile's rows unrolled
   bool blocked = false;  // cache-blocked (GEMM)
   GemmBlocks blocks;
@@ -434,23 +436,32 @@ bool panel_prefetchable(const te::Stage& st, const TargetInfo& target, const Til
   return st.op_class == te::OpClass::MatMul && pack && !blocked && !packings(st, target, t).empty();
 }
 
-// The choices at `v`; none when `v` is not valid.
+// The choices at `v`; none when `v` is not valid. `pad`: the padded input
+// that may be made in chunks (padded_input), or null.
 std::optional<Contraction> choose(const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue,
-                                  const KnobValues& v) {
+                                  const te::Stage* pad, const KnobValues& v) {
   std::optional<Tile> tile = choose_tile(st, target, v);
   if (!tile) return std::nullopt;
   Contraction c;
   c.tile = *tile;
   c.pack = knob_or(v, "pack", 1);
+  // Chunked padding takes chunks of an image's row tiles (whole images at
+  // most), without halves.
+  const int64_t image_tiles = pad ? row_tiles(st, target, *tile, false) : 0;
+  const int64_t pad_chunk = image_tiles > 0 ? default_pad_chunk(st, *pad, target, image_tiles, tile->th) : 0;
+  c.pad_chunks = knob_or(v, "pad_chunks", pad_chunk > 0);
+  if (c.pad_chunks && image_tiles < 1) return std::nullopt;
   // Halves split H first, th rows then tile each half.
   const bool halves_fit = halves_possible(st) && st.shapes[0][2] / 2 >= tile->th;
-  c.halves = knob_or(v, "halves", spatial_halves(st, target) && halves_fit);
-  if (c.halves && !halves_fit) return std::nullopt;
-  c.row_chunk = knob_or(v, "row_chunk", default_row_chunk(st, target, *tile, c.halves));
+  c.halves = knob_or(v, "halves", spatial_halves(st, target) && halves_fit && !c.pad_chunks);
+  if (c.halves && (!halves_fit || c.pad_chunks)) return std::nullopt;
+  c.row_chunk = knob_or(v, "row_chunk", c.pad_chunks ? std::max<int64_t>(pad_chunk, 1)
+                                                     : default_row_chunk(st, target, *tile, c.halves));
   if (c.row_chunk != 0) {
-    const int64_t tiles = row_tiles(st, target, *tile, c.halves);
-    if (c.row_chunk < 1 || c.row_chunk >= tiles || tiles % c.row_chunk != 0) return std::nullopt;
+    const int64_t tiles = row_tiles(st, target, *tile, c.halves), most = c.pad_chunks ? tiles : tiles - 1;
+    if (c.row_chunk < 1 || c.row_chunk > most || tiles % c.row_chunk != 0) return std::nullopt;
   }
+  if (c.pad_chunks && c.row_chunk == 0) return std::nullopt;
   c.unroll = knob_or(v, "unroll", 1);
   c.sum_blocks = knob_or(v, "sum_blocks", can_sum_blocks(st) ? 1 : 0);
   if (c.sum_blocks && !can_sum_blocks(st)) return std::nullopt;
@@ -496,7 +507,7 @@ bool blocked_by_default(const te::Stage& st, const TargetInfo& target) {
 // the stage, or, with an epilogue (a fused consumer, see epilogue_of), the
 // stage itself, finished by the epilogue tile by tile.
 void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, const te::Stage* epilogue,
-                    const Contraction& c) {
+                    const te::Stage* pad, const Contraction& c) {
   const Dims& shape = st.shapes[0];
   const Tile* tile = &c.tile;
   size_t rank = shape.size();
@@ -612,15 +623,22 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
   full.push_back(inner_name(J));
   s.reorder(tiled.name, full);
   // With enough work the tile loops are fused and run in parallel; the
-  // accumulator is computed inside the innermost of them.
+  // accumulator is computed inside the innermost of them. With chunked
+  // padding only the images and chunks are fused (each iteration pads its
+  // chunk's rows), the tiles running in turn inside.
   int64_t work = numel_of(shape) * std::max<int64_t>(reduce_extent(st), 1);
   bool parallel = work >= target.parallel_grain;
+  const size_t fused = c.pad_chunks ? 2 : outer.size();
   std::string tile_loop = outer[0];
-  for (size_t k = 1; k < outer.size(); ++k) {
+  for (size_t k = 1; k < fused; ++k) {
     if (parallel) s.fuse(tiled.name, tile_loop, outer[k]);
     tile_loop = parallel ? fused_name(tile_loop, outer[k]) : outer[k];
   }
   if (parallel) s.parallel(tiled.name, tile_loop);
+  if (c.pad_chunks) {
+    schedule_chunked_padding(s, *pad, tiled.name, tile_loop, lanes_of(target, st.dtypes[0]));
+    tile_loop = outer.back();
+  }
   s.compute_at(local, tiled.name, tile_loop);
   // The accumulator keeps its columns innermost, so each row is one vector.
   if (tile->col != rank - 1) s.layout(local, static_cast<int64_t>(tile->col), tile->nr);
@@ -683,9 +701,9 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
 // of a product, channels or pixels as a convolution's columns; kb output
 // blocks, th rows of H and td slices of D of a blocked convolution), packing
 // of constant operands, halves of a blocked convolution's rows and chunks of
-// its row tiles (row_chunk), unrolled
-// rows, and for large products the cache blocking (blocked, kc, mb, nb,
-// pack_a).
+// its row tiles (row_chunk), its padded input made per chunk (pad_chunks),
+// unrolled rows, and for large products the cache blocking (blocked, kc, mb,
+// nb, pack_a).
 class ContractionRule final : public ScheduleRule {
  public:
   std::string_view name() const override { return "contraction"; }
@@ -694,11 +712,12 @@ class ContractionRule final : public ScheduleRule {
             te::OpClass::Pool};
   }
   bool applies(const te::Stage& st, const RuleContext& ctx) const override {
-    return contraction_stage(st) && choose(st, ctx.target, epilogue(st, ctx), {}).has_value();
+    return contraction_stage(st) && choose(st, ctx.target, epilogue(st, ctx), padded_input(st, ctx), {}).has_value();
   }
   std::vector<Knob> knobs(const te::Stage& st, const RuleContext& ctx) const override {
     const te::Stage* epi = epilogue(st, ctx);
-    const Contraction c = *choose(st, ctx.target, epi, {});
+    const te::Stage* pad = padded_input(st, ctx);
+    const Contraction c = *choose(st, ctx.target, epi, pad, {});
     const Tile& t = c.tile;
     const Dims& shape = st.shapes[0];
     const size_t rank = shape.size();
@@ -745,10 +764,14 @@ class ContractionRule final : public ScheduleRule {
     if (!packings(st, ctx.target, t).empty()) k.push_back(switch_knob("pack", true));
     if (panel_prefetchable(st, ctx.target, t, true, c.blocked)) k.push_back(switch_knob("prefetch", c.prefetch));
     if (halves_possible(st)) k.push_back(switch_knob("halves", c.halves));
-    if (const int64_t tiles = row_tiles(st, ctx.target, t, c.halves); tiles > 1) {
+    // Chunks: divisors of the row tiles (of a half with halves) short of
+    // all of them; with chunked padding, of an image's row tiles, all of them too.
+    const int64_t image_tiles = pad ? row_tiles(st, ctx.target, t, false) : 0;
+    if (image_tiles > 0) k.push_back(switch_knob("pad_chunks", c.pad_chunks));
+    if (const int64_t tiles = row_tiles(st, ctx.target, t, c.halves); tiles > 1 || image_tiles > 0) {
       Knob chunk{"row_chunk", {0}, c.row_chunk};
-      for (int64_t v = 1; v < tiles; ++v)
-        if (tiles % v == 0) chunk.values.push_back(v);
+      for (int64_t v = 1; v <= std::max(tiles, image_tiles); ++v)
+        if ((v < tiles && tiles % v == 0) || (image_tiles > 0 && image_tiles % v == 0)) chunk.values.push_back(v);
       k.push_back(chunk);
     }
     k.push_back(switch_knob("unroll", true));
@@ -766,9 +789,10 @@ class ContractionRule final : public ScheduleRule {
   }
   bool apply(Schedule& s, const te::Stage& st, const RuleContext& ctx, const KnobValues& values) const override {
     const te::Stage* epi = epilogue(st, ctx);
-    std::optional<Contraction> c = choose(st, ctx.target, epi, values);
+    const te::Stage* pad = padded_input(st, ctx);
+    std::optional<Contraction> c = choose(st, ctx.target, epi, pad, values);
     if (!c) return false;
-    schedule_tiles(s, st, ctx.target, epi, *c);
+    schedule_tiles(s, st, ctx.target, epi, pad, *c);
     return true;
   }
   const te::Stage* epilogue(const te::Stage& st, const RuleContext& ctx) const override {

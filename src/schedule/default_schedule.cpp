@@ -95,7 +95,7 @@ class Walk {
   void materialize_inputs(Schedule& s, const te::Stage& st) {
     const TargetInfo& target = ctx_.target;
     auto needs_root = [&](const te::Tensor& in) {
-      return in.stage().kind == te::StageKind::Compute && !rooted(s, in.name()) && !is_output(outputs_, &in.stage()) &&
+      return in.stage().kind == te::StageKind::Compute && !placed(s, in.name()) && !is_output(outputs_, &in.stage()) &&
              !te::has_reduce(in.stage().body) && !cheap_prologue(outputs_, in.stage());
     };
     // A depthwise blocked convolution reads its padded input with guards
@@ -162,7 +162,7 @@ class Walk {
   // inlined into its output.
   void materialize_shared(Schedule& s, const std::set<const te::Stage*>& tiled) {
     for (const te::Stage* st : shared_stages(outputs_, stages_, tiled)) {
-      if (rooted(s, st->name)) continue;
+      if (placed(s, st->name)) continue;
       s.compute_root(st->name);
       apply(*generic_, *st, s);
     }

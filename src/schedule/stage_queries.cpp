@@ -227,6 +227,13 @@ bool rooted(const Schedule& s, const std::string& stage) {
   return false;
 }
 
+bool placed(const Schedule& s, const std::string& stage) {
+  for (const Directive& step : s.directives)
+    if ((step.kind == DirectiveKind::ComputeRoot || step.kind == DirectiveKind::ComputeAt) && step.stage == stage)
+      return true;
+  return false;
+}
+
 // Stages to materialize in a program: inlined stages that several stages read (a fused block's shared values:
 // a concatenation feeding two reshapes, a mask used twice) or that a reader
 // broadcasts are materialized once unless cheap, instead of being recomputed

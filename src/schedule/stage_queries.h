@@ -44,6 +44,9 @@ bool lane_uniform_guards(const te::Stage& st, const TargetInfo& target);
 bool cheap_prologue(const std::vector<te::Tensor>& outputs, const te::Stage& st, bool value_selects = false);
 // True when the schedule already materializes the stage (compute_root).
 bool rooted(const Schedule& s, const std::string& stage);
+// True when the schedule already says where the stage is computed
+// (compute_root or compute_at).
+bool placed(const Schedule& s, const std::string& stage);
 // Inlined stages of the program worth materializing once (read by several
 // stages, by a nested pick, or broadcast), outside the epilogues of the
 // `tiled` contractions.

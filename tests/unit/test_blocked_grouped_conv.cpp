@@ -6,8 +6,10 @@
 // without bias, in blocks of 16 (AVX-512) and 8 (AVX2). Each case against the
 // reference interpreter on the NCHW graph: the pass's graph in the
 // interpreter (the same bits: other groups' channels add exact zeros), the
-// compiled kernels, and the Winograd forms of the 3x3 stride-1 ones; and
-// separable 3-D convolutions ((1,3,3) then (3,1,1)) of narrow groups.
+// compiled kernels, and the Winograd forms of the 3x3 stride-1 ones;
+// separable 3-D convolutions ((1,3,3) then (3,1,1)) of narrow groups; and a
+// RegNet-like block on a batch whose padded input outweighs the planned
+// second-level cache, padded chunk by chunk (schedule/chunked_padding.h).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -20,6 +22,7 @@
 #include "ops/op_attrs.h"
 #include "opt/passes.h"
 #include "runtime/executor.h"
+#include "schedule/schedule.h"
 #include "graph_test_util.h"
 #include "random_tensor.h"
 
@@ -254,6 +257,51 @@ TEST(BlockedGroupedConv, SeparableVideoConvsOfNarrowGroups) {
       expect_near_scaled(m.run(ins), want, 1e-5);
     });
   }
+}
+
+// RegNetX-3.2GF's first block in small: 2 images of 32 channels on 48x48 ->
+// 1x1 conv to 96 -> ReLU -> the grouped 3x3 conv (2 groups of 48, stride 2)
+// -> ReLU. The grouped conv's padded input (1.8 MB) outweighs the planned
+// 1 MB second-level cache and its weights (166 KB) do not: its kernel pads
+// per chunk of rows (a compute_at of the padded copy, no compute_root),
+// and, compiled for AVX-512 and AVX2, fused and not, matches the
+// interpreter on the NCHW graph.
+TEST(BlockedGroupedConv, LargeBatchesPadPerChunk) {
+  auto build_block = [] {
+    auto g = std::make_unique<Graph>();
+    g->opset = 13;
+    Value* x = g->add_input("x", {DType::F32, {2, 32, 48, 48}, true});
+    Value* wa = g->add_constant("a.w", random_f32({96, 32, 1, 1}, 31, -0.5f, 0.5f));
+    Value* ba = g->add_constant("a.b", random_f32({96}, 32));
+    Value* a = g->add_node("Conv", {x, wa, ba}, {"a"}, {}, "a")->outputs[0];
+    Value* ra = g->add_node("Relu", {a}, {"a_relu"}, {}, "a_relu")->outputs[0];
+    AttrMap attrs{{"pads", Attribute::of_ints({1, 1, 1, 1})},
+                  {"strides", Attribute::of_ints({2, 2})},
+                  {"group", Attribute::of_int(2)}};
+    Value* wb = g->add_constant("grouped.w", random_f32({96, 48, 3, 3}, 33, -0.5f, 0.5f));
+    Value* bb = g->add_constant("grouped.b", random_f32({96}, 34));
+    Value* y = g->add_node("Conv", {ra, wb, bb}, {"grouped"}, attrs, "grouped")->outputs[0];
+    g->add_output(g->add_node("Relu", {y}, {"relu"}, {}, "relu")->outputs[0]);
+    infer_graph(*g);
+    return g;
+  };
+  std::vector<Tensor> ins{random_f32({2, 32, 48, 48}, 35)};
+  const std::vector<Tensor> want = interpret(*build_block(), ins);
+  for_each_isa_and_fusion([&](const runtime::ExecutorOptions& o) {
+    runtime::Executor m(build_block(), o);
+    expect_near_scaled(m.run(ins), want, 1e-5);
+    bool found = false;
+    for (const runtime::Step& st : m.last_plan()->steps) {
+      bool grouped = false;
+      for (const Node* n : st.nodes) grouped |= n->name == "grouped";
+      if (!grouped) continue;
+      found = true;
+      const std::string text = schedule::to_text(st.schedule);
+      EXPECT_NE(text.find("compute_at grouped.pad "), std::string::npos) << text;
+      EXPECT_EQ(text.find("compute_root grouped.pad"), std::string::npos) << text;
+    }
+    EXPECT_TRUE(found);
+  });
 }
 
 }  // namespace
