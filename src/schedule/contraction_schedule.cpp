@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "schedule/chunked_padding.h"
 #include "schedule/gemm_schedule.h"
@@ -59,12 +60,21 @@ bool halves_possible(const te::Stage& st) {
   const Dims& shape = st.shapes[0];
   return te::is_blocked_conv(st.op_class) && shape.size() == 5 && shape[2] >= 2;
 }
+// Elements of a stage's constant inputs (weights) and of its output and
+// other inputs (activations).
+struct Footprint {
+  int64_t weights = 0, activations = 0;
+};
+Footprint footprint(const te::Stage& st, const TargetInfo& target) {
+  Footprint f{0, numel_of(st.shapes[0])};
+  for (const te::Tensor& in : st.inputs())
+    (target.constant_inputs.count(in.name()) ? f.weights : f.activations) += numel_of(in.shape());
+  return f;
+}
 bool spatial_halves(const te::Stage& st, const TargetInfo& target) {
   if (!halves_possible(st) || st.shapes[0][2] < 8) return false;
-  int64_t weights = 0, acts = numel_of(st.shapes[0]);
-  for (const te::Tensor& in : st.inputs())
-    (target.constant_inputs.count(in.name()) ? weights : acts) += numel_of(in.shape());
-  return acts >= weights;
+  const Footprint f = footprint(st, target);
+  return f.activations >= f.weights;
 }
 
 // The register tile of a Winograd-domain product ([P, Mb, T, b]: one 1x1
@@ -142,6 +152,12 @@ bool spatial_tile(const te::Stage& st, int64_t lanes) {
   return blocked_tile(st, lanes) && !winograd_product(st) && (rank == 5 || rank == 6);
 }
 
+// Bytes of weights for `blocks` output blocks of a blocked convolution.
+double block_weights(const te::Stage& st, const TargetInfo& target, int64_t blocks) {
+  const double weights = static_cast<double>(footprint(st, target).weights) * static_cast<double>(dtype_size(st.dtypes[0]));
+  return weights / static_cast<double>(std::max<int64_t>(st.shapes[0][1], 1)) * static_cast<double>(blocks);
+}
+
 // True for a blocked convolution whose weights for one output block
 // outweigh the planned second-level cache (DeepLab's atrous pyramid and
 // FCN's head: 3x3 over 2048 channels, 1.2 MB a block with AVX-512): every
@@ -152,11 +168,63 @@ bool spatial_tile(const te::Stage& st, int64_t lanes) {
 bool streams_weights(const te::Stage& st, const TargetInfo& target) {
   const Dims& shape = st.shapes[0];
   if (st.op_class != te::OpClass::ConvBlocked || shape.size() < 3 || shape[1] < 1) return false;
-  double weights = 0;
-  for (const te::Tensor& in : st.inputs())
-    if (target.constant_inputs.count(in.name())) weights += static_cast<double>(numel_of(in.shape()));
-  weights *= static_cast<double>(dtype_size(st.dtypes[0]));
-  return weights / static_cast<double>(shape[1]) > static_cast<double>(target.planned.l2);
+  return block_weights(st, target, 1) > static_cast<double>(target.planned.l2);
+}
+
+// Whether a blocked convolution's tile of `pixels` rows and slices (th x td)
+// takes pairs of output blocks by default: not depthwise (its blocks read
+// different inputs), not streaming its weights (streams_weights), and only
+// while a tile of pixels x min(W, 4) by two blocks fits the budget.
+bool tile_pairs(const te::Stage& st, const TargetInfo& target, int64_t vectors, int64_t pixels) {
+  const Dims& shape = st.shapes[0];
+  return shape[1] % 2 == 0 && st.op_class != te::OpClass::DepthwiseConvBlocked && !streams_weights(st, target) &&
+         (pixels == 1 || 2 * vectors * pixels * std::min<int64_t>(shape[shape.size() - 2], 4) <= target.register_budget());
+}
+
+// The default rows of H (th) and slices of D (td) of a blocked
+// convolution's tile. Where its weights outweigh its activations (a small
+// map of many channels: R3D-18's last stage, 512 channels on 2x7x7 or
+// 1x4x4), every tile re-reads its group of weights, and a tile of one run of
+// W leaves most of the register budget unused. The tile then spans the rows
+// and slices that give it the most pixels, among those that
+// - still hold whole runs of W (mr = W: the budget has room for them),
+// - divide H and D (no row computed twice by a shifted last tile),
+// - keep the run's output blocks (kb, below), unless that group of blocks
+//   outweighs the planned second-level cache: every tile then streams it
+//   from beyond, and fewer tiles save more than a second block's shared
+//   input reads;
+// - leave at least kSpatialRowsMinTiles tiles to share among the threads.
+// Elsewhere (wide maps, light weights, a tile of whole rows no larger) the
+// tile is one row and slice.
+struct SpatialRows {
+  int64_t th = 1, td = 1;
+};
+// Tiles a layer keeps at least when its tile spans rows, so that the
+// threads' shares of the fused tile loop stay nearly even (3 tiles on 2
+// threads: one computes 2, the other 1).
+constexpr int64_t kSpatialRowsMinTiles = 16;
+SpatialRows default_spatial_rows(const te::Stage& st, const TargetInfo& target, int64_t lanes) {
+  if (!spatial_tile(st, lanes)) return {};
+  const Footprint f = footprint(st, target);
+  if (f.weights <= f.activations) return {};
+  const Dims& shape = st.shapes[0];
+  const size_t rank = shape.size();
+  const int64_t w = shape[rank - 2], h = shape[rank - 3], d = rank == 6 ? shape[rank - 4] : 1;
+  const int64_t vectors = shape[rank - 1] / lanes;
+  const int64_t kb0 = tile_pairs(st, target, vectors, 1) ? 2 : 1;
+  const bool streamed = block_weights(st, target, kb0) > static_cast<double>(target.planned.l2);
+  SpatialRows best;
+  int64_t most = tile_rows(w, kb0 * vectors, target);  // the one-row tile's pixels
+  for (int64_t td : kTileSpatialRows)
+    for (int64_t th : kTileSpatialRows) {
+      if (td > d || d % td != 0 || th > h || h % th != 0) continue;
+      const int64_t pixels = th * td, kb = tile_pairs(st, target, vectors, pixels) ? 2 : 1;
+      const int64_t mr = tile_rows(w, kb * vectors * pixels, target);
+      if (mr != w || kb * vectors * pixels * mr > target.register_budget() || (kb != kb0 && !streamed)) continue;
+      if (shape[0] * (shape[1] / kb) * (d / td) * (h / th) < kSpatialRowsMinTiles) continue;
+      if (pixels * mr > most) most = pixels * mr, best = {th, td};
+    }
+  return best;
 }
 
 // Row chunks of a blocked convolution (knob row_chunk: H tiles a chunk, 0
@@ -250,24 +318,26 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target, c
   // streams_weights): half the input reads per FMA, and enough accumulators
   // on narrow images (7 pixels x 2 blocks).
   //
-  // Rows of H (knob th) and slices of D (knob td) in the tile too: the
-  // defaults then follow, so that one knob moved gives a good tile (a 4x4 map
-  // at th=4: kb=1, mr=4): kb pairs only while a tile of th x td x min(W, 4)
-  // pixels by two blocks fits the budget, mr the rows that fit beside them.
+  // Rows of H (knob th) and slices of D (knob td) in the tile too, by
+  // default where the weights are heavy and the map small
+  // (default_spatial_rows): kb and mr then follow, so that one knob moved
+  // gives a good tile (a 4x4 map at th=4: kb=1, mr=4): kb pairs only while
+  // a tile of th x td x min(W, 4) pixels by two blocks fits the budget
+  // (tile_pairs), mr the rows that fit beside them.
   if (blocked_tile(st, lanes)) {
     Tile t{rank - 2, rank - 1, 1, shape[rank - 1]};
     const bool depthwise = st.op_class == te::OpClass::DepthwiseConvBlocked;
     const bool product = winograd_product(st);
     const int64_t vectors = t.nr / lanes;
     if (spatial_tile(st, lanes)) {
-      t.th = knob_or(v, "th", 1);
-      if (rank == 6) t.td = knob_or(v, "td", 1);
+      const SpatialRows d = default_spatial_rows(st, target, lanes);
+      t.th = knob_or(v, "th", d.th);
+      if (rank == 6) t.td = knob_or(v, "td", d.td);
     }
     if (!spatial_tile(st, lanes) && v.count("th")) return std::nullopt;
     if (rank != 6 && v.count("td")) return std::nullopt;
     const int64_t pixels = t.th * t.td;
-    const bool pairs = shape[1] % 2 == 0 && !depthwise && !streams_weights(st, target) &&
-                       (pixels == 1 || 2 * vectors * pixels * std::min<int64_t>(shape[rank - 2], 4) <= target.register_budget());
+    const bool pairs = tile_pairs(st, target, vectors, pixels);
     t.kb = knob_or(v, "kb", product ? product_blocks(st, target, lanes) : pairs ? 2 : 1);
     if (t.kb < 1 || shape[1] % t.kb != 0 || (depthwise && t.kb > 1)) return std::nullopt;
     if (t.kb > 1) t.blk = 1;
@@ -750,8 +820,8 @@ class ContractionRule final : public ScheduleRule {
     }
     if (spatial_tile(st, lanes)) {
       const size_t h = rank - 3;
-      for (auto [name, extent] : {std::pair{"th", shape[h]}, std::pair{"td", rank == 6 ? shape[h - 1] : 1}}) {
-        Knob rows{name, {}, 1};
+      for (auto [name, extent, dflt] : {std::tuple{"th", shape[h], t.th}, std::tuple{"td", rank == 6 ? shape[h - 1] : 1, t.td}}) {
+        Knob rows{name, {}, dflt};
         for (int64_t r : kTileSpatialRows)
           if (r <= extent) rows.values.push_back(r);
         if (rows.values.size() > 1) k.push_back(rows);

@@ -3,8 +3,12 @@
 // convolutions with strides, padding and odd sizes, is valid exactly when
 // its accumulators fit the register budget, and then computes what the
 // reference interpreter computes, on AVX-512 and AVX2; the coupled defaults
-// make a one-knob move land on a fitting tile.
+// make a one-knob move land on a fitting tile. By default a tile spans
+// several rows (slices) only on a small map whose weights outweigh its
+// activations, in whole runs of W and rows that divide the map.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "codegen/llvm/jit.h"
 #include "schedule/schedule.h"
@@ -179,9 +183,112 @@ TEST_P(ConvSpatialTiles, CoupledDefaultsAndRefusals) {
   EXPECT_FALSE(at({{"td", 2}})) << "D is 1";
   EXPECT_FALSE(at({{"th", 8}})) << "H is 4";
   EXPECT_FALSE(at({{"th", 0}}));
-  // The default point is the default schedule, th=1 explicit included.
+  // The default point is the default schedule, its th explicit included.
   t.expect_default_is_default(isa());
-  EXPECT_EQ(schedule::to_text(*at({{"th", 1}})), schedule::to_text(*at({})));
+  const std::vector<int64_t> th = offered(t.space(isa(), "contraction").at(0), "th");
+  int64_t default_th = 0;
+  for (const schedule::Knob& k : t.space(isa(), "contraction").at(0).knobs)
+    if (k.name == "th") default_th = k.default_value;
+  ASSERT_NE(std::find(th.begin(), th.end(), default_th), th.end());
+  EXPECT_EQ(schedule::to_text(*at({{"th", default_th}})), schedule::to_text(*at({})));
+}
+
+// A blocked convolution for the default-tile tests: `in` input blocks on a
+// map `map` (D, H, W or H, W), `out` output blocks (depthwise: out = in),
+// kernel 3 in every spatial axis (1 with `pointwise`), padded to keep the map.
+struct ConvCase {
+  RuleTester tester;
+  Dims map;
+  int64_t out_blocks = 0;
+  int64_t weights = 1, activations = 0;  // elements
+};
+ConvCase conv_case(int64_t b, int64_t in, int64_t out, Dims map, bool depthwise = false, bool pointwise = false) {
+  const int64_t k = pointwise ? 1 : 3;
+  ConvCase c{RuleTester(depthwise ? "DepthwiseConvBlocked" : "ConvBlocked", "tessera"), map, depthwise ? in : out};
+  Dims x{1, in}, w{depthwise ? in : out};
+  if (!depthwise) w.push_back(in);
+  std::vector<int64_t> pads;
+  int64_t pixels = 1;
+  for (int64_t m : map) x.push_back(m), w.push_back(k), pads.push_back(k / 2), pixels *= m;
+  pads.insert(pads.end(), pads.begin(), pads.end());
+  x.push_back(b), w.push_back(b);
+  if (!depthwise) w.push_back(b);
+  c.tester.input(x, false).input(w, true).attr("pads", ints(pads)).tolerance(1e-4, 1e-3);
+  for (int64_t d : w) c.weights *= d;
+  c.activations = pixels * b * (in + (depthwise ? in : out));
+  return c;
+}
+
+// The default tile of the case's one contraction stage (knobs left out: 1).
+struct DefaultTile {
+  int64_t td = 1, th = 1, kb = 1, mr = 0;
+};
+DefaultTile default_tile(const ConvCase& c, Isa isa) {
+  DefaultTile t;
+  const std::vector<schedule::StageSpace> space = c.tester.space(isa, "contraction");
+  EXPECT_EQ(space.size(), 1u);
+  for (const schedule::Knob& k : space.at(0).knobs) {
+    if (k.name == "td") t.td = k.default_value;
+    if (k.name == "th") t.th = k.default_value;
+    if (k.name == "kb") t.kb = k.default_value;
+    if (k.name == "mr") t.mr = k.default_value;
+  }
+  return t;
+}
+
+// What every default tile holds: its accumulators fit the register budget,
+// its rows and slices divide H and D (none computed twice), several rows or
+// slices only where the weights outweigh the activations, and then whole
+// runs of W and at least 16 tiles for the threads to share; and it computes
+// what the reference computes.
+DefaultTile expect_default_tile(const ConvCase& c, Isa isa) {
+  const DefaultTile t = default_tile(c, isa);
+  const int64_t w = c.map.back(), h = c.map[c.map.size() - 2], d = c.map.size() == 3 ? c.map[0] : 1;
+  EXPECT_LE(t.td * t.th * t.kb * t.mr, Target::for_isa(isa).register_budget());
+  EXPECT_EQ(d % t.td, 0);
+  EXPECT_EQ(h % t.th, 0);
+  if (t.th * t.td > 1) {
+    EXPECT_GT(c.weights, c.activations);
+    EXPECT_EQ(t.mr, w) << "whole runs of W";
+    EXPECT_GE(c.out_blocks / t.kb * (d / t.td) * (h / t.th), 16) << "tiles";
+  }
+  EXPECT_EQ(c.tester.check(isa, {}), std::optional<bool>(true));
+  return t;
+}
+
+TEST_P(ConvSpatialTiles, DefaultRowsWhereWeightsOutweighASmallMap) {
+  const int64_t b = lanes();
+  // Small maps, heavy weights, 17 output blocks (odd: one a tile, no pair to
+  // keep): a run of 4 pixels fills at most a third of either budget, so the
+  // tile takes rows of H or slices of D too.
+  for (Dims map : {Dims{4, 4}, Dims{2, 4, 4}}) {
+    SCOPED_TRACE(std::to_string(map.size()) + "-D");
+    const DefaultTile t = expect_default_tile(conv_case(b, 4, 17, map), isa());
+    EXPECT_GT(t.th * t.td, 1);
+    EXPECT_EQ(t.kb, 1);
+  }
+  // The same weights on a wide map: a run of W (28) fills the budget alone.
+  EXPECT_EQ(expect_default_tile(conv_case(b, 4, 17, {4, 28}), isa()).th, 1);
+  // Three output blocks: rows would leave fewer than 16 tiles.
+  EXPECT_EQ(expect_default_tile(conv_case(b, 4, 3, {4, 4}), isa()).th, 1);
+  // A small map with light weights (1x1 from one block), and depthwise (9
+  // weights a channel, 32 activations): one row.
+  EXPECT_EQ(expect_default_tile(conv_case(b, 1, 17, {4, 4}, false, true), isa()).th, 1);
+  const DefaultTile dw = expect_default_tile(conv_case(b, 2, 2, {4, 4}, true), isa());
+  EXPECT_EQ(dw.th * dw.kb, 1);
+  // Pairs of output blocks are kept unless a pair's weights outweigh the
+  // planned second-level cache (384 input channels of a 3x3x3 kernel: 1.3 MB
+  // a pair with AVX-512's blocks of 16, 0.7 MB with AVX2's 8); beyond it the
+  // tile takes one block and all the rows that fit.
+  const ConvCase deep = conv_case(b, 384 / b, 16, {1, 4, 4});
+  const double pair_bytes = static_cast<double>(deep.weights) / 16 * 2 * sizeof(float);
+  const DefaultTile t = expect_default_tile(deep, isa());
+  if (pair_bytes > static_cast<double>(Target::for_isa(isa()).planned.l2)) {
+    EXPECT_EQ(t.kb, 1);
+    EXPECT_EQ(t.th * t.mr, std::min<int64_t>(16, Target::for_isa(isa()).register_budget())) << "the whole map";
+  } else {
+    EXPECT_EQ(t.kb, 2);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Jit, ConvSpatialTiles, ::testing::Values(Isa::AVX512, Isa::AVX2),
