@@ -16,6 +16,7 @@ PACKAGES=(
   pybind11-dev python3-dev                   # the Python module `tessera` (Debian's, matched to /usr/bin/python3)
   python3-numpy python3-pytest               # its arrays and its test suite (Debian's packages, no PyPI)
   python3-pil                                # examples/classify_image.py reads images (run by the tests)
+  python3-matplotlib                         # bench reports' charts (the bench_costmodel_tuning test draws one)
   libopenmpi-dev openmpi-bin                 # tessera dataset collect over mpirun ranks (and its test)
   libxgboost-dev libtorch-dev                # learned cost models (issue 21): XGBoost's C API (the xgb model),
                                              # libtorch (the attention model); configuring fails without them
