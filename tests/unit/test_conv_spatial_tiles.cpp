@@ -185,9 +185,10 @@ TEST_P(ConvSpatialTiles, CoupledDefaultsAndRefusals) {
   EXPECT_FALSE(at({{"th", 0}}));
   // The default point is the default schedule, its th explicit included.
   t.expect_default_is_default(isa());
-  const std::vector<int64_t> th = offered(t.space(isa(), "contraction").at(0), "th");
+  const std::vector<schedule::StageSpace> spaces = t.space(isa(), "contraction");
+  const std::vector<int64_t> th = offered(spaces.at(0), "th");
   int64_t default_th = 0;
-  for (const schedule::Knob& k : t.space(isa(), "contraction").at(0).knobs)
+  for (const schedule::Knob& k : spaces.at(0).knobs)
     if (k.name == "th") default_th = k.default_value;
   ASSERT_NE(std::find(th.begin(), th.end(), default_th), th.end());
   EXPECT_EQ(schedule::to_text(*at({{"th", default_th}})), schedule::to_text(*at({})));
