@@ -78,9 +78,18 @@ run_gtest() {
   if [ "$rc" -ne 0 ]; then
     log "$(basename "$bin") $* exited with $rc (log: $out); failed tests and reports:"
     grep -E '^\[  FAILED  \]' "$out" || true
+    # Each failed test's own output (its failure messages), the first 80 lines.
+    awk '/^\[ RUN      \]/ { buf = "" } { buf = buf $0 "\n" }
+         /^\[  FAILED  \] .*\([0-9]+ ms\)$/ { printf "%s", buf; buf = "" }' "$out" | head -n 80
     # A sanitizer report runs from its first line to its SUMMARY line.
     sed -n '/^\(==[0-9]*==ERROR\|WARNING: ThreadSanitizer\|.*runtime error:\)/,/^SUMMARY/p' "$out" | head -n 200
-    grep -q '^\[  FAILED  \]' "$out" || tail -n 40 "$out"
+    # The log's end: where an aborted run stopped, and why.
+    local n=40
+    grep -q '^\[  FAILED  \]' "$out" && n=15
+    echo "    the log's last $n lines:"
+    tail -n "$n" "$out"
+    # Failures of file writes (a full disk) look like bugs: say how much was free.
+    df -h "$(dirname "$bin")" "${TMPDIR:-/tmp}" | sed 's/^/    /'
     return 1
   fi
   grep -E '^\[  (PASSED|SKIPPED) +\]' "$out" | sed "s|^|    $(basename "$out"): |"
