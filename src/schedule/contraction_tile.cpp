@@ -104,7 +104,7 @@ namespace {
 
 // Bytes of weights for `blocks` output blocks of a blocked convolution.
 double block_weights(const te::Stage& st, const TargetInfo& target, int64_t blocks) {
-  const double weights = static_cast<double>(footprint(st, target).weights) * static_cast<double>(dtype_size(st.dtypes[0]));
+  const double weights = static_cast<double>(weight_bytes(st, target));
   return weights / static_cast<double>(std::max<int64_t>(st.shapes[0][1], 1)) * static_cast<double>(blocks);
 }
 

@@ -65,11 +65,11 @@ int64_t default_row_chunk(const te::Stage& st, const TargetInfo& target, const T
   const int64_t passes = shape[1] / t.kb;
   if (tiles < 2 || passes < 2 || shape[2] < 1) return 0;
   const double esize = static_cast<double>(dtype_size(st.dtypes[0]));
-  double image = 0, weights = 0;  // bytes: activation inputs of one image, constant inputs
+  const double weights = static_cast<double>(weight_bytes(st, target));
+  double image = 0;  // bytes of the activation inputs of one image
   for (const te::Tensor& in : st.inputs()) {
-    const double bytes = static_cast<double>(numel_of(in.shape())) * esize;
-    if (target.constant_inputs.count(in.name())) weights += bytes;
-    else if (in.rank() == 5 && in.shape()[0] > 0) image += bytes / static_cast<double>(in.shape()[0]);
+    if (target.constant_inputs.count(in.name()) || in.rank() != 5 || in.shape()[0] <= 0) continue;
+    image += static_cast<double>(numel_of(in.shape())) * esize / static_cast<double>(in.shape()[0]);
   }
   const double tile_bytes = image / static_cast<double>(shape[2]) * static_cast<double>(t.th);
   const double rows = tile_bytes * static_cast<double>(tiles);  // what one pass reads

@@ -88,6 +88,14 @@ Footprint footprint(const te::Stage& st, const TargetInfo& target) {
   return f;
 }
 
+// Bytes of the stage's constant inputs (weights), each at its own element type.
+int64_t weight_bytes(const te::Stage& st, const TargetInfo& target) {
+  int64_t bytes = 0;
+  for (const te::Tensor& in : st.inputs())
+    if (target.constant_inputs.count(in.name())) bytes += numel_of(in.shape()) * static_cast<int64_t>(dtype_size(in.dtype()));
+  return bytes;
+}
+
 // True when every read of the stage is at its own output position in a
 // tensor of its own shape (elementwise on equal shapes): the fused index
 // then addresses every tensor alike and vectors are contiguous.

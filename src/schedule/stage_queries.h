@@ -32,6 +32,8 @@ struct Footprint {
   int64_t weights = 0, activations = 0;
 };
 Footprint footprint(const te::Stage& st, const TargetInfo& target);
+// Bytes of the stage's constant inputs (weights), each at its own element type.
+int64_t weight_bytes(const te::Stage& st, const TargetInfo& target);
 
 // True when every read of the stage is at its own output position in a
 // tensor of its own shape (elementwise on equal shapes).
