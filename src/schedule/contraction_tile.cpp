@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "schedule/stage_queries.h"
+#include "support/int_div.h"
 
 namespace tessera::schedule {
 
@@ -15,9 +16,9 @@ namespace {
 int64_t tile_rows(int64_t extent, int64_t vectors, const TargetInfo& target) {
   int64_t budget = target.register_budget() / std::max<int64_t>(vectors, 1);
   int64_t best = std::max<int64_t>(std::min(budget, extent), 1);
-  int64_t best_waste = (extent + best - 1) / best * best - extent;
+  int64_t best_waste = round_up(extent, best) - extent;
   for (int64_t m = budget; m >= std::max<int64_t>(budget / 2, 1); --m) {
-    int64_t waste = (extent + m - 1) / m * m - extent;
+    int64_t waste = round_up(extent, m) - extent;
     if (waste < best_waste) best = m, best_waste = waste;
   }
   return best;
@@ -272,8 +273,7 @@ std::optional<Tile> choose_tile(const te::Stage& st, const TargetInfo& target, c
   // 12 accumulators, where 4 leave the FMA latency exposed), unless their
   // last tile wastes more than 1/32 of the rows.
   const int64_t rows = shape[t.row], preferred = target.vector_bytes >= 64 ? 8 : 6;
-  if (!conv && t.nr == 2 * lanes && rows >= preferred &&
-      ((rows + preferred - 1) / preferred * preferred - rows) * 32 <= rows)
+  if (!conv && t.nr == 2 * lanes && rows >= preferred && (round_up(rows, preferred) - rows) * 32 <= rows)
     t.mr = preferred;
   t.mr = knob_or(v, "mr", t.mr);
   return valid(t);
