@@ -35,7 +35,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 from collections import Counter

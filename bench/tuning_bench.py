@@ -43,7 +43,7 @@ sys.path.insert(0, HERE)
 import fusion_models  # noqa: E402
 import fusion_torch_models as ftm  # noqa: E402
 import perf_models  # noqa: E402
-from perf_harness import Worker, WorkerError, log, settle  # noqa: E402
+from perf_harness import Worker, log, settle  # noqa: E402
 
 OUT = os.path.join(ROOT, "bench", "out", "tuning")
 MODELS = {  # name -> title

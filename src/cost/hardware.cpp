@@ -1,8 +1,6 @@
 // Hardware descriptions: text and JSON forms, the probe, the hand-written table.
 #include "cost/hardware.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -122,54 +120,42 @@ double measure_ghz() {
   return best;
 }
 
-// Twelve independent FMA chains, one step each.
-#define TESSERA_FMA12(F)                                                                                        \
-  a0 = F(a0, m, c); a1 = F(a1, m, c); a2 = F(a2, m, c); a3 = F(a3, m, c); a4 = F(a4, m, c); a5 = F(a5, m, c); \
-  a6 = F(a6, m, c); a7 = F(a7, m, c); a8 = F(a8, m, c); a9 = F(a9, m, c); a10 = F(a10, m, c); a11 = F(a11, m, c);
+// Vectors of 8 and 16 floats (GCC's vector extension), for AVX2 and AVX-512:
+// code on them is generated for the ISA of the function it is inlined into.
+typedef float Floats8 __attribute__((vector_size(32)));
+typedef float Floats16 __attribute__((vector_size(64)));
 
-// Vector FMAs per second with 12 independent accumulators (more than latency
-// x units on every current core), for the ISA's vector width.
-__attribute__((target("avx2,fma"))) double fma_rate_avx2(int64_t iters) {
-  __m256 m = _mm256_set1_ps(0.9999f), c = _mm256_set1_ps(1e-4f);
-  __m256 a0 = _mm256_set1_ps(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0,
-         a10 = a0, a11 = a0;
-  auto t0 = Clock::now();
-  for (int64_t i = 0; i < iters; ++i) {
-    TESSERA_FMA12(_mm256_fmadd_ps)
-    asm volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5));
-    asm volatile("" : "+x"(a6), "+x"(a7), "+x"(a8), "+x"(a9), "+x"(a10), "+x"(a11));
-  }
-  double s = seconds_since(t0);
-  __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-  sum = _mm256_add_ps(sum, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-  volatile float sink = _mm256_cvtss_f32(sum);
-  (void)sink;
-  return static_cast<double>(iters) * 12 / s;
+// One step of an FMA chain, a = a * m + c, as the instruction itself (on ymm
+// or zmm registers, by the vector's width): ISO C++ does not contract a * m + c.
+template <class V>
+[[gnu::always_inline]] inline void fma_step(V& a, const V& m, const V& c) {
+  asm("vfmadd213ps %2, %1, %0" : "+v"(a) : "v"(m), "v"(c));
 }
 
-__attribute__((target("avx512f"))) double fma_rate_avx512(int64_t iters) {
-  __m512 m = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(1e-4f);
-  __m512 a0 = _mm512_set1_ps(1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0,
-         a10 = a0, a11 = a0;
+// Vector FMAs per second with 12 independent accumulators (more than latency
+// x units on every current core), for vectors V of the caller's ISA.
+template <class V>
+[[gnu::always_inline]] inline double fma_rate(int64_t iters) {
+  const V m = V{} + 0.9999f, c = V{} + 1e-4f;
+  V a0 = V{} + 1.0f, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0, a10 = a0,
+    a11 = a0;
   auto t0 = Clock::now();
   for (int64_t i = 0; i < iters; ++i) {
-    TESSERA_FMA12(_mm512_fmadd_ps)
+    fma_step(a0, m, c); fma_step(a1, m, c); fma_step(a2, m, c); fma_step(a3, m, c); fma_step(a4, m, c);
+    fma_step(a5, m, c); fma_step(a6, m, c); fma_step(a7, m, c); fma_step(a8, m, c); fma_step(a9, m, c);
+    fma_step(a10, m, c); fma_step(a11, m, c);
     asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
     asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
   }
   double s = seconds_since(t0);
-  __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-  sum = _mm512_add_ps(sum, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
-  float lanes[16];
-  _mm512_storeu_ps(lanes, sum);
-  volatile float sink = lanes[0];
+  const V sum = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + ((a8 + a9) + (a10 + a11));
+  volatile float sink = sum[0];
   (void)sink;
   return static_cast<double>(iters) * 12 / s;
 }
 
-#undef TESSERA_FMA12
+__attribute__((target("avx2,fma"))) double fma_rate_avx2(int64_t iters) { return fma_rate<Floats8>(iters); }
+__attribute__((target("avx512f"))) double fma_rate_avx512(int64_t iters) { return fma_rate<Floats16>(iters); }
 
 // FMA units: full-width FMAs per cycle, a whole number within [1, 4]. Each
 // run is about 5 ms of FMAs (a 0.1 ms burst meets the vector units'

@@ -65,10 +65,10 @@ AttrMap axis_attrs(const Separable& s, size_t axis, bool first) {
     k[d] = s.a.kernel[d], st[d] = s.a.strides[d], dil[d] = s.a.dilations[d];
     pads[d] = s.pads[d], pads[d + nsp] = s.pads[d + nsp];
   }
-  return {{"kernel_shape", Attribute::of_ints(k)},
-          {"strides", Attribute::of_ints(st)},
-          {"dilations", Attribute::of_ints(dil)},
-          {"pads", Attribute::of_ints(pads)}};
+  return {{"kernel_shape", Attribute::of_ints(std::move(k))},
+          {"strides", Attribute::of_ints(std::move(st))},
+          {"dilations", Attribute::of_ints(std::move(dil))},
+          {"pads", Attribute::of_ints(std::move(pads))}};
 }
 
 void separate(Graph& g, const Separable& s) {

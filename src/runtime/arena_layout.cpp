@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "support/error.h"
+#include "support/int_div.h"
 
 namespace tessera::runtime {
 
@@ -17,8 +18,6 @@ namespace {
 constexpr int64_t kMaxSize = int64_t{1} << 56;
 constexpr int64_t kMaxTotal = int64_t{1} << 60;
 constexpr int64_t kMaxAlignment = int64_t{1} << 30;
-
-int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 bool lifetimes_overlap(const BufferRequest& a, const BufferRequest& b) {
   return a.first_step <= b.last_step && b.first_step <= a.last_step;
@@ -130,7 +129,7 @@ int64_t choose_offset(const std::vector<BufferRequest>& requests, const Unit& u,
   for (const auto& [lo, hi] : forbidden) {
     if (lo > cursor) {
       // Allowed region [cursor, lo - 1].
-      const int64_t o = align_up(cursor, a);
+      const int64_t o = round_up(cursor, a);
       if (o <= lo - 1) {
         if (fit == Fit::kFirst) return o;
         const int64_t slack = lo - 1 - cursor;
@@ -142,7 +141,7 @@ int64_t choose_offset(const std::vector<BufferRequest>& requests, const Unit& u,
     }
     cursor = std::max(cursor, hi + 1);
   }
-  return best >= 0 ? best : align_up(cursor, a);
+  return best >= 0 ? best : round_up(cursor, a);
 }
 
 // Places the units in the given order; returns the arena size.
@@ -170,7 +169,7 @@ int64_t place_sequential(const std::vector<BufferRequest>& requests, const std::
                          std::vector<int64_t>& offsets) {
   int64_t cursor = 0;
   for (const Unit& u : units) {
-    const int64_t o = u.max_size == 0 ? 0 : align_up(cursor, u.alignment);
+    const int64_t o = u.max_size == 0 ? 0 : round_up(cursor, u.alignment);
     for (size_t m : u.members) offsets[m] = o;
     if (u.max_size > 0) cursor = o + u.max_size;
   }

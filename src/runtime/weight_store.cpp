@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "support/file_pages.h"
+#include "support/int_div.h"
 
 namespace tessera::runtime {
 
@@ -64,7 +65,7 @@ WeightStore::~WeightStore() {
 bool WeightStore::release(const Tensor& t) {
   if (fd_ < 0 || !t.defined() || !t.page_mapped() || t.nbytes() == 0) return false;
   void* at = const_cast<void*>(t.raw());
-  const size_t len = (t.nbytes() + page_bytes() - 1) / page_bytes() * page_bytes();
+  const size_t len = round_up(t.nbytes(), page_bytes());
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = entries_.find(at); it != entries_.end()) {
     madvise(at, it->second.length, MADV_DONTNEED);  // file-backed: the bytes stay in the file

@@ -45,10 +45,7 @@ int64_t default_pad_chunk(const te::Stage& st, const te::Stage& pad, const Targe
   const Dims &out = st.shapes[0], &in = pad.shapes[0];
   if (tiles < 1 || th < 1 || out[2] < 1 || in[0] < 1 || in[2] < 1) return 0;
   const double esize = static_cast<double>(dtype_size(pad.dtypes[0]));
-  double weights = 0;
-  for (const te::Tensor& w : st.inputs())
-    if (target.constant_inputs.count(w.name()))
-      weights += static_cast<double>(numel_of(w.shape())) * static_cast<double>(dtype_size(w.dtype()));
+  const double weights = static_cast<double>(weight_bytes(st, target));
   const double l2 = static_cast<double>(target.planned.l2), padded = static_cast<double>(numel_of(in)) * esize;
   if (weights > kPadChunkWeightShare * l2 || padded <= l2) return 0;
   // Input rows per output row (the stride) and the kernel's extra rows:

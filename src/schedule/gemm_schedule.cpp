@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "support/int_div.h"
+
 namespace tessera::schedule {
 
 namespace {
@@ -126,7 +128,7 @@ GemmBlocks gemm_default_blocks(const te::Stage& st, const GemmTile& tile, const 
   int64_t blocks = (row_tiles + mb_max - 1) / mb_max;
   if (blocks > 1) {
     blocks = std::max(blocks, (kMinTasks + batch - 1) / batch);
-    blocks = std::min((blocks + kBalance - 1) / kBalance * kBalance, row_tiles);
+    blocks = std::min(round_up(blocks, kBalance), row_tiles);
   }
   b.mb = (row_tiles + blocks - 1) / blocks;
   const int64_t tasks = (row_tiles + b.mb - 1) / b.mb * batch;

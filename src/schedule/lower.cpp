@@ -19,6 +19,7 @@
 #include "schedule/stage_graph.h"
 #include "schedule/unswitch_guards.h"
 #include "support/error.h"
+#include "support/int_div.h"
 
 namespace tessera::schedule {
 
@@ -412,7 +413,7 @@ class Lowering {
       // could otherwise pad a dim of 3 to a billion.
       TESSERA_CHECK(f <= std::max<int64_t>(st.dims[static_cast<size_t>(d)], 256), "lower ", name_, ": ",
                     step.to_text(), ": factor ", f, " exceeds dim ", d, " (", st.dims[static_cast<size_t>(d)], ")");
-      if (step.kind == DirectiveKind::Pad) st.dims[static_cast<size_t>(d)] = (st.dims[static_cast<size_t>(d)] + f - 1) / f * f;
+      if (step.kind == DirectiveKind::Pad) st.dims[static_cast<size_t>(d)] = round_up(st.dims[static_cast<size_t>(d)], f);
       else st.layout.emplace_back(d, f);
     }
   }

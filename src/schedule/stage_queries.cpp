@@ -79,6 +79,23 @@ int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v)
   return f.dim < 0 ? -1 : f.dim;
 }
 
+// Elements of the stage's constant inputs (weights) and of its output and
+// other inputs (activations).
+Footprint footprint(const te::Stage& st, const TargetInfo& target) {
+  Footprint f{0, numel_of(st.shapes[0])};
+  for (const te::Tensor& in : st.inputs())
+    (target.constant_inputs.count(in.name()) ? f.weights : f.activations) += numel_of(in.shape());
+  return f;
+}
+
+// Bytes of the stage's constant inputs (weights), each at its own element type.
+int64_t weight_bytes(const te::Stage& st, const TargetInfo& target) {
+  int64_t bytes = 0;
+  for (const te::Tensor& in : st.inputs())
+    if (target.constant_inputs.count(in.name())) bytes += numel_of(in.shape()) * static_cast<int64_t>(dtype_size(in.dtype()));
+  return bytes;
+}
+
 // True when every read of the stage is at its own output position in a
 // tensor of its own shape (elementwise on equal shapes): the fused index
 // then addresses every tensor alike and vectors are contiguous.

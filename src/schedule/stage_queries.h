@@ -1,6 +1,7 @@
 // Questions the schedule rules ask of a stage and its program: is it an
 // output, how many lanes its type has, how long its reduction is, which reads
-// index with which variables, which stages to materialize.
+// index with which variables, what its weights weigh, which stages to
+// materialize.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,14 @@ bool reads_use(const te::Stage& st, const te::Stage& in, const loop::Var& v);
 // The dimension of `in` that every read of it in `st` indexes with exactly
 // `v`; -1 when none does or the reads disagree.
 int dim_indexed_by(const te::Stage& st, const te::Stage& in, const loop::Var& v);
+// Elements of the stage's constant inputs (weights) and of its output and
+// other inputs (activations).
+struct Footprint {
+  int64_t weights = 0, activations = 0;
+};
+Footprint footprint(const te::Stage& st, const TargetInfo& target);
+// Bytes of the stage's constant inputs (weights), each at its own element type.
+int64_t weight_bytes(const te::Stage& st, const TargetInfo& target);
 
 // True when every read of the stage is at its own output position in a
 // tensor of its own shape (elementwise on equal shapes).

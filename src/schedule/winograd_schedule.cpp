@@ -1,9 +1,9 @@
 // Schedules of the Winograd transforms (see winograd_schedule.h).
 #include "schedule/winograd_schedule.h"
 
-#include "support/winograd_transform.h"
-#include "schedule/contraction_schedule.h"
 #include "schedule/stage_queries.h"
+#include "schedule/tile_epilogue.h"
+#include "support/winograd_transform.h"
 
 namespace tessera::schedule {
 

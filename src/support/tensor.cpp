@@ -12,6 +12,7 @@
 
 #include "support/dtype_dispatch.h"
 #include "support/error.h"
+#include "support/int_div.h"
 #include "support/memory.h"
 
 namespace tessera {
@@ -48,8 +49,6 @@ namespace {
 
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kPageBytes = 4096;
-
-size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 // Readable pages kept mapped on each side of a mapped buffer. Kernels read
 // out of bounds under a mask: a padded convolution or pool computes its

@@ -1,6 +1,7 @@
 // Rounding integer division (src/support/int_div.h): floor_div and ceil_div
 // against the definition of floor and ceiling, checked in 128-bit arithmetic,
-// for every sign of dividend and divisor and near the ends of int64.
+// for every sign of dividend and divisor and near the ends of int64; round_up
+// against the definition of the least multiple not below.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -47,6 +48,29 @@ TEST(IntDiv, ValuesNearTheEndsOfInt64) {
       EXPECT_TRUE(is_ceil(a, b, ceil_div(a, b))) << a << " / " << b;
     }
   }
+}
+
+// r is the least multiple of m (m > 0) not below x: a multiple, at or above
+// x, and less than m above it.
+template <class T>
+bool is_round_up(T x, T m, T r) {
+  return r % m == 0 && r >= x && r - x < m;
+}
+
+static_assert(round_up(int64_t{-7}, 4) == -4 && round_up(int64_t{8}, 4) == 8 && round_up(size_t{9}, 4) == 12);
+
+TEST(IntDiv, RoundUpOfSignedAndUnsignedValues) {
+  for (int64_t x = -40; x <= 40; ++x)
+    for (int64_t m = 1; m <= 9; ++m)
+      EXPECT_TRUE(is_round_up(x, m, round_up(x, m))) << x << " up to a multiple of " << m << " -> " << round_up(x, m);
+  for (size_t x = 0; x <= 100; ++x)
+    for (size_t m : {size_t{1}, size_t{3}, size_t{64}, size_t{4096}})
+      EXPECT_TRUE(is_round_up(x, m, round_up(x, m))) << x << " up to a multiple of " << m << " -> " << round_up(x, m);
+  // Near the ends of int64 (big - 7 and -big + 7 are multiples of 8).
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(round_up(big - 7, 8), big - 7);
+  EXPECT_EQ(round_up(-big, 8), -big + 7);
+  EXPECT_EQ(round_up(-big + 1, big), 0);
 }
 
 }  // namespace
