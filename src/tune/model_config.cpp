@@ -12,7 +12,7 @@ std::string ModelConfig::to_json() const {
   for (const auto& [name, dims] : input_shapes) shapes[name] = dims;
   nlohmann::json j = {{"model", model},   {"input_shapes", shapes}, {"disabled_passes", disabled_passes},
                       {"isa", isa_name(isa)}, {"threads", threads},     {"fusion", fusion},
-                      {"seed", seed},   {"winograd_tiles", winograd_tiles}};
+                      {"seed", seed},   {"winograd_tiles", winograd_tiles}, {"fusion_db", fusion_db}};
   return j.dump();
 }
 
@@ -27,6 +27,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.threads = j.at("threads").get<int>();
     c.fusion = j.at("fusion").get<bool>();
     c.seed = j.at("seed").get<uint64_t>();
+    if (j.contains("fusion_db")) c.fusion_db = j.at("fusion_db").get<std::string>();
     if (j.contains("winograd_tiles")) c.winograd_tiles = j.at("winograd_tiles").get<std::map<std::string, int>>();
   } catch (const nlohmann::json::exception& e) {
     TESSERA_FAIL("tuning model configuration: ", e.what());
@@ -47,6 +48,7 @@ runtime::ExecutorOptions ModelConfig::executor_options() const {
   e.isa = isa;
   e.threads = threads;
   e.fusion = fusion;
+  e.fusion_db = fusion_db;
   e.passes = load_options().passes;
   return e;
 }

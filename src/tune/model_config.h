@@ -23,6 +23,11 @@ struct ModelConfig {
   Isa isa = Isa::Host;
   int threads = 0;     // kernel threads (the process-wide pool); <= 0: all cores
   bool fusion = true;  // DNNFusion blocks as one kernel each
+  // The fusion planner's profiling database (ExecutorOptions::fusion_db;
+  // "": the user's cache). The tuner and its workers must plan the same
+  // blocks: a database another process rewrites between their opens (two
+  // tunings of one model at once) can make them plan differently.
+  std::string fusion_db;
   uint64_t seed = 1;   // of the model's random inputs
   // The Winograd pass's choices per convolution geometry (PassOptions::
   // winograd_tiles): the graph the tasks come from (graph_choice.h).

@@ -84,6 +84,7 @@ TuneOptions quick_options(const std::string& records) {
   TuneOptions o;
   o.model.model = small_net_file();
   o.model.threads = 1;
+  o.model.fusion_db = temp_path("fusion_profile.tsv");  // this process's: other tests' profiling cannot change the plan
   o.records = records;
   o.exe = TESSERA_CLI;
   o.budget_seconds = 4;
@@ -228,6 +229,7 @@ TEST(ModelConfig, JsonRoundTrip) {
   c.fusion = false;
   c.seed = 42;
   c.winograd_tiles["n1 c4x16 m4x16 r64 50x50->50x50 pads1,1,1,1"] = 2;
+  c.fusion_db = "/tmp/profile.tsv";
   ModelConfig d = ModelConfig::from_json(c.to_json());
   EXPECT_EQ(d.to_json(), c.to_json());
   EXPECT_EQ(d.winograd_tiles, c.winograd_tiles);
