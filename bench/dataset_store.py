@@ -27,6 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 STORE = os.path.join(HERE, "dataset")
 PART = re.compile(r"records\.rank(\d+)\.part(\d+)\.jsonl\.xz$")
+RANK = re.compile(r"records\.rank(\d+)\.jsonl$")
 
 
 def parts(store):
@@ -48,14 +49,15 @@ def stored_lines(paths):
     return lines
 
 
-def rank_files(directory):
-    """{rank: path} of the collection's rank files."""
-    out = {}
-    for path in glob.glob(os.path.join(directory, "records.rank*.jsonl")):
-        m = re.search(r"records\.rank(\d+)\.jsonl$", path)
-        if m:
-            out[int(m.group(1))] = path
-    return out
+def rank_path(directory, rank):
+    """The collection's records file of `rank` (tessera dataset collect's name)."""
+    return os.path.join(directory, f"records.rank{rank}.jsonl")
+
+
+def ranks(directory):
+    """The ranks that have a records file in the collection."""
+    found = (RANK.search(os.path.basename(p)) for p in glob.glob(os.path.join(directory, "records.rank*.jsonl")))
+    return sorted(int(m.group(1)) for m in found if m)
 
 
 def whole_lines(path):
@@ -87,7 +89,8 @@ def save(directory, store):
             f.write(text)
         print(f"tasks.json stored ({len(text)} bytes)")
     have = parts(store)
-    for rank, path in sorted(rank_files(directory).items()):
+    for rank in ranks(directory):
+        path = rank_path(directory, rank)
         lines = whole_lines(path)
         stored = stored_lines(have.get(rank, []))
         if lines[: len(stored)] != stored:
@@ -120,10 +123,9 @@ def restore(directory, store):
     else:
         with open(index, "wb") as f:
             f.write(text)
-    files = rank_files(directory)
     for rank, paths in sorted(parts(store).items()):
         stored = stored_lines(paths)
-        path = files.get(rank, os.path.join(directory, f"records.rank{rank}.jsonl"))
+        path = rank_path(directory, rank)
         lines = whole_lines(path) if os.path.exists(path) else []
         if len(lines) >= len(stored):
             if lines[: len(stored)] != stored:
@@ -139,10 +141,10 @@ def restore(directory, store):
 
 def status(directory, store):
     have = parts(store)
-    files = rank_files(directory)
-    for rank in sorted(set(have) | set(files)):
+    for rank in sorted(set(have) | set(ranks(directory))):
         stored = len(stored_lines(have.get(rank, [])))
-        here = len(whole_lines(files[rank])) if rank in files else 0
+        path = rank_path(directory, rank)
+        here = len(whole_lines(path)) if os.path.exists(path) else 0
         print(f"rank {rank}: {stored} records stored in {len(have.get(rank, []))} part(s), {here} in {directory}")
 
 
