@@ -3,6 +3,7 @@
 // copy the results into their slots. The model keeps a few plans, one per key.
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -56,7 +57,7 @@ bool Plan::matches(const std::vector<Tensor>& inputs) const {
 }
 
 std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector<Tensor>& inputs,
-                             std::vector<double>* step_seconds) {
+                             std::vector<double>* step_seconds, size_t end_step) {
   using Clock = std::chrono::steady_clock;
   if (step_seconds) step_seconds->resize(plan.steps.size(), 0.0);
   Clock::time_point step_start;
@@ -93,8 +94,9 @@ std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector
     return ins;
   };
 
+  const size_t steps_run = std::min(end_step, plan.steps.size());
   std::vector<void*> args;
-  for (size_t si = 0; si < plan.steps.size(); ++si) {
+  for (size_t si = 0; si < steps_run; ++si) {
     const Step& st = plan.steps[si];
     if (step_seconds) {
       if (si > 0) (*step_seconds)[si - 1] += std::chrono::duration<double>(Clock::now() - step_start).count();
@@ -148,13 +150,14 @@ std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector
     }
   }
 
-  if (step_seconds && !plan.steps.empty())
-    step_seconds->back() += std::chrono::duration<double>(Clock::now() - step_start).count();
-  for (const Step& st : plan.steps)
-    if (st.compiled)
-      for (int o : st.outputs)
+  if (step_seconds && steps_run > 0)
+    (*step_seconds)[steps_run - 1] += std::chrono::duration<double>(Clock::now() - step_start).count();
+  for (size_t si = 0; si < steps_run; ++si)
+    if (plan.steps[si].compiled)
+      for (int o : plan.steps[si].outputs)
         if (plan.slots[static_cast<size_t>(o)].kind == SlotKind::Output) plan.outputs.keep(o, owned[static_cast<size_t>(o)]);
   std::vector<Tensor> result;
+  if (steps_run < plan.steps.size()) return result;
   for (int s : plan.output_slots) {
     const Slot& sl = plan.slots[static_cast<size_t>(s)];
     switch (sl.kind) {

@@ -259,9 +259,11 @@ std::vector<TaskUse> plan_tasks(const Graph& g, const std::vector<Tensor>& input
 
 // Runs a plan on inputs matching it; returns the graph outputs. With
 // step_seconds (resized to the plan's steps), adds each step's wall time.
+// With `end_step` below the plan's step count, runs only the steps before it
+// and returns no outputs: a timing run of an early kernel needs no more.
 // Thread-safe: concurrent runs of one plan each lease their own arena.
 std::vector<Tensor> run_plan(const Graph& g, const Plan& plan, const std::vector<Tensor>& inputs,
-                             std::vector<double>* step_seconds = nullptr);
+                             std::vector<double>* step_seconds = nullptr, size_t end_step = SIZE_MAX);
 
 // One model's compiled runtime. Every member may be called from several
 // threads at once (see "Concurrency" above); plans are handed out as

@@ -61,7 +61,8 @@ std::unique_ptr<runtime::Plan> ModelTimer::plan_with(uint64_t key,
 double ModelTimer::run_once(runtime::Plan& plan, const std::vector<size_t>& steps) {
   flush();
   std::vector<double> step_seconds(plan.steps.size(), 0.0);
-  runtime::run_plan(executor_.graph(), plan, inputs_, &step_seconds);
+  // The run stops after the task's last kernel: later steps cannot change its time.
+  runtime::run_plan(executor_.graph(), plan, inputs_, &step_seconds, steps.back() + 1);
   double s = 0;
   for (size_t i : steps) s += step_seconds[i];
   return s / static_cast<double>(steps.size());

@@ -385,6 +385,32 @@ TEST(Executor, FusedBlocksThatMoveElementsAreNotInPlace) {
   for (int64_t k = 0; k < want[0].numel(); ++k) EXPECT_EQ(got[0].get_double(k), want[0].get_double(k)) << k;
 }
 
+// A timing run may stop after a step: the steps before it run (and are
+// timed), none after it, no outputs are returned, and a whole run after it
+// still computes the model.
+TEST(Executor, RunStopsBeforeEndStep) {
+  auto g = std::make_unique<Graph>();
+  Value* v = g->add_input("x", {DType::F32, {64, 64}, true});
+  const char* ops[] = {"Relu", "Exp", "Tanh", "Sigmoid"};
+  for (int i = 0; i < 4; ++i) v = g->add_node(ops[i], {v}, {"v" + std::to_string(i)}, {}, ops[i])->outputs[0];
+  g->add_output(v);
+  infer_graph(*g);
+  std::vector<std::vector<int>> blocks{{0}, {1}, {2}, {3}};
+  std::vector<Tensor> ins{random_f32({64, 64}, 5)};
+  auto p = compile_plan(*g, ins, ExecutorOptions{}, nullptr, &blocks);
+  ASSERT_EQ(p->steps.size(), 4u);
+  std::vector<double> seconds;
+  EXPECT_TRUE(run_plan(*g, *p, ins, &seconds, 2).empty());
+  ASSERT_EQ(seconds.size(), 4u);
+  EXPECT_GT(seconds[0], 0.0);
+  EXPECT_GT(seconds[1], 0.0);
+  EXPECT_EQ(seconds[2], 0.0);
+  EXPECT_EQ(seconds[3], 0.0);
+  std::vector<Tensor> got = run_plan(*g, *p, ins), want = interpret(*g, ins);
+  ASSERT_EQ(got.size(), 1u);
+  for (int64_t k = 0; k < want[0].numel(); ++k) EXPECT_NEAR(got[0].get_double(k), want[0].get_double(k), 1e-5) << k;
+}
+
 TEST(Executor, MemoryPlanReusesTheArena) {
   auto g = std::make_unique<Graph>();
   Value* x = g->add_input("x", {DType::F32, {32, 32}, true});
