@@ -112,11 +112,12 @@ def main():
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "tessera"), help="the tessera CLI (default build/tessera)")
     ap.add_argument("--out", default=os.path.join(HERE, "COSTMODEL.md"), help="the report (default bench/COSTMODEL.md)")
     ap.add_argument("--work", default=os.path.join(HERE, "out", "costmodel"), help="model files go here")
-    ap.add_argument("--rounds", type=int, default=200, help="xgb's boosting rounds")
+    ap.add_argument("--rounds", type=int, default=500, help="xgb's boosting rounds")
     ap.add_argument("--epochs", type=int, default=40, help="attention's training passes")
     ap.add_argument("--folds", type=int, default=5, help="xgb's k-fold cross-validation within task")
-    ap.add_argument("--label", default="min", choices=["min", "median", "ratio"],
-                    help="a schedule's cost from its repeats (costmodel --label)")
+    ap.add_argument("--label", default="ratio", choices=["min", "median", "ratio"],
+                    help="a schedule's cost from its repeats (costmodel --label; default ratio, the tuner's "
+                         "pooled cost: the paired default runs cancel the machine's slow phases)")
     ap.add_argument("--test-share", type=float, default=0.3, help="within-task share held out (pruning)")
     ap.add_argument("--fine-tune-share", default="0,0.05,0.10", help="transfer: shares fine-tuned on")
     ap.add_argument("--methods", default="random,cluster,loss", help="pruning methods")
