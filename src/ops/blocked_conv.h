@@ -43,13 +43,14 @@
 
 #include "ops/op_attrs.h"
 #include "ops/registry.h"
+#include "support/int_div.h"
 
 namespace tessera {
 
 inline constexpr const char* kBlockedDomain = "tessera";
 
 // Blocks of `b` lanes holding `c` channels (the last one padded).
-inline int64_t channel_blocks(int64_t c, int64_t b) { return (c + b - 1) / b; }
+inline int64_t channel_blocks(int64_t c, int64_t b) { return ceil_div(c, b); }
 
 // How each output block of a grouped blocked contraction (ConvBlocked,
 // WinogradGemm) finds its input blocks: it reads R of them from

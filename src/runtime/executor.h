@@ -13,9 +13,9 @@
 // an output shape or a value baked into a kernel depends on values computed
 // from the inputs, the reference kernels computing those (value_oracle.h).
 // Intermediate values become slots with a size and a live range [producing
-// step, last consuming step], placed in one arena by layout_arena. Graph
-// inputs are read from the caller's tensors, constants from the graph, and
-// graph outputs get fresh tensors every run.
+// step, last consuming step], placed in one arena by layout_arena
+// (plan_arena.h). Graph inputs are read from the caller's tensors, constants
+// from the graph, and graph outputs get fresh tensors every run.
 //
 // A plan is valid for its key: the input types, plus the values of the graph
 // inputs that some step baked into its code or whose values decide an output

@@ -1,8 +1,8 @@
 // Compiling a plan, in phases: the concrete type of every value (running
 // nothing unless a shape depends on a value), one task per fusion block (or
 // a reference step), a kernel per distinct task compiled in parallel, then
-// the binding of every step's kernel to slots, packed weights, the plan's
-// key and the arena.
+// the binding of every step's kernel to slots, packed weights and the plan's
+// key; then the arena (plan_arena.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,10 +19,10 @@
 #include "runtime/concat_views.h"
 #include "runtime/concrete_types.h"
 #include "runtime/executor.h"
+#include "runtime/plan_arena.h"
 #include "runtime/task_kernel.h"
 #include "runtime/value_oracle.h"
 #include "support/error.h"
-#include "support/memory.h"
 #include "support/memory_trace.h"
 
 namespace tessera::runtime {
@@ -89,7 +89,7 @@ class PlanCompiler {
     mark_memory_phase("packing");
     plan_->original_reads.assign(original_reads_.begin(), original_reads_.end());
     collect_value_inputs();
-    plan_memory_slots();
+    place_arena_slots(*plan_);
     plan_->arenas.set_max_idle(opts_.max_idle_arenas);
     plan_->compile_seconds = seconds_since(t0);
     plan_->nodes_run_when_compiling = oracle_.nodes_run();
@@ -527,7 +527,7 @@ class PlanCompiler {
     }
   }
 
-  // --- the key and the arena ------------------------------------------------------
+  // --- the key ------------------------------------------------------------------
 
   // Follows the values the plan depends on back to graph inputs.
   void collect_value_inputs() {
@@ -556,65 +556,6 @@ class PlanCompiler {
       plan_->value_inputs.push_back(i);
       plan_->values.push_back(inputs_[static_cast<size_t>(i)].clone());
     }
-  }
-
-  // Places the arena slots; elementwise steps may overwrite a dying input.
-  // Slots inside a concat's output (concat_views.h) get no buffer of their
-  // own, so no step overwrites one in place, nor writes in place into one.
-  void plan_memory_slots() {
-    widen_view_roots(*plan_);
-    std::vector<BufferRequest> reqs;
-    std::vector<int> req_of(plan_->slots.size(), -1);
-    for (size_t i = 0; i < plan_->slots.size(); ++i) {
-      const Slot& s = plan_->slots[i];
-      if (s.kind != SlotKind::Arena || s.parent >= 0) continue;
-      req_of[i] = static_cast<int>(reqs.size());
-      reqs.push_back({s.bytes, s.first_step, s.last_step, 64, -1});
-    }
-    for (size_t si = 0; si < plan_->steps.size(); ++si) {
-      const Step& st = plan_->steps[si];
-      int64_t step = static_cast<int64_t>(si);
-      if (st.view) continue;
-      int present = 0;
-      for (int o : st.outputs) present += o >= 0;
-      // A reference step's output is copied into its slot after the kernel ran,
-      // so it may overwrite any dying input; a compiled step only an input its
-      // kernel reads element for element (Step::in_place).
-      if (present != 1) continue;
-      int out = -1;
-      for (int o : st.outputs)
-        if (o >= 0) out = o;
-      if (req_of[static_cast<size_t>(out)] < 0) continue;
-      const Slot& os = plan_->slots[static_cast<size_t>(out)];
-      for (size_t k = 0; k < st.inputs.size(); ++k) {
-        int in = st.inputs[k];
-        if (in < 0 || req_of[static_cast<size_t>(in)] < 0) continue;
-        if (st.compiled && !(k < st.in_place.size() && st.in_place[k])) continue;
-        const Slot& is = plan_->slots[static_cast<size_t>(in)];
-        if (is.last_step != step || is.first_step >= step) continue;
-        if (reads_inside(st, in)) continue;  // a view of it read too would see the output's writes
-        bool fits = st.compiled ? (is.bytes == os.bytes && dtype_size(is.dtype) == dtype_size(os.dtype))
-                                : is.bytes >= os.bytes;
-        if (!fits) continue;
-        reqs[static_cast<size_t>(req_of[static_cast<size_t>(out)])].inplace_of = req_of[static_cast<size_t>(in)];
-        break;
-      }
-    }
-    plan_->arena_layout = layout_arena(reqs);
-    // Each value fits (ConcreteTypes checked), but all live at once may not.
-    TESSERA_CHECK(plan_->arena_layout.arena_bytes <= memory_limit_bytes(), "the model's activations need ",
-                  format_bytes(plan_->arena_layout.arena_bytes), " at their peak, more than this machine's memory (", format_bytes(memory_limit_bytes()), ")");
-    for (size_t i = 0; i < plan_->slots.size(); ++i)
-      if (req_of[i] >= 0) plan_->slots[i].offset = plan_->arena_layout.offsets[static_cast<size_t>(req_of[i])];
-    resolve_view_offsets(*plan_);
-  }
-
-  // True when step `st` reads a slot placed inside root slot `root` (views
-  // hang directly under their root).
-  bool reads_inside(const Step& st, int root) const {
-    for (int s : st.inputs)
-      if (s >= 0 && plan_->slots[static_cast<size_t>(s)].parent == root) return true;
-    return false;
   }
 
   const Graph& g_;

@@ -12,6 +12,7 @@
 #include "schedule/stage_queries.h"
 #include "schedule/sum_blocks.h"
 #include "schedule/tile_epilogue.h"
+#include "support/int_div.h"
 
 namespace tessera::schedule {
 
@@ -215,8 +216,8 @@ void schedule_tiles(Schedule& s, const te::Stage& st, const TargetInfo& target, 
                     : d == tile->col ? outer_name(J)
                     : tile->kb > 1 && d == tile->blk ? outer_name(B)
                                                      : tiled.axes[d].name());
-    outer_extent.push_back(d == tile->row ? (shape[d] + tile->mr - 1) / tile->mr
-                           : d == tile->col ? (shape[d] + tile->nr - 1) / tile->nr
+    outer_extent.push_back(d == tile->row   ? ceil_div(shape[d], tile->mr)
+                           : d == tile->col ? ceil_div(shape[d], tile->nr)
                                             : shape[d]);
   }
   // A matrix product walks the rows inside each column panel: consecutive

@@ -25,8 +25,8 @@ int64_t block_steps(int64_t k, int64_t max_kc) {
   if (k <= max_kc) return k;
   for (int64_t d = max_kc; d >= max_kc / 2; --d)
     if (k % d == 0) return d;
-  int64_t blocks = (k + max_kc - 1) / max_kc;
-  return (k + blocks - 1) / blocks;
+  const int64_t blocks = ceil_div(k, max_kc);
+  return ceil_div(k, blocks);
 }
 
 // Reduction steps at most between two prefetches of a tile: with two
@@ -115,7 +115,7 @@ GemmBlocks gemm_default_blocks(const te::Stage& st, const GemmTile& tile, const 
   // the task reuse it; the task's packed A block (mb * mr rows x kc) about
   // the size of L2 (bench/MEASUREMENTS.md, "GEMM blocking").
   b.kc = block_steps(k, std::max<int64_t>(l2_bytes / 8 / (tile.nr * esize), 16));
-  const int64_t row_tiles = (m + tile.mr - 1) / tile.mr, panels = n / tile.nr;
+  const int64_t row_tiles = ceil_div(m, tile.mr), panels = n / tile.nr;
   int64_t batch = 1;
   for (size_t d = 0; d + 2 < rank; ++d) batch *= shape[d];
   // The rows in equal blocks of at most that. When A takes several blocks
@@ -125,15 +125,15 @@ GemmBlocks gemm_default_blocks(const te::Stage& st, const GemmTile& tile, const 
   // idle before the next block of the reduction (bench/MEASUREMENTS.md,
   // "GEMM blocking").
   const int64_t mb_max = std::clamp<int64_t>(l2_bytes / (b.kc * tile.mr * esize), 1, row_tiles);
-  int64_t blocks = (row_tiles + mb_max - 1) / mb_max;
+  int64_t blocks = ceil_div(row_tiles, mb_max);
   if (blocks > 1) {
-    blocks = std::max(blocks, (kMinTasks + batch - 1) / batch);
+    blocks = std::max(blocks, ceil_div(kMinTasks, batch));
     blocks = std::min(round_up(blocks, kBalance), row_tiles);
   }
-  b.mb = (row_tiles + blocks - 1) / blocks;
-  const int64_t tasks = (row_tiles + b.mb - 1) / b.mb * batch;
-  const int64_t col_blocks = std::min<int64_t>((kMinTasks + tasks - 1) / tasks, panels);
-  b.nb = (panels + col_blocks - 1) / col_blocks;
+  b.mb = ceil_div(row_tiles, blocks);
+  const int64_t tasks = ceil_div(row_tiles, b.mb) * batch;
+  const int64_t col_blocks = std::min<int64_t>(ceil_div(kMinTasks, tasks), panels);
+  b.nb = ceil_div(panels, col_blocks);
   return b;
 }
 
@@ -146,7 +146,7 @@ std::vector<int64_t> gemm_kc_values(const te::Stage& st, int64_t default_kc) {
 }
 
 std::vector<int64_t> gemm_mb_values(const te::Stage& st, const GemmTile& tile, int64_t default_mb) {
-  return with_value(powers_up_to((st.shapes[0][tile.row] + tile.mr - 1) / tile.mr), default_mb);
+  return with_value(powers_up_to(ceil_div(st.shapes[0][tile.row], tile.mr)), default_mb);
 }
 
 std::vector<int64_t> gemm_nb_values(const te::Stage& st, const GemmTile& tile, int64_t default_nb) {
@@ -154,7 +154,7 @@ std::vector<int64_t> gemm_nb_values(const te::Stage& st, const GemmTile& tile, i
 }
 
 bool gemm_blocks_valid(const te::Stage& st, const GemmTile& tile, const GemmBlocks& b) {
-  const int64_t row_tiles = (st.shapes[0][tile.row] + tile.mr - 1) / tile.mr, panels = st.shapes[0][tile.col] / tile.nr;
+  const int64_t row_tiles = ceil_div(st.shapes[0][tile.row], tile.mr), panels = st.shapes[0][tile.col] / tile.nr;
   return b.kc >= 1 && b.kc <= reduction_steps(st) && b.mb >= 1 && b.mb <= row_tiles && b.nb >= 1 && b.nb <= panels;
 }
 
@@ -167,7 +167,7 @@ void schedule_blocked_gemm(Schedule& s, const te::Stage& st, const GemmTile& til
   s.split(n, J, tile.nr);
   s.split(n, I, tile.mr);
   s.split(n, K, blocks.kc);
-  const int64_t row_tiles = (shape[tile.row] + tile.mr - 1) / tile.mr, panels = shape[tile.col] / tile.nr;
+  const int64_t row_tiles = ceil_div(shape[tile.row], tile.mr), panels = shape[tile.col] / tile.nr;
   // Task loops: the batch axes, then blocks of mb row tiles and of nb panels.
   std::vector<std::string> tasks;
   for (size_t d = 0; d + 2 < shape.size(); ++d) tasks.push_back(st.axes[d].name());

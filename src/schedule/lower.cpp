@@ -54,7 +54,7 @@ struct Storage {
   Dims physical_dims() const {
     Dims p = dims;
     for (auto [d, f] : layout) {
-      p[static_cast<size_t>(d)] = (p[static_cast<size_t>(d)] + f - 1) / f;
+      p[static_cast<size_t>(d)] = ceil_div(p[static_cast<size_t>(d)], f);
       p.push_back(f);
     }
     return p;

@@ -5,6 +5,7 @@
 
 #include "loop/visitor.h"
 #include "support/error.h"
+#include "support/int_div.h"
 
 namespace tessera::schedule {
 
@@ -163,7 +164,7 @@ std::vector<Tensor> rfactor(const std::vector<Tensor>& outputs, const std::strin
   // axis, never more (an untrusted schedule could ask for a billion).
   TESSERA_CHECK(factor <= std::max<int64_t>(*n, 256), "schedule: rfactor ", name, " ", axis, " ", factor,
                 ": more partial results than the axis has elements (", *n, ")");
-  const int64_t outer = (*n + factor - 1) / factor;
+  const int64_t outer = ceil_div(*n, factor);
 
   // S.rf[axes..., lane] = reduce over (other axes, r.o) of source[r := r.o*F + lane + min].
   std::vector<std::string> names;

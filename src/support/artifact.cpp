@@ -19,6 +19,7 @@
 
 #include "support/error.h"
 #include "support/file_pages.h"
+#include "support/int_div.h"
 
 namespace tessera {
 
@@ -65,11 +66,11 @@ class ChecksumStream {
  public:
   void blocks(const unsigned char* p, size_t n) {
     for (size_t i = 0; i + 32 <= n; i += 32) mix_block(lanes_, p + i);
-    size_ += n / 32 * 32;
+    size_ += round_down(n, 32);
   }
   uint64_t finish(const unsigned char* p, size_t n) {
     blocks(p, n);
-    const size_t done = n / 32 * 32;
+    const size_t done = round_down(n, 32);
     if (done < n) {
       unsigned char tail[32] = {};
       std::memcpy(tail, p + done, n - done);
@@ -97,7 +98,7 @@ uint64_t section_checksum(std::string_view bytes, bool drop_pages) {
   const uintptr_t page = page_bytes();
   const unsigned char* dropped = p;  // the pages before it are dropped (from the first whole one)
   auto drop_to = [&](const unsigned char* end) {
-    const auto* to = reinterpret_cast<const unsigned char*>(reinterpret_cast<uintptr_t>(end) / page * page);
+    const auto* to = reinterpret_cast<const unsigned char*>(round_down(reinterpret_cast<uintptr_t>(end), page));
     if (to > dropped && drop_file_pages(dropped, static_cast<size_t>(to - dropped))) dropped = to;
   };
   ChecksumStream sum;

@@ -23,7 +23,7 @@ size_t page_bytes() {
 bool drop_file_pages(const void* data, size_t bytes) {
   const auto begin = reinterpret_cast<uintptr_t>(data);
   const uintptr_t first = round_up(begin, page_bytes());
-  const uintptr_t last = (begin + bytes) / page_bytes() * page_bytes();
+  const uintptr_t last = round_down(begin + bytes, page_bytes());
   if (last <= first) return false;
   return madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) == 0;
 }
@@ -31,7 +31,7 @@ bool drop_file_pages(const void* data, size_t bytes) {
 void populate_file_pages(const void* data, size_t bytes) {
   if (bytes == 0) return;
   const auto begin = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t first = begin / page_bytes() * page_bytes();
+  const uintptr_t first = round_down(begin, page_bytes());
   const uintptr_t last = round_up(begin + bytes, page_bytes());
   if (madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_READ) == 0 || errno != EINVAL) return;
   // A kernel without MADV_POPULATE_READ: fault each page in by reading it.

@@ -1,7 +1,7 @@
 // Integer division rounded down or up (C++'s `/` truncates toward zero), for
 // sizes and offsets that may be negative: window positions before a padded
-// edge, phases of a dilation, tiles of an extent; and rounding up to a
-// multiple (tiles, alignments, pages).
+// edge, phases of a dilation, tiles of an extent; and rounding up or down to
+// a multiple (tiles, alignments, pages).
 #pragma once
 
 #include <concepts>
@@ -23,6 +23,14 @@ template <std::integral T>
 constexpr T round_up(T x, std::type_identity_t<T> m) {
   if constexpr (std::is_signed_v<T>) return static_cast<T>(ceil_div(x, m) * m);
   else return (x + m - 1) / m * m;
+}
+
+// x rounded down to a multiple of m (m > 0): the greatest multiple of m not
+// above x, for any sign of a signed x.
+template <std::integral T>
+constexpr T round_down(T x, std::type_identity_t<T> m) {
+  if constexpr (std::is_signed_v<T>) return static_cast<T>(floor_div(x, m) * m);
+  else return x / m * m;
 }
 
 }  // namespace tessera

@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "support/int_div.h"
+
 namespace tessera {
 
 struct WinogradTransform {
@@ -37,7 +39,7 @@ struct WinogradTransform {
   float AT(int i, int j) const { return at[static_cast<size_t>(i * alpha + j)]; }
   double G(int i, int j) const { return g[static_cast<size_t>(i * 3 + j)]; }
   // Tiles covering `extent` outputs.
-  int64_t tiles(int64_t extent) const { return (extent + m - 1) / m; }
+  int64_t tiles(int64_t extent) const { return ceil_div(extent, m); }
   // Nonzero entries of B^T / A^T (a 2-D transform of one point or output
   // costs the products of a row's nonzeros).
   int bt_nonzeros() const;

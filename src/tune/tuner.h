@@ -17,7 +17,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,6 +24,7 @@
 #include "tune/measure.h"
 #include "tune/model_config.h"
 #include "tune/record.h"
+#include "tune/tune_report.h"
 
 namespace tessera::tune {
 
@@ -68,34 +68,6 @@ struct TuneOptions {
   int graph_runs = 15;
 };
 
-struct TaskReport {
-  std::string key, description;
-  int weight = 0;
-  double log10_space = 0;
-  double default_seconds = std::numeric_limits<double>::infinity();
-  double best_seconds = std::numeric_limits<double>::infinity();
-  int measured = 0, reused = 0, errors = 0;
-  int ranked = 0;       // candidates the cost model predicted
-  std::string skipped;  // why the task is not tuned (empty: tuned)
-};
-
-struct TuneReport {
-  std::vector<TaskReport> tasks;
-  double search_seconds = 0;
-  int measured = 0, reused = 0, errors = 0, worker_restarts = 0;
-  // End-to-end medians (ms) with the default schedules and with the records,
-  // and the largest relative difference between their outputs.
-  double model_default_ms = 0, model_tuned_ms = 0, output_difference = 0;
-  // The model guard: choices it judged (tasks whose best is not the
-  // default), those it rejected, its comparisons, and its last ratio of the
-  // model's time with what it kept over the defaults' (1: nothing kept).
-  int guard_choices = 0, guard_dropped = 0, guard_comparisons = 0;
-  double guard_ratio = 1;
-  GraphPhaseResult graph;  // the graph choices (graph_choice.h)
-  double weighted_default_ms() const;  // sum of weight × task time
-  double weighted_tuned_ms() const;
-};
-
 // Where fitted static-model coefficients are kept by default: the cache
 // directory (TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera, else
 // ~/.cache/tessera), static_model.json.
@@ -103,8 +75,5 @@ std::string default_coefficients_path();
 
 // Tunes the model; throws when it cannot be opened or the workers cannot start.
 TuneReport tune_model(const TuneOptions& options);
-
-// The closing table: each task's default and tuned time, then the model's.
-std::string report_table(const TuneReport& r);
 
 }  // namespace tessera::tune

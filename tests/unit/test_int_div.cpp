@@ -1,7 +1,8 @@
 // Rounding integer division (src/support/int_div.h): floor_div and ceil_div
 // against the definition of floor and ceiling, checked in 128-bit arithmetic,
 // for every sign of dividend and divisor and near the ends of int64; round_up
-// against the definition of the least multiple not below.
+// and round_down against the definitions of the least multiple not below and
+// the greatest not above.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -71,6 +72,31 @@ TEST(IntDiv, RoundUpOfSignedAndUnsignedValues) {
   EXPECT_EQ(round_up(big - 7, 8), big - 7);
   EXPECT_EQ(round_up(-big, 8), -big + 7);
   EXPECT_EQ(round_up(-big + 1, big), 0);
+}
+
+// r is the greatest multiple of m (m > 0) not above x: a multiple, at or
+// below x, and less than m below it.
+template <class T>
+bool is_round_down(T x, T m, T r) {
+  return r % m == 0 && r <= x && x - r < m;
+}
+
+static_assert(round_down(int64_t{-7}, 4) == -8 && round_down(int64_t{8}, 4) == 8 && round_down(size_t{9}, 4) == 8);
+
+TEST(IntDiv, RoundDownOfSignedAndUnsignedValues) {
+  for (int64_t x = -40; x <= 40; ++x)
+    for (int64_t m = 1; m <= 9; ++m)
+      EXPECT_TRUE(is_round_down(x, m, round_down(x, m))) << x << " down to a multiple of " << m << " -> "
+                                                         << round_down(x, m);
+  for (size_t x = 0; x <= 100; ++x)
+    for (size_t m : {size_t{1}, size_t{3}, size_t{64}, size_t{4096}})
+      EXPECT_TRUE(is_round_down(x, m, round_down(x, m))) << x << " down to a multiple of " << m << " -> "
+                                                         << round_down(x, m);
+  // Near the ends of int64 (big - 7 and -big - 1 are multiples of 8).
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(round_down(big, 8), big - 7);
+  EXPECT_EQ(round_down(-big, 8), -big - 1);
+  EXPECT_EQ(round_down(big - 1, big), 0);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // unroll_loops: hand-written kernels run with the evaluator before and after
 // (bit for bit), the printed straight-line code, the loops that stay serial,
 // and the JIT on unrolled kernels against the evaluator on the originals.
-// (test_loop_vectorize.cpp also unrolls seeded random programs.)
+// (test_loop_vectorize_random.cpp also unrolls seeded random programs.)
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,7 +1,8 @@
 // The auto-tuner: task spaces and their positional points, the task
 // scheduler, measurement workers, records that resume a run, and the checks
 // that keep a wrong candidate out of a compiled model. Tuning runs start real
-// workers (the tessera CLI's tune-worker) on a small model.
+// workers (the tessera CLI's tune-worker) on a small model. The tuner with a
+// cost model: test_tuner_cost_models.cpp.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,13 +18,11 @@
 #include "frontend/onnx_export.h"
 #include "interp/interpreter.h"
 #include "cli_runner.h"
-#include "temp_folder.h"
 #include "random_tensor.h"
 #include "support/error.h"
 #include "tessera/runtime.h"
 #include "codegen/llvm/jit.h"
 #include "cost/hardware.h"
-#include "tune/cost_eval.h"
 #include "tune/measure.h"
 #include "tune/model_config.h"
 #include "tune/model_guard.h"
@@ -32,75 +31,18 @@
 #include "tune/task_scheduler.h"
 #include "tune/task_space.h"
 #include "tune/tuner.h"
+#include "tuner_test_util.h"
 
 using namespace tessera;
 using namespace tessera::tune;
+using tessera::testing::quick_options;
 using tessera::testing::random_f32;
+using tessera::testing::read_records;
+using tessera::testing::small_net;
+using tessera::testing::small_net_file;
+using tessera::testing::temp_path;
 
 namespace {
-
-// x f32[1,8,12,12] -> Conv 16x3x3 (pad 1) -> Relu -> GlobalAveragePool ->
-// Flatten -> Gemm 16->10: a contraction with a tiled rule, a reduction and a
-// small product. `prefix` renames every node and value.
-std::unique_ptr<Graph> small_net(const std::string& prefix = "") {
-  auto g = std::make_unique<Graph>();
-  g->opset = 13;
-  Value* x = g->add_input(prefix + "x", {DType::F32, {1, 8, 12, 12}, true});
-  Value* w = g->add_constant(prefix + "w", random_f32({16, 8, 3, 3}, 3, -0.5f, 0.5f));
-  Value* fc = g->add_constant(prefix + "fc", random_f32({10, 16}, 4, -0.5f, 0.5f));
-  AttrMap conv;
-  conv["pads"] = Attribute::of_ints({1, 1, 1, 1});
-  Value* c = g->add_node("Conv", {x, w}, {prefix + "c"}, conv, prefix + "conv")->outputs[0];
-  Value* r = g->add_node("Relu", {c}, {prefix + "r"}, {}, prefix + "relu")->outputs[0];
-  Value* p = g->add_node("GlobalAveragePool", {r}, {prefix + "p"}, {}, prefix + "pool")->outputs[0];
-  Value* f = g->add_node("Flatten", {p}, {prefix + "f"}, {}, prefix + "flatten")->outputs[0];
-  AttrMap gemm;
-  gemm["transB"] = Attribute::of_int(1);
-  Value* y = g->add_node("Gemm", {f, fc}, {prefix + "y"}, gemm, prefix + "gemm")->outputs[0];
-  g->add_output(y);
-  return g;
-}
-
-// A folder per test process, removed when it exits: test runs of other
-// checkouts on the same machine (or ctest -j) must not write into each
-// other's records files (with one shared folder, another checkout's run
-// appending its "cheat" record is the likely cause of a record with costs
-// seen by WrongOutputsAreRecordedAndNeverApplied).
-std::string temp_path(const std::string& name) {
-  static const tessera::testing::TempFolder folder("tuner");
-  return folder.path(name);
-}
-
-std::string small_net_file() {
-  static const std::string path = [] {
-    std::string p = temp_path("small_net.onnx");
-    export_onnx_file(*small_net(), p);
-    return p;
-  }();
-  return path;
-}
-
-TuneOptions quick_options(const std::string& records) {
-  TuneOptions o;
-  o.model.model = small_net_file();
-  o.model.threads = 1;
-  o.model.fusion_db = temp_path("fusion_profile.tsv");  // this process's: other tests' profiling cannot change the plan
-  o.records = records;
-  o.exe = TESSERA_CLI;
-  o.budget_seconds = 4;
-  o.per_round = 4;
-  o.final_runs = 0;
-  o.guard_runs = 0;
-  o.progress = false;
-  o.measure.timing.min_repeats = 2;
-  o.measure.timing.max_repeats = 3;
-  o.measure.timing.min_seconds = 0;
-  o.confirm_rounds = 0;
-  o.graph_share = 0;  // the graph choices' own tests turn them on
-  return o;
-}
-
-std::vector<Record> read_records(const std::string& path) { return RecordFile(path).records(); }
 
 // No schedule of a task has two records of one machine: nothing was measured twice.
 void expect_each_measured_once(const std::vector<Record>& records) {
@@ -453,150 +395,4 @@ TEST(Tuner, ModelGuardRejectsAChoiceThatMakesTheModelSlower) {
   std::optional<schedule::Schedule> chosen = provider.schedule_for(*conv);
   EXPECT_TRUE(!chosen || schedule::to_text(*chosen) != schedule::to_text(*s));
   EXPECT_LE(r.guard_ratio, 1.0);
-}
-
-// quick_options with a cost model, an empty records file, the host's ISA and
-// the written-down description of a machine with that ISA.
-TuneOptions model_options(const std::string& records, const std::string& cost_model) {
-  std::filesystem::remove(records);
-  TuneOptions o = quick_options(records);
-  o.cost_model = cost_model;
-  o.hardware = Target::for_isa(Isa::Host).isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
-  o.model.isa = Target::for_isa(Isa::Host).isa;
-  return o;
-}
-
-// tune-fit's groups read each schedule's repeats as the label says: by
-// default the least disturbed run (what the static model predicts; a busy
-// machine only slows runs), the median on request. Two schedules of one task
-// whose order the two labels reverse.
-TEST(CostEval, FitGroupsReadTheRepeatsAsTheLabelSays) {
-  ModelConfig c;
-  c.model = small_net_file();
-  c.threads = 1;
-  c.isa = Isa::AVX2;
-  TuningModel m = open_model(c);
-  const Target machine = Target::for_isa(Isa::AVX2);
-  const compile::Task* task = nullptr;
-  std::string other;  // a schedule text besides the default's ("")
-  for (const runtime::TaskUse& u : m.tasks) {
-    TaskSpace space(*u.task, machine);
-    std::mt19937_64 rng(3);
-    for (int k = 0; k < 50 && other.empty(); ++k) {
-      schedule::SchedulePoint p = space.random_point(rng);
-      if (!p.to_text().empty() && space.schedule_at(p)) other = p.to_text();
-    }
-    if (!other.empty()) {
-      task = u.task.get();
-      break;
-    }
-  }
-  ASSERT_NE(task, nullptr) << "no task of the small net has a schedule besides its default";
-  const std::string path = temp_path("labels.jsonl");
-  std::filesystem::remove(path);
-  RecordFile f(path);
-  auto record = [&](const std::string& schedule, std::vector<double> costs) {
-    Record r;
-    r.task_key = compile::key_text(task->key);
-    r.task = task->describe();
-    r.target = machine.to_string();
-    r.schedule = schedule;
-    r.costs = std::move(costs);
-    f.append(r);
-  };
-  record("", {1e-3, 5e-3, 5e-3});  // once undisturbed, twice slowed
-  record(other, {2e-3, 2e-3, 2e-3});
-  const cost::StaticModel features(cost::find_hardware("xeon-e5-2673-v4"), 1);
-  auto seconds = [&](std::optional<CostLabel> label) {
-    std::vector<cost::FitGroup> gs =
-        label ? measured_groups(m, f, machine.to_string(), Isa::AVX2, features, false, *label)
-              : measured_groups(m, f, machine.to_string(), Isa::AVX2, features, false);
-    std::map<std::string, double> out;
-    for (const cost::FitGroup& g : gs)
-      if (g.task == task->describe())
-        for (size_t i = 0; i < g.schedules.size(); ++i) out[g.schedules[i]] = g.seconds[i];
-    return out;
-  };
-  const std::map<std::string, double> by_min = seconds(CostLabel::Min), by_median = seconds(CostLabel::Median),
-                                      by_default = seconds(std::nullopt);
-  ASSERT_EQ(by_min.size(), 2u);
-  EXPECT_DOUBLE_EQ(by_min.at(""), 1e-3);
-  EXPECT_DOUBLE_EQ(by_min.at(other), 2e-3);
-  ASSERT_EQ(by_median.size(), 2u);
-  EXPECT_DOUBLE_EQ(by_median.at(""), 5e-3);
-  EXPECT_DOUBLE_EQ(by_median.at(other), 2e-3);
-  EXPECT_EQ(by_default, by_min);
-}
-
-// With the static model the search measures nothing: it ranks candidates
-// (compiled, never run) and afterwards measures only the default and the
-// best few predicted of each task.
-TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
-  const std::string records = temp_path("static.jsonl");
-  TuneOptions o = model_options(records, "static");
-  o.validate_top = 2;
-  o.budget_seconds = 6;
-  TuneReport r = tune_model(o);
-  int ranked = 0, tuned = 0;
-  for (const TaskReport& t : r.tasks) {
-    if (!t.skipped.empty()) continue;
-    ++tuned;
-    ranked += t.ranked;
-    EXPECT_LE(t.measured + t.reused, 1 + o.validate_top) << t.description;
-    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
-    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
-  }
-  EXPECT_GT(tuned, 0);
-  EXPECT_GT(ranked, r.measured) << "the model ranked more candidates than were measured";
-  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
-}
-
-// With XGBoost trained online each round measures at most per_round of the
-// four times as many candidates proposed; once a task has measurements of
-// different cost the model ranks its proposals (more are ranked than measured).
-TEST(Tuner, XgbModelPicksWhatIsMeasuredAndLearnsOnline) {
-  const std::string records = temp_path("xgb.jsonl");
-  TuneOptions o = model_options(records, "xgb");
-  o.budget_seconds = 8;
-  TuneReport r = tune_model(o);
-  int ranked = 0, tuned = 0;
-  for (const TaskReport& t : r.tasks) {
-    if (!t.skipped.empty()) continue;
-    ++tuned;
-    ranked += t.ranked;
-    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
-    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
-  }
-  EXPECT_GT(tuned, 0);
-  EXPECT_GT(ranked, 0) << "the model never ranked a round's proposals";
-  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
-
-  o.cost_model_file = temp_path("absent-model.json");
-  EXPECT_THROW(tune_model(o), Error);
-  o.cost_model = "none";
-  EXPECT_THROW(tune_model(o), Error);
-}
-
-// The attention model behind the same search: it ranks proposals once a
-// task has measurements of different cost, and a file that is no attention
-// model is refused.
-TEST(Tuner, AttentionModelPicksWhatIsMeasuredAndLearnsOnline) {
-  const std::string records = temp_path("attention.jsonl");
-  TuneOptions o = model_options(records, "attention");
-  o.budget_seconds = 8;
-  TuneReport r = tune_model(o);
-  int ranked = 0, tuned = 0;
-  for (const TaskReport& t : r.tasks) {
-    if (!t.skipped.empty()) continue;
-    ++tuned;
-    ranked += t.ranked;
-    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
-  }
-  EXPECT_GT(tuned, 0);
-  EXPECT_GT(ranked, 0) << "the model never ranked a round's proposals";
-  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
-  const std::string bad = temp_path("not-attention.pt");
-  std::ofstream(bad) << "{}";
-  o.cost_model_file = bad;
-  EXPECT_THROW(tune_model(o), Error);
 }

@@ -1,0 +1,180 @@
+// The auto-tuner with a cost model: the labels tune-fit's groups read from
+// the records, and the searches the static, XGBoost and attention models
+// rank (tuning runs start real workers on a small model, as in
+// test_tuner.cpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cost/hardware.h"
+#include "support/error.h"
+#include "tune/cost_eval.h"
+#include "tune/model_config.h"
+#include "tune/record.h"
+#include "tune/task_space.h"
+#include "tune/tuner.h"
+#include "tuner_test_util.h"
+
+using namespace tessera;
+using namespace tessera::tune;
+using tessera::testing::quick_options;
+using tessera::testing::read_records;
+using tessera::testing::small_net_file;
+using tessera::testing::temp_path;
+
+namespace {
+
+// quick_options with a cost model, an empty records file, the host's ISA and
+// the written-down description of a machine with that ISA.
+TuneOptions model_options(const std::string& records, const std::string& cost_model) {
+  std::filesystem::remove(records);
+  TuneOptions o = quick_options(records);
+  o.cost_model = cost_model;
+  o.hardware = Target::for_isa(Isa::Host).isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
+  o.model.isa = Target::for_isa(Isa::Host).isa;
+  return o;
+}
+
+}  // namespace
+
+// tune-fit's groups read each schedule's repeats as the label says: by
+// default the least disturbed run (what the static model predicts; a busy
+// machine only slows runs), the median on request. Two schedules of one task
+// whose order the two labels reverse.
+TEST(CostEval, FitGroupsReadTheRepeatsAsTheLabelSays) {
+  ModelConfig c;
+  c.model = small_net_file();
+  c.threads = 1;
+  c.isa = Isa::AVX2;
+  TuningModel m = open_model(c);
+  const Target machine = Target::for_isa(Isa::AVX2);
+  const compile::Task* task = nullptr;
+  std::string other;  // a schedule text besides the default's ("")
+  for (const runtime::TaskUse& u : m.tasks) {
+    TaskSpace space(*u.task, machine);
+    std::mt19937_64 rng(3);
+    for (int k = 0; k < 50 && other.empty(); ++k) {
+      schedule::SchedulePoint p = space.random_point(rng);
+      if (!p.to_text().empty() && space.schedule_at(p)) other = p.to_text();
+    }
+    if (!other.empty()) {
+      task = u.task.get();
+      break;
+    }
+  }
+  ASSERT_NE(task, nullptr) << "no task of the small net has a schedule besides its default";
+  const std::string path = temp_path("labels.jsonl");
+  std::filesystem::remove(path);
+  RecordFile f(path);
+  auto record = [&](const std::string& schedule, std::vector<double> costs) {
+    Record r;
+    r.task_key = compile::key_text(task->key);
+    r.task = task->describe();
+    r.target = machine.to_string();
+    r.schedule = schedule;
+    r.costs = std::move(costs);
+    f.append(r);
+  };
+  record("", {1e-3, 5e-3, 5e-3});  // once undisturbed, twice slowed
+  record(other, {2e-3, 2e-3, 2e-3});
+  const cost::StaticModel features(cost::find_hardware("xeon-e5-2673-v4"), 1);
+  auto seconds = [&](std::optional<CostLabel> label) {
+    std::vector<cost::FitGroup> gs =
+        label ? measured_groups(m, f, machine.to_string(), Isa::AVX2, features, false, *label)
+              : measured_groups(m, f, machine.to_string(), Isa::AVX2, features, false);
+    std::map<std::string, double> out;
+    for (const cost::FitGroup& g : gs)
+      if (g.task == task->describe())
+        for (size_t i = 0; i < g.schedules.size(); ++i) out[g.schedules[i]] = g.seconds[i];
+    return out;
+  };
+  const std::map<std::string, double> by_min = seconds(CostLabel::Min), by_median = seconds(CostLabel::Median),
+                                      by_default = seconds(std::nullopt);
+  ASSERT_EQ(by_min.size(), 2u);
+  EXPECT_DOUBLE_EQ(by_min.at(""), 1e-3);
+  EXPECT_DOUBLE_EQ(by_min.at(other), 2e-3);
+  ASSERT_EQ(by_median.size(), 2u);
+  EXPECT_DOUBLE_EQ(by_median.at(""), 5e-3);
+  EXPECT_DOUBLE_EQ(by_median.at(other), 2e-3);
+  EXPECT_EQ(by_default, by_min);
+}
+
+// With the static model the search measures nothing: it ranks candidates
+// (compiled, never run) and afterwards measures only the default and the
+// best few predicted of each task.
+TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
+  const std::string records = temp_path("static.jsonl");
+  TuneOptions o = model_options(records, "static");
+  o.validate_top = 2;
+  o.budget_seconds = 6;
+  TuneReport r = tune_model(o);
+  int ranked = 0, tuned = 0;
+  for (const TaskReport& t : r.tasks) {
+    if (!t.skipped.empty()) continue;
+    ++tuned;
+    ranked += t.ranked;
+    EXPECT_LE(t.measured + t.reused, 1 + o.validate_top) << t.description;
+    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
+    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+  }
+  EXPECT_GT(tuned, 0);
+  EXPECT_GT(ranked, r.measured) << "the model ranked more candidates than were measured";
+  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
+}
+
+// With XGBoost trained online each round measures at most per_round of the
+// four times as many candidates proposed; once a task has measurements of
+// different cost the model ranks its proposals (more are ranked than measured).
+TEST(Tuner, XgbModelPicksWhatIsMeasuredAndLearnsOnline) {
+  const std::string records = temp_path("xgb.jsonl");
+  TuneOptions o = model_options(records, "xgb");
+  o.budget_seconds = 8;
+  TuneReport r = tune_model(o);
+  int ranked = 0, tuned = 0;
+  for (const TaskReport& t : r.tasks) {
+    if (!t.skipped.empty()) continue;
+    ++tuned;
+    ranked += t.ranked;
+    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
+    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+  }
+  EXPECT_GT(tuned, 0);
+  EXPECT_GT(ranked, 0) << "the model never ranked a round's proposals";
+  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
+
+  o.cost_model_file = temp_path("absent-model.json");
+  EXPECT_THROW(tune_model(o), Error);
+  o.cost_model = "none";
+  EXPECT_THROW(tune_model(o), Error);
+}
+
+// The attention model behind the same search: it ranks proposals once a
+// task has measurements of different cost, and a file that is no attention
+// model is refused.
+TEST(Tuner, AttentionModelPicksWhatIsMeasuredAndLearnsOnline) {
+  const std::string records = temp_path("attention.jsonl");
+  TuneOptions o = model_options(records, "attention");
+  o.budget_seconds = 8;
+  TuneReport r = tune_model(o);
+  int ranked = 0, tuned = 0;
+  for (const TaskReport& t : r.tasks) {
+    if (!t.skipped.empty()) continue;
+    ++tuned;
+    ranked += t.ranked;
+    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+  }
+  EXPECT_GT(tuned, 0);
+  EXPECT_GT(ranked, 0) << "the model never ranked a round's proposals";
+  EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
+  const std::string bad = temp_path("not-attention.pt");
+  std::ofstream(bad) << "{}";
+  o.cost_model_file = bad;
+  EXPECT_THROW(tune_model(o), Error);
+}
