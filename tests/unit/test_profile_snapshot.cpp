@@ -3,7 +3,8 @@
 // not reach; the entries the run adds merged back at its end after the other
 // writer's (neither lost); a named database used as it is; two runs at once
 // each with its own copy; a rank's copy of rank 0's text; a killed run's copy
-// merged by the next.
+// merged by the next; and a tuning run whose measurement workers plan with
+// the copy while "another run" appends opposite decisions to the shared file.
 // Every test points the cache directory (TESSERA_CACHE_DIR) at a folder of
 // its own: the user's cache, and the build's test cache, are never touched.
 #include <gtest/gtest.h>
@@ -11,18 +12,30 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "compile/task.h"
+#include "frontend/onnx_export.h"
 #include "fusion/profile_db.h"
 #include "fusion/profile_snapshot.h"
+#include "ir/graph.h"
+#include "random_tensor.h"
 #include "support/file_util.h"
 #include "temp_folder.h"
+#include "tune/model_config.h"
+#include "tune/task_space.h"
+#include "tune/tuner.h"
 
 using namespace tessera;
 using fusion::ProfileDb;
@@ -230,4 +243,139 @@ TEST(ProfileDbSnapshot, WithoutACacheDirectoryTheCopyIsTemporary) {
     record(path, "k", 1e-5, 2e-5);
   }
   EXPECT_FALSE(fs::exists(path)) << "removed at the end (there is no shared file to merge into)";
+}
+
+namespace {
+
+// x f32[1,16,6,6] -> GlobalAveragePool -> Flatten -> Gemm 16->10: the
+// reduction and the reshape after it are a profiled fusion (many-to-many
+// then reorganize), and whether the reshape joins the reduction or the
+// product decides which tasks the model has.
+std::string pool_net_file() {
+  static const std::string path = [] {
+    Graph g;
+    g.opset = 13;
+    Value* x = g.add_input("x", {DType::F32, {1, 16, 6, 6}, true});
+    Value* fc = g.add_constant("fc", tessera::testing::random_f32({10, 16}, 5, -0.5f, 0.5f));
+    Value* p = g.add_node("GlobalAveragePool", {x}, {"p"}, {}, "pool")->outputs[0];
+    Value* f = g.add_node("Flatten", {p}, {"f"}, {}, "flatten")->outputs[0];
+    AttrMap gemm;
+    gemm["transB"] = Attribute::of_int(1);
+    g.add_output(g.add_node("Gemm", {f, fc}, {"y"}, gemm, "gemm")->outputs[0]);
+    const std::string file = temp_path("pool_net.onnx");
+    export_onnx_file(g, file);
+    return file;
+  }();
+  return path;
+}
+
+std::set<std::string> task_keys(const tune::ModelConfig& c, bool tunable_only) {
+  std::set<std::string> out;
+  const Target machine = Target::for_isa(c.isa);
+  const tune::TuningModel m = tune::open_model(c);
+  for (const runtime::TaskUse& u : m.tasks) {
+    if (tunable_only) {
+      try {
+        tune::TaskSpace space(*u.task, machine);
+      } catch (const std::exception&) {
+        continue;
+      }
+    }
+    out.insert(compile::key_text(u.task->key));
+  }
+  return out;
+}
+
+// Each entry of the profile text with the opposite decision.
+std::string opposite(const std::string& text) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t eol = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, eol - at);
+    const size_t t2 = line.rfind('\t'), t1 = line.rfind('\t', t2 - 1);
+    const fusion::ProfileEntry e{std::stod(line.substr(t1 + 1, t2 - t1 - 1)), std::stod(line.substr(t2 + 1))};
+    out += line.substr(0, t1) + (e.fuse() ? "\t2e-05\t1e-05\n" : "\t1e-05\t2e-05\n");
+    at = eol + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Two tunings of one model at once: the other appends its decisions to the
+// shared file while this one runs. Here it appends, as soon as this run's
+// copy exists, the opposite of every decision this run's plan takes (which,
+// checked first, leaves out a task the run tunes): a worker planning from
+// the shared file would lack that task, and tune_model would fail ("the
+// measurement worker has no task"). The static cost model measures every
+// task's default, so every task is asked of the worker. The other's lines
+// are kept in the shared file, and the run leaves no copy behind.
+TEST(Tuner, WorkersPlanWithTheRunsFusionProfileWhateverAnotherRunAppends) {
+  TestCache cache("tuner");
+  tune::TuneOptions o;
+  o.model.model = pool_net_file();
+  o.model.threads = 1;
+  o.model.isa = Target::for_isa(Isa::Host).isa;
+  o.records = temp_path("tuner_records.jsonl");
+  o.exe = TESSERA_CLI;
+  o.cost_model = "static";
+  o.hardware = o.model.isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
+  o.validate_top = 0;  // the defaults only
+  o.budget_seconds = 1;
+  o.final_runs = 0;
+  o.guard_runs = 0;
+  o.graph_share = 0;
+  o.confirm_rounds = 0;
+  o.progress = false;
+  o.measure.timing.min_repeats = 2;
+  o.measure.timing.max_repeats = 3;
+  o.measure.timing.min_seconds = 0;
+
+  // The run's decisions, in the shared file before it starts; the other's,
+  // their opposites and whatever the plan they make profiles besides.
+  tune::ModelConfig c = o.model;
+  c.fusion_db = temp_path("decisions.tsv");
+  const std::set<std::string> tunable = task_keys(c, true);
+  const std::string decisions = contents(c.fusion_db);
+  ASSERT_FALSE(decisions.empty()) << "the model has fusions to profile";
+  c.fusion_db = temp_path("opposite.tsv");
+  std::ofstream(c.fusion_db) << opposite(decisions);
+  const std::set<std::string> other_tasks = task_keys(c, false);
+  ASSERT_FALSE(std::includes(other_tasks.begin(), other_tasks.end(), tunable.begin(), tunable.end()))
+      << "the opposite decisions leave out a task the run tunes (else this test proves nothing)";
+  const std::string other = contents(c.fusion_db);
+  std::ofstream(cache.shared()) << decisions;
+
+  std::atomic<bool> done{false}, appended{false};
+  std::thread another([&] {
+    while (!done && !appended) {
+      if (!cache.copies().empty()) {
+        std::ofstream(cache.shared(), std::ios::app) << other;
+        appended = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  tune::TuneReport r;
+  try {
+    r = tune::tune_model(o);
+  } catch (...) {
+    done = true;
+    another.join();
+    throw;
+  }
+  done = true;
+  another.join();
+
+  ASSERT_TRUE(appended) << "the run made its copy beside the shared file";
+  int measured = 0;
+  for (const tune::TaskReport& t : r.tasks)
+    if (t.skipped.empty()) {
+      ++measured;
+      EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
+    }
+  EXPECT_EQ(static_cast<size_t>(measured), tunable.size()) << "every task the run tunes measured by the worker";
+  EXPECT_TRUE(cache.copies().empty()) << "the run's copy is removed";
+  EXPECT_EQ(contents(cache.shared()).rfind(decisions + other, 0), 0u)
+      << "the other run's lines kept after what the run started from";
 }

@@ -84,7 +84,10 @@ TuneOptions quick_options(const std::string& records) {
   TuneOptions o;
   o.model.model = small_net_file();
   o.model.threads = 1;
-  o.model.fusion_db = temp_path("fusion_profile.tsv");  // this process's: other tests' profiling cannot change the plan
+  // This process's own fusion profile: the tests open the model themselves
+  // too, outside tune_model (whose private snapshot of the default profile
+  // covers its run only), and other tests' profiling must not change that plan.
+  o.model.fusion_db = temp_path("fusion_profile.tsv");
   o.records = records;
   o.exe = TESSERA_CLI;
   o.budget_seconds = 4;
