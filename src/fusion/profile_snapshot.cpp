@@ -198,16 +198,22 @@ std::string ProfileSnapshot::text() const { return read_lines(path_); }
 void ProfileSnapshot::finish() {
   if (!private_ || finished_) return;
   finished_ = true;
+  bool merged = true;
   try {
     if (!shared_.empty()) {
       const std::string now = read_lines(path_);
       if (now.size() > copied_) merge_lines(shared_, now.substr(copied_));
     }
+  } catch (const std::exception& e) {
+    merged = false;
+    std::fprintf(stderr, "warning: this run's fusion profile entries were not merged into %s: %s\n", shared_.c_str(),
+                 e.what());
+  }
+  // A copy beside the shared file that could not be merged is left for the
+  // next snapshot to merge; one elsewhere would never be.
+  if (merged || path_.rfind(shared_ + ".run-", 0) != 0) {
     std::error_code ec;
     fs::remove(path_, ec);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "warning: this run's fusion profile entries were not merged into %s (%s); %s keeps them\n",
-                 shared_.c_str(), e.what(), path_.c_str());
   }
 }
 

@@ -45,7 +45,8 @@ class ProfileSnapshot {
   std::string text() const;
   // A private copy: the lines added to it since it was made are appended to
   // the shared file, then it is removed. Once; a failure is a warning on
-  // stderr (the copy is kept for the next snapshot to merge), never thrown.
+  // stderr (a copy beside the shared file is then kept for the next
+  // snapshot to merge), never thrown.
   void finish();
 
  private:
