@@ -123,7 +123,7 @@ TEST(ProfileDbSnapshot, AFaithfulCopyAnotherWriterDoesNotReachAndTheRunsEntriesM
   ProfileSnapshot run("");
   ASSERT_TRUE(run.is_private());
   EXPECT_NE(run.path(), cache.shared());
-  EXPECT_EQ(fs::path(run.path()).parent_path(), fs::path(cache.dir())) << "beside the shared file";
+  EXPECT_EQ(fs::path(run.path()).parent_path().string(), cache.dir()) << "beside the shared file";
   EXPECT_EQ(contents(run.path()), at_start) << "a faithful copy";
   EXPECT_EQ(run.text(), at_start);
 
