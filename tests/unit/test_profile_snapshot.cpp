@@ -33,6 +33,7 @@
 #include "random_tensor.h"
 #include "support/file_util.h"
 #include "temp_folder.h"
+#include "tune_test_options.h"
 #include "tune/model_config.h"
 #include "tune/task_space.h"
 #include "tune/tuner.h"
@@ -312,24 +313,12 @@ std::string opposite(const std::string& text) {
 // are kept in the shared file, and the run leaves no copy behind.
 TEST(Tuner, WorkersPlanWithTheRunsFusionProfileWhateverAnotherRunAppends) {
   TestCache cache("tuner");
-  tune::TuneOptions o;
-  o.model.model = pool_net_file();
-  o.model.threads = 1;
+  tune::TuneOptions o = tessera::testing::quick_tune_options(pool_net_file(), temp_path("tuner_records.jsonl"));
   o.model.isa = Target::for_isa(Isa::Host).isa;
-  o.records = temp_path("tuner_records.jsonl");
-  o.exe = TESSERA_CLI;
   o.cost_model = "static";
   o.hardware = o.model.isa == Isa::AVX512 ? "xeon-platinum-8272cl" : "xeon-e5-2673-v4";
   o.validate_top = 0;  // the defaults only
   o.budget_seconds = 1;
-  o.final_runs = 0;
-  o.guard_runs = 0;
-  o.graph_share = 0;
-  o.confirm_rounds = 0;
-  o.progress = false;
-  o.measure.timing.min_repeats = 2;
-  o.measure.timing.max_repeats = 3;
-  o.measure.timing.min_seconds = 0;
 
   // The run's decisions, in the shared file before it starts; the other's,
   // their opposites and whatever the plan they make profiles besides.

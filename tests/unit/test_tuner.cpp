@@ -18,6 +18,7 @@
 #include "interp/interpreter.h"
 #include "cli_runner.h"
 #include "temp_folder.h"
+#include "tune_test_options.h"
 #include "random_tensor.h"
 #include "support/error.h"
 #include "tessera/runtime.h"
@@ -81,25 +82,11 @@ std::string small_net_file() {
 }
 
 TuneOptions quick_options(const std::string& records) {
-  TuneOptions o;
-  o.model.model = small_net_file();
-  o.model.threads = 1;
+  TuneOptions o = tessera::testing::quick_tune_options(small_net_file(), records);
   // This process's own fusion profile: the tests open the model themselves
   // too, outside tune_model (whose private snapshot of the default profile
   // covers its run only), and other tests' profiling must not change that plan.
   o.model.fusion_db = temp_path("fusion_profile.tsv");
-  o.records = records;
-  o.exe = TESSERA_CLI;
-  o.budget_seconds = 4;
-  o.per_round = 4;
-  o.final_runs = 0;
-  o.guard_runs = 0;
-  o.progress = false;
-  o.measure.timing.min_repeats = 2;
-  o.measure.timing.max_repeats = 3;
-  o.measure.timing.min_seconds = 0;
-  o.confirm_rounds = 0;
-  o.graph_share = 0;  // the graph choices' own tests turn them on
   return o;
 }
 
