@@ -14,6 +14,7 @@
 #include "dataset/load_guard.h"
 #include "dataset/merge.h"
 #include "dataset/task_index.h"
+#include "fusion/profile_snapshot.h"
 #include "support/error.h"
 #include "support/file_util.h"
 #include "tune/measure_worker.h"
@@ -51,7 +52,9 @@ std::string write_index(const std::string& path, const DatasetIndex& index) {
 // and hardware descriptions); otherwise the tasks are listed again, keeping
 // the hardware descriptions of targets it already had (records of one
 // target keep one description across restarts), and the file rewritten.
-std::string rank0_index(const CollectOptions& o, const std::string& path, Communicator& comm) {
+// The networks are planned with the fusion profile `fusion_db`.
+std::string rank0_index(const CollectOptions& o, const std::string& path, const std::string& fusion_db,
+                        Communicator& comm) {
   auto log = [&](const std::string& s) {
     if (o.progress) note(0, comm.size(), s);
   };
@@ -94,7 +97,7 @@ std::string rank0_index(const CollectOptions& o, const std::string& path, Commun
     if (!kept) probe(t);
     log("target " + t.name + ": " + t.hardware.to_string());
   }
-  DatasetIndex index = build_index(want.networks, want.targets, o.per_task, o.seed, log);
+  DatasetIndex index = build_index(want.networks, want.targets, o.per_task, o.seed, log, fusion_db);
   index.repeats = o.repeats;
   const std::string text = write_index(path, index);
   log(std::to_string(index.tasks.size()) + " tasks from " + std::to_string(index.networks.size()) + " networks, " +
@@ -103,10 +106,12 @@ std::string rank0_index(const CollectOptions& o, const std::string& path, Commun
 }
 
 // A rank's measurement workers: one per (network, target), started on first
-// use, the few used last kept running (each holds its network compiled).
+// use, the few used last kept running (each holds its network compiled),
+// planning the networks with the fusion profile `fusion_db`.
 class WorkerPool {
  public:
-  WorkerPool(const CollectOptions& o, size_t keep) : o_(o), keep_(keep) {}
+  WorkerPool(const CollectOptions& o, size_t keep, std::string fusion_db)
+      : o_(o), keep_(keep), fusion_db_(std::move(fusion_db)) {}
 
   tune::MeasureWorker& get(const Network& net, const DatasetTarget& t) {
     const std::string key = net.name + "\n" + t.name;
@@ -119,6 +124,7 @@ class WorkerPool {
     c.model.model = net.path;
     c.model.isa = t.isa;
     c.model.threads = t.threads;
+    c.model.fusion_db = fusion_db_;
     c.measure.isa = t.isa;
     c.measure.timing = o_.timing;
     c.measure.timing.min_repeats = o_.repeats;
@@ -131,6 +137,7 @@ class WorkerPool {
  private:
   const CollectOptions& o_;
   size_t keep_;
+  std::string fusion_db_;
   std::list<std::pair<std::string, std::unique_ptr<tune::MeasureWorker>>> workers_;
 };
 
@@ -188,17 +195,27 @@ CollectReport collect(const CollectOptions& o, Communicator& comm) {
 
   // Rank 0 lists the tasks and samples their schedules; every rank measures
   // from its text, and deals the multi-thread targets by rank 0's CPU count.
-  // A failure there reaches every rank, which stops with it.
-  std::string text, failure;
+  // A failure there reaches every rank, which stops with it. Rank 0 plans
+  // the networks with a snapshot of the fusion profile (fusion/
+  // profile_snapshot.h), whose text every other rank's workers plan with in
+  // a copy of their own: the tasks of the index are the workers' tasks,
+  // whatever another process profiles meanwhile. (Declared before the
+  // workers: they stop before it is merged back.)
+  std::unique_ptr<fusion::ProfileSnapshot> profile;
+  std::string text, failure, planned;
   if (rank == 0) {
     try {
-      text = std::to_string(detect_cores()) + "\n" + rank0_index(o, index_path, comm);
+      profile = std::make_unique<fusion::ProfileSnapshot>(o.fusion_db);
+      text = std::to_string(detect_cores()) + "\n" + rank0_index(o, index_path, profile->path(), comm);
+      if (profile->is_private()) planned = profile->text();
     } catch (const std::exception& e) {
       failure = e.what();
     }
   }
   const std::string got = comm.broadcast(failure.empty() ? "ok\n" + text : "error\n" + failure);
   if (got.rfind("error\n", 0) == 0) TESSERA_FAIL(got.substr(6));
+  planned = comm.broadcast(planned);
+  if (rank != 0) profile = std::make_unique<fusion::ProfileSnapshot>(o.fusion_db, planned);
   const size_t eol = got.find('\n', 3);
   TESSERA_CHECK(got.rfind("ok\n", 0) == 0 && eol != std::string::npos, "rank ", rank, ": rank 0 sent no index");
   const int machine_cpus = std::stoi(got.substr(3, eol - 3));
@@ -263,7 +280,7 @@ CollectReport collect(const CollectOptions& o, Communicator& comm) {
                          std::to_string(todo) + " measurements to make, " + std::to_string(r.earlier) +
                          " in records already; writing " + own.path());
 
-  WorkerPool pool(o, index.targets.size());
+  WorkerPool pool(o, index.targets.size(), profile->path());
   tune::Progress progress(o.progress, "[dataset rank " + std::to_string(rank) + "/" + std::to_string(size) + "] ");
   const auto measuring = Clock::now();
   int phase = 0;

@@ -46,6 +46,10 @@ struct CollectOptions {
   tune::TimerOptions timing;         // how each candidate is timed (tune/model_timer.h; min_repeats: `repeats`)
   LoadGuard guard;                   // when a candidate is measured again
   std::string exe;                   // the tessera executable (runs the workers)
+  // The fusion profile the networks are planned with (tune::ModelConfig::
+  // fusion_db); "": a private snapshot of the user's cache, made by rank 0
+  // and copied to every rank (fusion/profile_snapshot.h).
+  std::string fusion_db;
   bool progress = true;              // progress lines on stderr
 };
 

@@ -139,7 +139,8 @@ std::vector<std::string> sample_schedules(const tune::TaskSpace& space, const st
 }
 
 DatasetIndex build_index(const std::vector<Network>& networks, const std::vector<DatasetTarget>& targets,
-                         int per_task, uint64_t seed, const std::function<void(const std::string&)>& log) {
+                         int per_task, uint64_t seed, const std::function<void(const std::string&)>& log,
+                         const std::string& fusion_db) {
   TESSERA_CHECK(per_task >= 1, "schedules per task must be at least 1 (the default), got ", per_task);
   DatasetIndex d;
   d.networks = networks;
@@ -156,6 +157,7 @@ DatasetIndex build_index(const std::vector<Network>& networks, const std::vector
       tune::ModelConfig c;
       c.model = net.path;
       c.isa = isa;
+      c.fusion_db = fusion_db;
       tune::TuningModel m;
       try {
         m = tune::open_model(c);

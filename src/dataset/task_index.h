@@ -65,9 +65,11 @@ std::vector<std::string> sample_schedules(const tune::TaskSpace& space, const st
                                           uint64_t seed);
 
 // Opens every network for each ISA of `targets` (as the tuner does:
-// tune/model_config.h, fusion on) and lists their tasks; `log` hears one
+// tune/model_config.h, fusion on, planned with the fusion profile
+// `fusion_db`, "" the user's cache) and lists their tasks; `log` hears one
 // line per network.
 DatasetIndex build_index(const std::vector<Network>& networks, const std::vector<DatasetTarget>& targets,
-                         int per_task, uint64_t seed, const std::function<void(const std::string&)>& log = {});
+                         int per_task, uint64_t seed, const std::function<void(const std::string&)>& log = {},
+                         const std::string& fusion_db = "");
 
 }  // namespace tessera::dataset

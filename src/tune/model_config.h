@@ -24,9 +24,9 @@ struct ModelConfig {
   int threads = 0;     // kernel threads (the process-wide pool); <= 0: all cores
   bool fusion = true;  // DNNFusion blocks as one kernel each
   // The fusion planner's profiling database (ExecutorOptions::fusion_db;
-  // "": the user's cache). The tuner and its workers must plan the same
-  // blocks: a database another process rewrites between their opens (two
-  // tunings of one model at once) can make them plan differently.
+  // "": the user's cache, which tune_model and `dataset collect` snapshot for
+  // the run, fusion/profile_snapshot.h). The tuner and its workers must plan
+  // the same blocks: no other process may change the profile they read.
   std::string fusion_db;
   uint64_t seed = 1;   // of the model's random inputs
   // The Winograd pass's choices per convolution geometry (PassOptions::

@@ -16,6 +16,7 @@
 #include "cost/program_features.h"
 #include "cost/static_model.h"
 #include "cost/xgb_model.h"
+#include "fusion/profile_snapshot.h"
 #include "tune/candidate_program.h"
 #include "support/error.h"
 #include "support/name_table.h"
@@ -530,6 +531,11 @@ TuneReport tune_model(const TuneOptions& options) {
   o.measure.isa = o.model.isa;
   TESSERA_CHECK(o.graph_share >= 0 && o.graph_share <= 1, "the graph choices' share of the budget must be in [0, 1], got ",
                 o.graph_share);
+  // The tuner and its workers plan with one fusion profile, which no other
+  // process changes during the run (fusion/profile_snapshot.h); its workers
+  // are stopped (the Tuner gone) before it is merged back.
+  fusion::ProfileSnapshot profile(o.model.fusion_db);
+  o.model.fusion_db = profile.path();
   // The graph choices first: the tasks are those of the graph they choose.
   // The records file is read once; both phases append to what was read.
   const Clock::time_point start = Clock::now();

@@ -12,6 +12,7 @@
 #include "ir/graph.h"
 #include "random_tensor.h"
 #include "temp_folder.h"
+#include "tune_test_options.h"
 #include "tune/record.h"
 #include "tune/tuner.h"
 
@@ -62,22 +63,11 @@ inline std::string small_net_file() {
 // A few seconds of tuning small_net into `records`, one thread, few repeats,
 // no closing comparison, guard, confirmation or graph choices.
 inline tune::TuneOptions quick_options(const std::string& records) {
-  tune::TuneOptions o;
-  o.model.model = small_net_file();
-  o.model.threads = 1;
-  o.model.fusion_db = temp_path("fusion_profile.tsv");  // this process's: other tests' profiling cannot change the plan
-  o.records = records;
-  o.exe = TESSERA_CLI;
-  o.budget_seconds = 4;
-  o.per_round = 4;
-  o.final_runs = 0;
-  o.guard_runs = 0;
-  o.progress = false;
-  o.measure.timing.min_repeats = 2;
-  o.measure.timing.max_repeats = 3;
-  o.measure.timing.min_seconds = 0;
-  o.confirm_rounds = 0;
-  o.graph_share = 0;  // the graph choices' own tests turn them on
+  tune::TuneOptions o = quick_tune_options(small_net_file(), records);
+  // This process's own fusion profile: the tests open the model themselves
+  // too, outside tune_model (whose private snapshot of the default profile
+  // covers its run only), and other tests' profiling must not change that plan.
+  o.model.fusion_db = temp_path("fusion_profile.tsv");
   return o;
 }
 
