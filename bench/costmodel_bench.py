@@ -33,6 +33,7 @@ The tuning curves:
 """
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import subprocess
@@ -45,12 +46,27 @@ sys.path.insert(0, HERE)
 import costmodel_tuning  # noqa: E402
 
 
-def run(cli, args):
-    """The command's stdout; stops the script with its output when it fails."""
+def run(cli, args, work=None, reuse=False, makes=()):
+    """The command's stdout; stops the script with its output when it fails.
+    With `work`, the output is kept in work/outputs (named by a hash of the
+    command line); `reuse` returns a kept output instead of running again when
+    the files the command `makes` exist too (--reuse: a report rebuilt after
+    the tuning curves without the hour of training before them)."""
     cmd = [cli, *args]
+    kept = None
+    if work:
+        os.makedirs(os.path.join(work, "outputs"), exist_ok=True)
+        kept = os.path.join(work, "outputs", hashlib.sha1("\0".join(cmd).encode()).hexdigest()[:16] + ".txt")
+        if reuse and os.path.exists(kept) and all(os.path.exists(m) for m in makes):
+            print(f"costmodel_bench: reusing the output of {' '.join(cmd)}", file=sys.stderr)
+            return open(kept).read()
+    print(f"costmodel_bench: {' '.join(cmd)}", file=sys.stderr)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"costmodel_bench: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+    if kept:
+        with open(kept, "w") as f:
+            f.write(p.stdout)
     return p.stdout
 
 
@@ -132,6 +148,11 @@ def main():
                     help="--tuning: points of a curve (equal shares of the budget)")
     ap.add_argument("--timing-rounds", type=int, default=15, help="--tuning: interleaved timing rounds")
     ap.add_argument("--skip-tune", action="store_true", help="--tuning: reuse the records of earlier runs")
+    ap.add_argument("--transfer-targets", nargs="+",
+                    help="the targets held out in turn by the transfer section (default: every target)")
+    ap.add_argument("--cache", help="the features cache file (costmodel --cache; default none: computed each time)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the outputs of an earlier run's evaluations kept in --work (same command lines)")
     a = ap.parse_args()
     if a.tuning:
         if not a.held_out:
@@ -143,14 +164,12 @@ def main():
         except ValueError as e:
             sys.exit(f"costmodel_bench: {e}")
     os.makedirs(a.work, exist_ok=True)
-    data = ["--records", *a.records, "--dataset", *a.dataset, "-q", "--threads", str(a.threads), "--label", a.label]
+    data = ["--records", *a.records, "--dataset", *a.dataset, "-q", "--threads", str(a.threads), "--label", a.label,
+            *(["--cache", a.cache] if a.cache else [])]
     split = ["--split", "within-task", "--test-share", str(a.test_share)]
 
     networks, tasks, per_target = dataset_summary(a.records, a.dataset)
     targets = sorted(per_target)
-
-    xgb_out = run(a.cli, ["costmodel", "eval", "--folds", str(a.folds), "--rounds", str(a.rounds), *data])
-    xgb_header, xgb_rows = table(xgb_out, "target", "xgb eval")
 
     if a.tuning and (a.held_out not in targets or len(targets) < 2):
         sys.exit(f"costmodel_bench: --held-out {a.held_out}: transfer needs it among two targets or more of the "
@@ -158,14 +177,20 @@ def main():
     transferred = os.path.join(a.work, f"transfer-{a.held_out}.pt")  # the model the tuning curves start from
     transfers = []
     if len(targets) >= 2:
-        for t in targets:
-            keep = ["--fine-tuned-out", transferred] if a.tuning and t == a.held_out else []
+        for t in a.transfer_targets or targets:
+            if t not in targets:
+                sys.exit(f"costmodel_bench: --transfer-targets {t}: no target of the records ({', '.join(targets)})")
+            keep = ["--fine-tuned-out", os.path.join(a.work, f"transfer-{t}.pt")]  # the tuning curves start from one
             out = run(a.cli, ["costmodel", "transfer", "--held-out", t, "--epochs", str(a.epochs), "--rounds",
-                              str(a.rounds), "--fine-tune-share", a.fine_tune_share, *keep, *data])
+                              str(a.rounds), "--fine-tune-share", a.fine_tune_share, *keep, *data],
+                      a.work, a.reuse, keep[1:])
             transfers.append((t, *table(out, "model", "transfer")))
 
+    xgb_out = run(a.cli, ["costmodel", "eval", "--folds", str(a.folds), "--rounds", str(a.rounds), *data],
+                  a.work, a.reuse)
+    xgb_header, xgb_rows = table(xgb_out, "target", "xgb eval")
     prune_out = run(a.cli, ["costmodel", "prune", "--eval", "--method", a.methods, "--keep", a.keep, "--rounds",
-                            str(a.rounds), *split, *data])
+                            str(a.rounds), *split, *data], a.work, a.reuse)
     prune_header, prune_rows = table(prune_out, "method", "pruning")
 
     pooled = " (the tuner's pooled cost)" if a.label == "ratio" else ""

@@ -211,7 +211,7 @@ cost::XgbOptions xgb_options(const CostModelArgs& a) {
 cost::AttentionOptions attention_options(const CostModelArgs& a, const std::string& what) {
   cost::AttentionOptions o;
   o.epochs = a.epochs;
-  o.fine_tune_epochs = a.epochs;
+  o.fine_tune_epochs = a.fine_tune_epochs;
   o.fine_tune_anchor = a.fine_tune_anchor;
   o.threads = a.threads;
   o.seed = a.seed;
@@ -380,7 +380,15 @@ void CostModelCommands::add(CLI::App& app) {
   transfer_->add_option("--fine-tune-anchor", o.fine_tune_anchor,
                         "weight of the weights' squared distance from the source model while fine-tuning (default 0.01)")
       ->check(CLI::Range(0.0, 1e6));
+  transfer_->add_option("--fine-tune-epochs", o.fine_tune_epochs,
+                        "passes over the held-out target's few records while fine-tuning (default 10)")
+      ->check(CLI::Range(1, 100000));
   transfer_->add_option("--out", o.model_file, "also write the model trained on the other targets to this file");
+  transfer_->add_option("--source-model", o.source_model,
+                        "start from this model trained on the other targets (the --out of an earlier run with this "
+                        "--held-out) instead of "
+                        "training one")
+      ->check(CLI::ExistingFile);
   transfer_->add_option("--fine-tuned-out", o.fine_tuned_file,
                         "also write the model fine-tuned on the largest --fine-tune-share to this file (what "
                         "'tessera tune --cost-model attention --cost-model-file' starts from on the held-out target)");

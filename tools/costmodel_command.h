@@ -33,6 +33,8 @@ struct CostModelArgs {
   int threads = 1;       // XGBoost's and torch's threads
   std::vector<double> fine_tune_shares{0, 0.05, 0.10};  // transfer
   double fine_tune_anchor = 0.01;                       // transfer: AttentionOptions::fine_tune_anchor
+  int fine_tune_epochs = 10;                            // transfer: AttentionOptions::fine_tune_epochs
+  std::string source_model;  // transfer: the model trained on the other targets, read instead of trained
   std::string fine_tuned_file;  // transfer: the model fine-tuned on the largest share, written (none when empty)
   std::vector<std::string> methods{"cluster"};         // prune
   std::vector<double> keeps{0.5};                       // prune

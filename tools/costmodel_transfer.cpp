@@ -7,7 +7,8 @@
 // draws round(f × group size) records (at least two: one pair) at random
 // from each group's pool, so every task of the target is seen a little.
 // --fine-tuned-out writes the copy fine-tuned on the largest share: the
-// transferred model the tuner starts from on the held-out target.
+// transferred model the tuner starts from on the held-out target;
+// --source-model starts from an earlier run's --out instead of training.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -67,6 +68,8 @@ int cmd_costmodel_transfer(const CostModelArgs& a) {
   TESSERA_CHECK(targets.size() >= 2, "transfer needs records of two targets or more (they have: ", names, ")");
   const double largest =
       a.fine_tune_shares.empty() ? -1 : *std::max_element(a.fine_tune_shares.begin(), a.fine_tune_shares.end());
+  TESSERA_CHECK(a.source_model.empty() || a.model_file.empty(),
+                "--source-model reads the model trained on the other targets: there is none to write to --out");
   TESSERA_CHECK(a.fine_tuned_file.empty() || largest >= 0, "--fine-tuned-out needs a --fine-tune-share to fine-tune on");
   if (!a.fine_tuned_file.empty()) {  // checked before training, not after
     const std::filesystem::path dir = std::filesystem::path(a.fine_tuned_file).parent_path();
@@ -104,17 +107,20 @@ int cmd_costmodel_transfer(const CostModelArgs& a) {
   TESSERA_CHECK(!test.empty() && !pool.empty(), "the held-out target's records split into an empty part (",
                 pool_n, " to train from, ", test_n, " judged on): change --test-share");
 
-  const auto start = std::chrono::steady_clock::now();
-  cost::AttentionModel source_model(cost::HardwareDesc{}, attention_options(a, "training on the other targets"));
-  source_model.train(sample_groups_of(d, source));
-  const std::string path = a.model_file.empty() ? (std::filesystem::temp_directory_path() /
-                                                   ("tessera-transfer-" + std::to_string(::getpid()) + ".pt"))
-                                                      .string()
-                                                : a.model_file;
-  source_model.save(path);
-  std::fprintf(stderr, "costmodel: trained on the other targets in %s\n",
-               tune::duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()).c_str());
-
+  std::string path = a.source_model;
+  if (path.empty()) {
+    const auto start = std::chrono::steady_clock::now();
+    cost::AttentionModel source_model(cost::HardwareDesc{}, attention_options(a, "training on the other targets"));
+    source_model.train(sample_groups_of(d, source));
+    path = a.model_file.empty() ? (std::filesystem::temp_directory_path() /
+                                   ("tessera-transfer-" + std::to_string(::getpid()) + ".pt"))
+                                      .string()
+                                : a.model_file;
+    source_model.save(path);
+    std::fprintf(stderr, "costmodel: trained on the other targets in %s\n",
+                 tune::duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count())
+                     .c_str());
+  }
   std::printf("transfer to %s: trained on %zu records of %zu other targets; judged on %zu of its %zu records "
               "(%zu task groups); label %s\n",
               a.held_out.c_str(), source_n, targets.size() - 1, test_n, held_n, test.size(), a.label.c_str());
@@ -157,7 +163,7 @@ int cmd_costmodel_transfer(const CostModelArgs& a) {
                    a.held_out.c_str(), a.fine_tuned_file.c_str());
     }
   }
-  if (a.model_file.empty()) std::filesystem::remove(path);
+  if (a.model_file.empty() && a.source_model.empty()) std::filesystem::remove(path);
 
   cost::AttentionModel own(cost::HardwareDesc{}, attention_options(a, "training on " + a.held_out + " alone"));
   own.train(sample_groups_of(d, pool));
