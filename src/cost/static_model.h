@@ -1,11 +1,15 @@
 // Tuna's static cost model: no measurement while searching. A candidate's
-// predicted log-cost is w · phi(features): phi are a few log-scaled terms of
-// the static features (static_features.h) — the analytic estimate and its
-// parts, spill and gather ratios, the parallel balance — and w are
-// coefficients fitted once per hardware description from measured
-// candidates (fit: a pairwise ranking loss within each task, RankNet style,
-// with L2 regularization toward the defaults). The defaults weigh only the
-// analytic estimate, so an unfitted model ranks by it.
+// predicted log-cost is w · phi(features) + sum_h v_h tanh(b_h + u_h · z):
+// phi are a few log-scaled terms of the static features (static_features.h)
+// — the analytic estimate and its parts, spill and gather ratios, the
+// parallel balance — and the signed log of every feature; z are the terms
+// standardized (centre and scale kept with the coefficients); the optional
+// hidden units (v, b, u) let the terms interact, as a footprint that only
+// matters once spills appear. All are coefficients fitted once per hardware
+// description from measured candidates (fit: a pairwise ranking loss within
+// each task, RankNet style, with L2 regularization toward the defaults). The
+// defaults weigh only the analytic estimate and have no hidden units, so an
+// unfitted model ranks by it.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +53,16 @@ struct FitGroup {
   std::vector<std::string> schedules;
 };
 
+// One hidden unit: v tanh(b + u · z), z the standardized terms.
+struct HiddenUnit {
+  double output = 0;             // v
+  double bias = 0;               // b
+  std::vector<double> weights;   // u, one per term
+};
+
 struct FitOptions {
+  int hidden_units = 0;          // 0: the linear model alone
+  double hidden_l2 = 1e-3;       // pull of the hidden weights toward zero
   int iterations = 600;
   double learning_rate = 0.05;
   double l2 = 1e-3;              // pull toward the default coefficients
@@ -68,21 +81,31 @@ class StaticModel : public CostModel {
   std::vector<double> predict(const std::vector<Candidate>& candidates) const override;
 
   StaticFeatures features(const Candidate& c) const;
-  double predict_log(const StaticFeatures& f) const;  // w · phi
+  double predict_log(const StaticFeatures& f) const;  // w · phi + the hidden units
   std::vector<double> predict_features(const std::vector<StaticFeatures>& fs) const;
 
-  // Fits the coefficients to rank every group's candidates as measured.
-  // Returns the pairwise accuracy on the groups after fitting.
+  // Fits the coefficients, from the defaults (and a seeded start of
+  // options.hidden_units hidden units), to rank every group's candidates as
+  // measured. Returns the pairwise accuracy on the groups after fitting.
   double fit(const std::vector<FitGroup>& groups, const FitOptions& options = {});
 
+  // The linear coefficients w, one per term.
   static std::vector<double> default_coefficients();
   const std::vector<double>& coefficients() const { return w_; }
   void set_coefficients(std::vector<double> w);
+  // The hidden units and the terms' centre and scale they read them by.
+  const std::vector<HiddenUnit>& hidden() const { return hidden_; }
+  void set_hidden(std::vector<HiddenUnit> units, std::vector<double> center, std::vector<double> scale);
+  // Back to the defaults: the analytic estimate alone.
+  void reset();
 
   // Coefficients as JSON: {"<hardware name>": {"hardware": "<text form>",
-  // "coefficients": {"<term>": value, ...}}}. save() keeps the other
-  // hardware's entries of an existing file; load() reads this hardware's
-  // entry and throws tessera::Error naming the file when it has none.
+  // "coefficients": {"<term>": value, ...}}}, with hidden units also
+  // "hidden": [{"output": v, "bias": b, "weights": {"<term>": u, ...}}, ...],
+  // "center": {"<term>": c, ...}, "scale": {"<term>": s, ...}. save() keeps
+  // the other hardware's entries of an existing file; load() reads this
+  // hardware's entry and throws tessera::Error naming the file when it has
+  // none or a coefficient is missing.
   std::string coefficients_json() const;
   void save(const std::string& path) const;
   void load(const std::string& path);
@@ -94,6 +117,8 @@ class StaticModel : public CostModel {
   HardwareDesc hw_;
   int threads_;
   std::vector<double> w_;
+  std::vector<HiddenUnit> hidden_;
+  std::vector<double> center_, scale_;  // per term (empty without hidden units)
 };
 
 }  // namespace tessera::cost
