@@ -171,7 +171,7 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
   fit_->add_option("--hidden-units", fit_args_.fit.hidden_units,
                    "hidden tanh units over the standardized terms, letting them interact (default 0: linear)")
       ->check(CLI::Range(0, 64));
-  fit_->add_option("--l2", fit_args_.fit.l2, "pull of the linear coefficients toward the defaults (default 1e-3)");
+  fit_->add_option("--l2", fit_args_.fit.l2, "pull of the linear coefficients toward the defaults (default 1e-4)");
   fit_->add_option("--hidden-l2", fit_args_.fit.hidden_l2, "pull of the hidden weights toward zero (default 1e-3)");
   fit_->add_option("--iterations", fit_args_.fit.iterations, "gradient steps of the fit (default 600)")
       ->check(CLI::Range(1, 100000));

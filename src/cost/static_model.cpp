@@ -29,7 +29,9 @@ double sigmoid(double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) 
 
 std::string term_name(int term) {
   if (term < kSummaryTerms) return std::string(kTermNames.at(static_cast<size_t>(term)));
-  return "slog_" + std::string(feature_name(static_cast<Feature>(term - kSummaryTerms)));
+  if (term < kSummaryTerms + kFeatureCount)
+    return "slog_" + std::string(feature_name(static_cast<Feature>(term - kSummaryTerms)));
+  return "pw_" + std::string(feature_name(static_cast<Feature>(term - kSummaryTerms - kFeatureCount)));
 }
 
 std::vector<double> terms(const StaticFeatures& f) {
@@ -53,9 +55,11 @@ std::vector<double> terms(const StaticFeatures& f) {
   t[static_cast<int>(Term::ScalarShare)] = std::log1p(scalar);
   t[static_cast<int>(Term::Imbalance)] = std::log(std::max(1.0, f[F::ParallelBalance]));
   t[static_cast<int>(Term::Bias)] = 1;
+  const double work = std::max(1.0, f[F::IrFlops]);
   for (int i = 0; i < kFeatureCount; ++i) {
     const double x = f.v[static_cast<size_t>(i)];
     t[static_cast<size_t>(kSummaryTerms + i)] = std::copysign(std::log1p(std::abs(x)), x);
+    t[static_cast<size_t>(kSummaryTerms + kFeatureCount + i)] = std::log1p(std::abs(x) / work);
   }
   return t;
 }

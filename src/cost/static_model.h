@@ -37,11 +37,13 @@ enum class Term : int {
   Bias,              // constant (ranks nothing; absorbs scale)
   kCount
 };
-// Then one term per feature: its signed log, sign(x) log(1 + |x|) (named
-// "slog_<feature>"), so that fitting can weigh what the summary terms miss.
+// Then two terms per feature, so that fitting can weigh what the summary
+// terms miss: its signed log, sign(x) log(1 + |x|) (named "slog_<feature>"),
+// and its amount per unit of float work, log(1 + |x| / max(1, ir_flops))
+// (named "pw_<feature>"), which reads alike in a small task and a large one.
 inline constexpr int kSummaryTerms = static_cast<int>(Term::kCount);
-inline constexpr int kTermCount = kSummaryTerms + kFeatureCount;
-std::string term_name(int term);  // "est_seconds", ..., "slog_ir_flops", ...
+inline constexpr int kTermCount = kSummaryTerms + 2 * kFeatureCount;
+std::string term_name(int term);  // "est_seconds", ..., "slog_ir_flops", ..., "pw_ir_flops", ...
 std::vector<double> terms(const StaticFeatures& f);
 
 // One task's measured candidates, for fitting.
@@ -65,7 +67,7 @@ struct FitOptions {
   double hidden_l2 = 1e-3;       // pull of the hidden weights toward zero
   int iterations = 600;
   double learning_rate = 0.05;
-  double l2 = 1e-3;              // pull toward the default coefficients
+  double l2 = 1e-4;              // pull toward the default coefficients
   int max_pairs_per_group = 20000;  // pairs sampled (seeded) beyond this
   double min_relative_gap = 1e-3;  // pairs measured closer than this are noise, skipped
   uint64_t seed = 1;
