@@ -15,6 +15,7 @@
 #include "support/error.h"
 #include "support/thread_pool.h"
 #include "tune/cost_eval.h"
+#include "tune/feature_dump.h"
 #include "tune/measure_worker.h"
 #include "tune/task_space.h"
 
@@ -60,41 +61,35 @@ int cmd_tune_space(const tune::ModelConfig& config) {
 }
 
 int cmd_tune_fit(const TuneFitArgs& a) {
-  TESSERA_CHECK(!a.models.empty(), "tune-fit needs at least one model");
+  TESSERA_CHECK(!a.models.empty() || !a.features.empty(),
+                "tune-fit needs at least one model (with --records) or a --features file");
   Isa isa = a.base.isa == Isa::Host ? codegen::host_isa() : a.base.isa;
   const tune::CostLabel label = tune::parse_cost_label(a.label);
   cost::HardwareDesc hw = a.hardware.empty() ? cost::probe_hardware(isa) : cost::find_hardware(a.hardware);
   cost::StaticModel model(hw, a.base.threads);
-  tune::RecordFile records(a.records);
-  const std::string target = Target::for_isa(isa).to_string();
   std::vector<cost::FitGroup> groups;
-  for (const std::string& spec : a.models) {
-    tune::ModelConfig c = a.base;
-    c.model = spec;
-    c.isa = isa;
-    tune::TuningModel m = tune::open_model(c);
-    std::vector<cost::FitGroup> g = tune::measured_groups(m, records, target, isa, model, a.machine_code, label);
-    std::fprintf(stderr, "tune-fit: %s: %zu tasks with measured candidates\n", spec.c_str(), g.size());
+  if (!a.models.empty()) {
+    TESSERA_CHECK(!a.records.empty(), "tune-fit: models need --records FILE");
+    tune::RecordFile records(a.records);
+    const std::string target = Target::for_isa(isa).to_string();
+    for (const std::string& spec : a.models) {
+      tune::ModelConfig c = a.base;
+      c.model = spec;
+      c.isa = isa;
+      tune::TuningModel m = tune::open_model(c);
+      std::vector<cost::FitGroup> g = tune::measured_groups(m, records, target, isa, model, a.machine_code, label);
+      std::fprintf(stderr, "tune-fit: %s: %zu tasks with measured candidates\n", spec.c_str(), g.size());
+      for (auto& x : g) groups.push_back(std::move(x));
+    }
+  }
+  for (const std::string& path : a.features) {
+    std::vector<cost::FitGroup> g = tune::read_feature_dump(path);
+    std::fprintf(stderr, "tune-fit: %s: %zu tasks with measured candidates\n", path.c_str(), g.size());
     for (auto& x : g) groups.push_back(std::move(x));
   }
   TESSERA_CHECK(!groups.empty(), "no task of these models has two or more valid records for this machine in ",
                 a.records, " (run 'tessera tune --cost-model none' first)");
-  if (!a.dump.empty()) {  // first line: the feature names; then one candidate per line
-    std::ofstream f(a.dump);
-    TESSERA_CHECK(f, "cannot write ", a.dump);
-    nlohmann::json names = nlohmann::json::array();
-    for (int i = 0; i < cost::kFeatureCount; ++i) names.push_back(cost::feature_name(static_cast<cost::Feature>(i)));
-    f << nlohmann::json{{"features", names}}.dump() << "\n";
-    for (size_t g = 0; g < groups.size(); ++g)
-      for (size_t i = 0; i < groups[g].features.size(); ++i)
-        f << nlohmann::json{{"group", g},
-                            {"task", groups[g].task},
-                            {"schedule", groups[g].schedules[i]},
-                            {"seconds", groups[g].seconds[i]},
-                            {"f", groups[g].features[i].v}}
-                 .dump()
-          << "\n";
-  }
+  if (!a.dump.empty()) tune::write_feature_dump(a.dump, groups);
   const std::string out = a.out.empty() ? tune::default_coefficients_path() : a.out;
   TESSERA_CHECK(!out.empty(), "no cache directory for the coefficients: give --coefficients FILE");
   if (a.judge_only) {
@@ -106,6 +101,7 @@ int cmd_tune_fit(const TuneFitArgs& a) {
   }
   tune::CostEvalOptions eo;
   eo.test_share = a.test_share;
+  eo.fit = a.fit;
   tune::CostEval e = tune::fit_and_evaluate(model, groups, eo);
   std::printf("static model for %s (%s), label %s\n%s", hw.name.c_str(), isa_name(isa).data(), a.label.c_str(),
               e.text().c_str());
@@ -154,9 +150,11 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
       ->check(CLI::Range(1, 1000));
 
   fit_ = app.add_subcommand("tune-fit", "fit the static cost model on measured tuning records; report its ranking on held-out candidates");
-  fit_->add_option("models", fit_args_.models, "the models whose tasks the records measured (files or zoo:NAME)")->required();
-  fit_->add_option("--records", fit_args_.records, "records of measurement-only tuning ('tessera tune --cost-model none')")
-      ->required();
+  fit_->add_option("models", fit_args_.models, "the models whose tasks the records measured (files or zoo:NAME)");
+  fit_->add_option("--records", fit_args_.records, "records of measurement-only tuning ('tessera tune --cost-model none')");
+  fit_->add_option("--features", fit_args_.features,
+                   "candidates' features and costs a --dump-features run wrote (repeatable), fitted or judged "
+                   "without compiling them again; with or instead of models and --records");
   fit_->add_option("--isa", isa, "instruction set of the records: host (default), avx2, avx512");
   fit_->add_option("--threads", threads, "threads the model runs with (the parallel balance features)")
       ->check(CLI::Range(0, ThreadPool::max_threads()));
@@ -170,6 +168,13 @@ CLI::App* TuneCommands::add(CLI::App& app, std::string& isa, int& threads) {
                    "the model predicts), median, or ratio (the tuner's pooled cost: median ratio to the paired "
                    "default's runs)")
       ->check(CLI::IsMember({"min", "median", "ratio"}));
+  fit_->add_option("--hidden-units", fit_args_.fit.hidden_units,
+                   "hidden tanh units over the standardized terms, letting them interact (default 0: linear)")
+      ->check(CLI::Range(0, 64));
+  fit_->add_option("--l2", fit_args_.fit.l2, "pull of the linear coefficients toward the defaults (default 1e-4)");
+  fit_->add_option("--hidden-l2", fit_args_.fit.hidden_l2, "pull of the hidden weights toward zero (default 1e-3)");
+  fit_->add_option("--iterations", fit_args_.fit.iterations, "gradient steps of the fit (default 600)")
+      ->check(CLI::Range(1, 100000));
   fit_->add_flag("--judge", fit_args_.judge_only,
                  "fit nothing: judge the coefficients file's model on every candidate of the records");
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/static_model.h"
 #include "tune/tuner.h"
 
 namespace tessera::tools {
@@ -23,7 +24,9 @@ struct TuneFitArgs {
   double test_share = 0.5;
   bool machine_code = true;
   bool judge_only = false;  // load the coefficients and judge them on all candidates; fit nothing
+  std::vector<std::string> features;  // feature dumps to read besides (or instead of) the models' records
   std::string dump;         // also write every candidate's features and cost here (JSON lines)
+  cost::FitOptions fit;       // the model's form (hidden units) and the fit's settings
   std::string label = "min";  // tune::CostLabel's name: which number of a schedule's repeats is its cost
 };
 int cmd_tune_fit(const TuneFitArgs& a);

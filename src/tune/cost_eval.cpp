@@ -127,8 +127,7 @@ CostEval fit_and_evaluate(cost::StaticModel& model, const std::vector<cost::FitG
   e.peak5_fitted = cost::peak_score(measured, predicted, 5);
   e.by_op = accuracy_by_op(test, measured, by_default, predicted);
   if (options.refit_all && !train.empty()) {
-    model.set_coefficients(cost::StaticModel::default_coefficients());
-    model.fit(groups, options.fit);
+    model.fit(groups, options.fit);  // from the defaults again
     for (const cost::FitGroup& g : groups) e.refit_candidates += static_cast<int>(g.features.size());
   }
   return e;
@@ -140,7 +139,7 @@ CostEval judge(const cost::StaticModel& model, const std::vector<cost::FitGroup>
   for (const cost::FitGroup& g : groups) e.test_candidates += static_cast<int>(g.features.size());
   cost::CostGroups measured, predicted, by_default;
   cost::StaticModel defaults = model;
-  defaults.set_coefficients(cost::StaticModel::default_coefficients());
+  defaults.reset();
   predict_groups(defaults, groups, measured, by_default);
   predict_groups(model, groups, measured, predicted);
   e.pairwise_default = cost::pairwise_accuracy(measured, by_default);
