@@ -152,7 +152,8 @@ def main():
                     help="the targets held out in turn by the transfer section (default: every target)")
     ap.add_argument("--cache", help="the features cache file (costmodel --cache; default none: computed each time)")
     ap.add_argument("--reuse", action="store_true",
-                    help="reuse the outputs of an earlier run's evaluations kept in --work (same command lines)")
+                    help="reuse the outputs of an earlier run's evaluations kept in --work (same command lines) "
+                         "and its tuning curves (same target, models, budget, checkpoints and rounds)")
     a = ap.parse_args()
     if a.tuning:
         if not a.held_out:
@@ -234,8 +235,11 @@ def main():
         "",
     ]
     if a.tuning:
-        results = costmodel_tuning.run(a.cli, a.held_out, transferred, share, a.tuning_models, a.work,
-                                       a.budget_minutes, a.checkpoints, a.timing_rounds, a.skip_tune)
+        results = a.reuse and costmodel_tuning.kept_results(a.held_out, transferred, share, a.tuning_models, a.work,
+                                                            a.budget_minutes, a.checkpoints, a.timing_rounds)
+        if not results:
+            results = costmodel_tuning.run(a.cli, a.held_out, transferred, share, a.tuning_models, a.work,
+                                           a.budget_minutes, a.checkpoints, a.timing_rounds, a.skip_tune)
         chart = os.path.splitext(os.path.basename(a.out))[0].lower() + "_tuning.png"
         costmodel_tuning.chart(results, os.path.join(os.path.dirname(os.path.abspath(a.out)), chart))
         lines += costmodel_tuning.section(results, chart)

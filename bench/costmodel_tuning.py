@@ -182,6 +182,24 @@ def tuning_bench_module(models):
     return tuning_bench
 
 
+def kept_results(held_out, model_file, fine_tune_share, models, work, budget_minutes, checkpoints, rounds):
+    """The results run() kept in WORK/tuning/results.json when they are of the
+    same target, transferred model, models, budget, checkpoints and rounds;
+    else None."""
+    path = os.path.join(work, "tuning", "results.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        kept = json.load(f)
+    same = (kept.get("held_out") == held_out and kept.get("model_file") == model_file
+            and kept.get("fine_tune_share") == fine_tune_share and kept.get("budget_minutes") == budget_minutes
+            and kept.get("checkpoints") == checkpoints and kept.get("rounds") == rounds
+            and sorted(kept.get("cells", {})) == sorted(models))
+    if same:
+        print(f"costmodel_bench: reusing the tuning curves of {path} (commit {kept.get('commit')})", file=sys.stderr)
+    return kept if same else None
+
+
 def run(cli, held_out, model_file, fine_tune_share, models, work, budget_minutes, checkpoints, rounds, skip_tune):
     """The three searches and the timing per model; returns (and keeps in
     WORK/tuning/results.json) the results section() and chart() read."""

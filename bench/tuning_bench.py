@@ -29,6 +29,7 @@ measured (models it was not fitted on): bench/out/tuning/static_model.md.
 Needs scripts/install-bench-deps.sh (torch, torchvision, matplotlib).
 """
 import argparse
+import glob
 import json
 import math
 import os
@@ -128,15 +129,40 @@ def coefficients_path():
     return os.path.join(OUT, "static_model.json")
 
 
-def tessera_fit(args, isa, models, records, judge):
-    """tessera tune-fit on `records` (one file per model, concatenated); returns its report."""
+def dataset_features(args, isa):
+    """The static features of the cost-model dataset's records of
+    --train-dataset-networks on this ISA and --threads (`tune-fit
+    --dump-features`, once: kept in OUT); their --features flags."""
+    flags = []
+    if not args.train_dataset:
+        return flags
+    for net in args.train_dataset_networks:
+        path = os.path.join(OUT, f"dataset-features.{net}.{isa}.t{args.threads}.jsonl")
+        if not os.path.exists(path):
+            found = sorted(glob.glob(os.path.join(args.train_dataset, f"{net}_b1_*", "model.onnx")))
+            if not found:
+                sys.exit(f"tuning_bench: no {net} in the dataset {args.train_dataset} (restore it: README, "
+                         "'Cost-model dataset'; or --train-dataset none)")
+            cmd = [args.tessera, "tune-fit", found[0], "--records", os.path.join(args.train_dataset, "all.jsonl"),
+                   "--isa", isa, "--threads", str(args.threads), "--coefficients", os.path.join(OUT, "dump.json"),
+                   "--dump-features", path + ".part"]
+            log(" ".join(cmd))
+            subprocess.run(cmd, check=True, capture_output=True, text=True)
+            os.replace(path + ".part", path)
+        flags += ["--features", path]
+    return flags
+
+
+def tessera_fit(args, isa, models, records, judge, extra=()):
+    """tessera tune-fit on `records` (one file per model, concatenated) and
+    the `extra` arguments; returns its report."""
     merged = os.path.join(OUT, f"{'judge' if judge else 'train'}-{isa}-records.jsonl")
     with open(merged, "w") as out:
         for r in records:
             with open(r) as f:
                 out.write(f.read())
     cmd = [args.tessera, "tune-fit", *[model_path(m) for m in models], "--records", merged, "--isa", isa,
-           "--threads", str(args.threads), "--coefficients", coefficients_path()] + (["--judge"] if judge else [])
+           "--threads", str(args.threads), "--coefficients", coefficients_path(), *extra] + (["--judge"] if judge else [])
     log(" ".join(cmd))
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
@@ -144,7 +170,7 @@ def tessera_fit(args, isa, models, records, judge):
 def fit_static_model(args, isa):
     """Measurement-only runs of the training models, then the fit; returns tune-fit's report."""
     records = [tune(args, m, isa, "none", prefix="train-", minutes=args.train_minutes)[0] for m in args.train_models]
-    return tessera_fit(args, isa, args.train_models, records, judge=False)
+    return tessera_fit(args, isa, args.train_models, records, judge=False, extra=dataset_features(args, isa))
 
 
 def records_until(records, start, minutes, path, everything=False):
@@ -223,8 +249,15 @@ def main():
     p.add_argument("--train-models", nargs="+", default=["zoo:squeezenet1_1", "zoo:resnet18", "zoo:gpt2_tiny"],
                    help="models whose measured candidates fit the static model")
     p.add_argument("--train-minutes", type=float, default=3)
+    p.add_argument("--train-dataset", default=os.path.join(ROOT, "bench", "out", "dataset"),
+                   help="the static model is also fitted on this cost-model dataset's records of "
+                        "--train-dataset-networks (default bench/out/dataset; none: not)")
+    p.add_argument("--train-dataset-networks", nargs="+", default=["squeezenet1_1", "resnet18"],
+                   help="the dataset's networks fitted on (none of the judged models)")
     p.add_argument("--skip-tune", action="store_true", help="reuse the records of earlier runs")
     args = p.parse_args()
+    if args.train_dataset == "none":
+        args.train_dataset = None
     os.makedirs(OUT, exist_ok=True)
     results_path = os.path.join(OUT, "results.json")
     commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
@@ -233,7 +266,10 @@ def main():
                "checkpoints": args.checkpoints, "coefficients": coefficients_path(), "cells": {}}
     report = ["## The static model", "",
               f"Fitted per ISA on the measured candidates of {', '.join(args.train_models)} "
-              f"({args.train_minutes:g}-minute measurement-only runs; half of each task's candidates fitted on, "
+              f"({args.train_minutes:g}-minute measurement-only runs)"
+              + (f" and the cost-model dataset's random schedules of {', '.join(args.train_dataset_networks)} "
+                 f"({args.threads}-thread records)" if args.train_dataset else "") + " (half of each task's "
+              "candidates fitted on, "
               "judged on the other half), then judged on every candidate the measurement-only runs above "
               "measured (models it was not fitted on). Pairwise comparison accuracy and peak scores as TenSet "
               "defines them.", ""]

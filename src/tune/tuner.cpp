@@ -431,6 +431,11 @@ class Tuner {
         fitted = true;
       } catch (const Error& e) {
         TESSERA_CHECK(o_.coefficients.empty(), e.what());  // a file given must have this machine
+        // The cache's file has no usable entry for this machine (another
+        // machine's, or written before the model's terms changed): say so.
+        if (o_.progress)
+          std::fprintf(stderr, "tune: not using %s (%s); 'tessera tune-fit' fits this machine's coefficients\n",
+                       path.c_str(), e.what());
       }
     } else {
       TESSERA_CHECK(o_.coefficients.empty(), "coefficients file '", o_.coefficients, "' does not exist");

@@ -333,6 +333,21 @@ TEST(CostModelCli, TransferWritesTheFineTunedModel) {
     EXPECT_EQ(v[10], t[3]) << file << ": peak@5\n" << r.out << e.out;
     EXPECT_EQ(v[8], t[4]) << file << ": recall@5\n" << r.out << e.out;
   }
+  // --source-model starts from the written source model instead of training
+  // one: every row the same as the run that trained it.
+  auto again = cli("costmodel transfer --held-out avx2-t2 --fine-tune-share 0.5,0 --epochs 3 --rounds 5 "
+                   "--source-model " + source + split + two_target_args());
+  ASSERT_EQ(again.code, 0) << again.out;
+  for (const std::string row : {"attention, fine-tuned on 50%", "attention, other targets only (0%)",
+                                "attention, all of avx2-t2", "xgb, all of avx2-t2"}) {
+    EXPECT_FALSE(row_words(r.out, row).empty()) << row << " in " << r.out;
+    EXPECT_EQ(row_words(again.out, row), row_words(r.out, row)) << row << "\n" << r.out << again.out;
+  }
+  auto both = cli("costmodel transfer --held-out avx2-t2 --source-model " + source + " --out " +
+                  temp_path("other.pt") + two_target_args());
+  EXPECT_NE(both.code, 0);
+  EXPECT_NE(both.out.find("--source-model"), std::string::npos) << both.out;
+
   r = cli("costmodel transfer --held-out avx2-t2 --fine-tuned-out " + temp_path("no-dir/m.pt") +
           " --fine-tune-share 0 --epochs 1 --rounds 2" + two_target_args());
   EXPECT_NE(r.code, 0);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cost/hardware.h"
@@ -169,6 +170,27 @@ TEST(CostEval, FitGroupsReadTheRepeatsAsTheLabelSays) {
   EXPECT_EQ(by_default, by_min);
 }
 
+namespace {
+
+// Over the tasks a search tuned (not skipped): each one's best no slower
+// than its default (which is finite), at most `most_measured` candidates
+// measured or reused a task when given; returns (tasks tuned, candidates
+// ranked by the cost model).
+std::pair<int, int> check_tuned_tasks(const TuneReport& r, int most_measured = -1) {
+  int ranked = 0, tuned = 0;
+  for (const TaskReport& t : r.tasks) {
+    if (!t.skipped.empty()) continue;
+    ++tuned;
+    ranked += t.ranked;
+    if (most_measured >= 0) EXPECT_LE(t.measured + t.reused, most_measured) << t.description;
+    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
+    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
+  }
+  return {tuned, ranked};
+}
+
+}  // namespace
+
 // With the static model the search measures nothing: it ranks candidates
 // (compiled, never run) and afterwards measures only the default and the
 // best few predicted of each task.
@@ -178,15 +200,7 @@ TEST(Tuner, StaticModelSearchMeasuresOnlyTheBestPredicted) {
   o.validate_top = 2;
   o.budget_seconds = 6;
   TuneReport r = tune_model(o);
-  int ranked = 0, tuned = 0;
-  for (const TaskReport& t : r.tasks) {
-    if (!t.skipped.empty()) continue;
-    ++tuned;
-    ranked += t.ranked;
-    EXPECT_LE(t.measured + t.reused, 1 + o.validate_top) << t.description;
-    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
-    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
-  }
+  const auto [tuned, ranked] = check_tuned_tasks(r, 1 + o.validate_top);
   EXPECT_GT(tuned, 0);
   EXPECT_GT(ranked, r.measured) << "the model ranked more candidates than were measured";
   EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
@@ -200,14 +214,7 @@ TEST(Tuner, XgbModelPicksWhatIsMeasuredAndLearnsOnline) {
   TuneOptions o = model_options(records, "xgb");
   o.budget_seconds = 8;
   TuneReport r = tune_model(o);
-  int ranked = 0, tuned = 0;
-  for (const TaskReport& t : r.tasks) {
-    if (!t.skipped.empty()) continue;
-    ++tuned;
-    ranked += t.ranked;
-    EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
-    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
-  }
+  const auto [tuned, ranked] = check_tuned_tasks(r);
   EXPECT_GT(tuned, 0);
   EXPECT_GT(ranked, 0) << "the model never ranked a round's proposals";
   EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
@@ -226,13 +233,7 @@ TEST(Tuner, AttentionModelPicksWhatIsMeasuredAndLearnsOnline) {
   TuneOptions o = model_options(records, "attention");
   o.budget_seconds = 8;
   TuneReport r = tune_model(o);
-  int ranked = 0, tuned = 0;
-  for (const TaskReport& t : r.tasks) {
-    if (!t.skipped.empty()) continue;
-    ++tuned;
-    ranked += t.ranked;
-    EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
-  }
+  const auto [tuned, ranked] = check_tuned_tasks(r);
   EXPECT_GT(tuned, 0);
   EXPECT_GT(ranked, 0) << "the model never ranked a round's proposals";
   EXPECT_EQ(static_cast<int>(read_records(records).size()), r.measured);
