@@ -59,7 +59,8 @@ def run(cli, args, work=None, reuse=False, makes=()):
         kept = os.path.join(work, "outputs", hashlib.sha1("\0".join(cmd).encode()).hexdigest()[:16] + ".txt")
         if reuse and os.path.exists(kept) and all(os.path.exists(m) for m in makes):
             print(f"costmodel_bench: reusing the output of {' '.join(cmd)}", file=sys.stderr)
-            return open(kept).read()
+            with open(kept) as f:
+                return f.read()
     print(f"costmodel_bench: {' '.join(cmd)}", file=sys.stderr)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -68,6 +69,12 @@ def run(cli, args, work=None, reuse=False, makes=()):
         with open(kept, "w") as f:
             f.write(p.stdout)
     return p.stdout
+
+
+def transfer_model(work, target):
+    """The model `costmodel transfer --held-out target` fine-tunes on the largest
+    share (the tuning curves on that target start from it)."""
+    return os.path.join(work, f"transfer-{target}.pt")
 
 
 def is_number(text):
@@ -175,13 +182,13 @@ def main():
     if a.tuning and (a.held_out not in targets or len(targets) < 2):
         sys.exit(f"costmodel_bench: --held-out {a.held_out}: transfer needs it among two targets or more of the "
                  f"records (they have: {', '.join(targets)})")
-    transferred = os.path.join(a.work, f"transfer-{a.held_out}.pt")  # the model the tuning curves start from
+    transferred = transfer_model(a.work, a.held_out)
     transfers = []
     if len(targets) >= 2:
         for t in a.transfer_targets or targets:
             if t not in targets:
                 sys.exit(f"costmodel_bench: --transfer-targets {t}: no target of the records ({', '.join(targets)})")
-            keep = ["--fine-tuned-out", os.path.join(a.work, f"transfer-{t}.pt")]  # the tuning curves start from one
+            keep = ["--fine-tuned-out", transfer_model(a.work, t)]
             out = run(a.cli, ["costmodel", "transfer", "--held-out", t, "--epochs", str(a.epochs), "--rounds",
                               str(a.rounds), "--fine-tune-share", a.fine_tune_share, *keep, *data],
                       a.work, a.reuse, keep[1:])

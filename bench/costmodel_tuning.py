@@ -182,19 +182,27 @@ def tuning_bench_module(models):
     return tuning_bench
 
 
+def results_path(work):
+    """Where run() keeps its results."""
+    return os.path.join(work, "tuning", "results.json")
+
+
+def settings(held_out, model_file, fine_tune_share, budget_minutes, checkpoints, rounds):
+    """What a run's results depend on, as run() records them."""
+    return {"held_out": held_out, "model_file": model_file, "fine_tune_share": fine_tune_share,
+            "budget_minutes": budget_minutes, "checkpoints": checkpoints, "rounds": rounds}
+
+
 def kept_results(held_out, model_file, fine_tune_share, models, work, budget_minutes, checkpoints, rounds):
-    """The results run() kept in WORK/tuning/results.json when they are of the
-    same target, transferred model, models, budget, checkpoints and rounds;
-    else None."""
-    path = os.path.join(work, "tuning", "results.json")
+    """The results run() kept in results_path(work) when they are of the same
+    settings() and models; else None."""
+    path = results_path(work)
     if not os.path.exists(path):
         return None
     with open(path) as f:
         kept = json.load(f)
-    same = (kept.get("held_out") == held_out and kept.get("model_file") == model_file
-            and kept.get("fine_tune_share") == fine_tune_share and kept.get("budget_minutes") == budget_minutes
-            and kept.get("checkpoints") == checkpoints and kept.get("rounds") == rounds
-            and sorted(kept.get("cells", {})) == sorted(models))
+    want = settings(held_out, model_file, fine_tune_share, budget_minutes, checkpoints, rounds)
+    same = all(kept.get(k) == v for k, v in want.items()) and sorted(kept.get("cells", {})) == sorted(models)
     if same:
         print(f"costmodel_bench: reusing the tuning curves of {path} (commit {kept.get('commit')})", file=sys.stderr)
     return kept if same else None
@@ -202,7 +210,7 @@ def kept_results(held_out, model_file, fine_tune_share, models, work, budget_min
 
 def run(cli, held_out, model_file, fine_tune_share, models, work, budget_minutes, checkpoints, rounds, skip_tune):
     """The three searches and the timing per model; returns (and keeps in
-    WORK/tuning/results.json) the results section() and chart() read."""
+    results_path(work)) the results section() and chart() read."""
     tuning_bench = tuning_bench_module(models)
     isa, threads = target_isa_threads(held_out)
     out = os.path.join(work, "tuning", held_out)
@@ -211,11 +219,10 @@ def run(cli, held_out, model_file, fine_tune_share, models, work, budget_minutes
     extra = {"none": [], "xgb": [], "attention": ["--cost-model-file", model_file]}
     commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
                             text=True).stdout.strip()
-    results = {"held_out": held_out, "isa": isa, "threads": threads, "budget_minutes": budget_minutes,
-               "checkpoints": checkpoints, "rounds": rounds, "fine_tune_share": fine_tune_share,
-               "model_file": model_file, "commit": commit,
+    results = {**settings(held_out, model_file, fine_tune_share, budget_minutes, checkpoints, rounds),
+               "isa": isa, "threads": threads, "commit": commit,
                "titles": {m: tuning_bench.MODELS[m] for m in models}, "cells": {}}
-    path = os.path.join(work, "tuning", "results.json")
+    path = results_path(work)
     for name in models:
         runs = {m: tuning_bench.tune(opts, name, isa, m, extra=extra[m], out=out) for m in SEARCHES}
         tuning_bench.log(f"timing {name} on {held_out}")
