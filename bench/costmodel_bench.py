@@ -12,7 +12,8 @@
   the others and fine-tuned on 0, 5 and 10% of the held-out target's records,
   beside attention and xgb trained on all of them (`costmodel transfer`);
 - pruning: xgb's accuracy against the share of the training records kept,
-  for each method (`costmodel prune --eval`);
+  for each method, on a within-task and a by-task split, means over seeds
+  (`costmodel prune --eval`);
 - with --tuning: tuning curves on the --held-out target for ResNet-50,
   MobileNetV2 and BERT-base — measurement only, XGBoost online from nothing,
   the transferred attention model (the transfer's model fine-tuned on the
@@ -128,6 +129,37 @@ def markdown_table(header, rows):
     return out
 
 
+def mean_rows(runs):
+    """The rows of several runs of one table (same names in the same order),
+    each number the mean over the runs, printed as the first run prints it."""
+    out = []
+    for rows in zip(*runs):
+        if len({r[0] for r in rows}) != 1:
+            sys.exit(f"costmodel_bench: the runs' tables differ: {[r[0] for r in rows]}")
+        cells = [rows[0][0]]
+        for c, first in enumerate(rows[0][1:], start=1):
+            mean = sum(float(r[c]) for r in rows) / len(rows)
+            decimals = len(first.split(".")[1]) if "." in first else 0
+            cells.append(f"{mean:.{decimals}f}")
+        out.append(cells)
+    return out
+
+
+def prune_verdict(header, rows):
+    """Whether a method keeping at most 55% of the train records is within
+    0.005 pairwise accuracy of the whole train part."""
+    kept, pairwise = header.index("kept"), header.index("pairwise")
+    full = next(float(r[pairwise]) for r in rows if r[0] == "all")
+    small = [r for r in rows if r[0] != "all" and float(r[kept]) <= 0.55]
+    if not small:
+        return "No method kept 55% or less: no verdict."
+    best = max(small, key=lambda r: float(r[pairwise]))
+    loss = full - float(best[pairwise])
+    ok = loss <= 0.005
+    return (f"Best at 45% removed or more: {best[0]} keeping {best[kept]}, pairwise {best[pairwise]} against "
+            f"{full:.4f} ({-loss:+.4f}): **{'PASS' if ok else 'FAIL'}** (within 0.005).")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", nargs="+", required=True, help="records files (JSON lines)")
@@ -141,10 +173,15 @@ def main():
     ap.add_argument("--label", default="ratio", choices=["min", "median", "ratio"],
                     help="a schedule's cost from its repeats (costmodel --label; default ratio, the tuner's "
                          "pooled cost: the paired default runs cancel the machine's slow phases)")
-    ap.add_argument("--test-share", type=float, default=0.3, help="within-task share held out (pruning)")
+    ap.add_argument("--test-share", type=float, default=0.3,
+                    help="pruning: the share held out (within-task: of each group; by-task: of the tasks)")
     ap.add_argument("--fine-tune-share", default="0,0.05,0.10", help="transfer: shares fine-tuned on")
-    ap.add_argument("--methods", default="random,cluster,loss", help="pruning methods")
+    ap.add_argument("--methods", default="random,cluster,loss,twins", help="pruning methods")
     ap.add_argument("--keep", default="1,0.75,0.55,0.5,0.25", help="pruning: shares kept")
+    ap.add_argument("--prune-splits", default="within-task,by-task",
+                    help="pruning: the splits judged on (a comma list; test share --test-share)")
+    ap.add_argument("--prune-seeds", default="1,2",
+                    help="pruning: each split drawn and pruned with each seed, the report has the means")
     ap.add_argument("--threads", type=int, default=1, help="XGBoost's and torch's threads")
     ap.add_argument("--tuning", action="store_true", help="also the tuning curves on --held-out")
     ap.add_argument("--held-out", help="--tuning: the target tuned for (its ISA and threads), held out by transfer")
@@ -174,7 +211,6 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     data = ["--records", *a.records, "--dataset", *a.dataset, "-q", "--threads", str(a.threads), "--label", a.label,
             *(["--cache", a.cache] if a.cache else [])]
-    split = ["--split", "within-task", "--test-share", str(a.test_share)]
 
     networks, tasks, per_target = dataset_summary(a.records, a.dataset)
     targets = sorted(per_target)
@@ -197,9 +233,13 @@ def main():
     xgb_out = run(a.cli, ["costmodel", "eval", "--folds", str(a.folds), "--rounds", str(a.rounds), *data],
                   a.work, a.reuse)
     xgb_header, xgb_rows = table(xgb_out, "target", "xgb eval")
-    prune_out = run(a.cli, ["costmodel", "prune", "--eval", "--method", a.methods, "--keep", a.keep, "--rounds",
-                            str(a.rounds), *split, *data], a.work, a.reuse)
-    prune_header, prune_rows = table(prune_out, "method", "pruning")
+    prunings = []
+    for split in a.prune_splits.split(","):
+        runs = [table(run(a.cli, ["costmodel", "prune", "--eval", "--method", a.methods, "--keep", a.keep, "--rounds",
+                                  str(a.rounds), "--split", split, "--test-share", str(a.test_share), "--seed", seed,
+                                  *data], a.work, a.reuse), "method", "pruning")
+                for seed in a.prune_seeds.split(",")]
+        prunings.append((split, runs[0][0], mean_rows([rows for _, rows in runs])))
 
     pooled = " (the tuner's pooled cost)" if a.label == "ratio" else ""
     lines = [
@@ -234,12 +274,24 @@ def main():
         lines += ["One target only: nothing to transfer to.", ""]
     for t, header, rows in transfers:
         lines += [f"Held out: {t}.", "", *markdown_table(header, rows), ""]
+    seeds = a.prune_seeds.split(",")
     lines += [
-        f"## Pruning (xgb trained on the pruned train part, judged on the test part; share {a.test_share})",
+        "## Pruning",
         "",
-        *markdown_table(prune_header, prune_rows),
+        "XGBoost trained on the pruned train part of a split, judged on its (unpruned) test part, beside the whole "
+        f"train part (`all`); the means over {len(seeds)} seed(s) ({', '.join(seeds)}), each drawing the split and "
+        "the pruning. `keep` is the share of each task group asked, `kept` the share of the train records kept. "
+        "Methods: `random` (a uniform draw per group), `cluster` (one representative per k-means cluster of the "
+        "group's program rows), `loss` (drop the programs a first model already orders best), `twins` (a schedule "
+        "measured on the targets of one ISA, which differ in threads only, kept on the share of them: each keeps a "
+        "copy). The criterion: at least 45% removed (kept at most 0.55) within 0.005 of `all`.",
         "",
     ]
+    for split, header, rows in prunings:
+        what = (f"{a.test_share} of each task group's schedules held out" if split == "within-task" else
+                f"{a.test_share} of the tasks held out: judged on tasks never trained on" if split == "by-task" else
+                f"test share {a.test_share}")
+        lines += [f"### Split {split} ({what})", "", *markdown_table(header, rows), "", prune_verdict(header, rows), ""]
     if a.tuning:
         results = a.reuse and costmodel_tuning.kept_results(a.held_out, transferred, share, a.tuning_models, a.work,
                                                             a.budget_minutes, a.checkpoints, a.timing_rounds)

@@ -343,7 +343,8 @@ void CostModelCommands::add(CLI::App& app) {
                   "on its test part beside models trained on all its training records");
   prune_ = costmodel_->add_subcommand(
       "prune", "prune the dataset (random, cluster: representatives in feature space, loss: drop what a first model "
-               "already ranks best) and write the kept records; with --eval, xgb's accuracy against the share kept");
+               "already ranks best, twins: a schedule measured on targets of one ISA kept on a share of them) and "
+               "write the kept records; with --eval, xgb's accuracy against the share kept");
   columns_ = costmodel_->add_subcommand("columns", "list the feature columns and what each one is");
   dump_->add_option("--out", args_.model_file, "the JSON-lines file to write")->required();
   CostModelArgs& o = args_;
@@ -392,7 +393,7 @@ void CostModelCommands::add(CLI::App& app) {
   transfer_->add_option("--fine-tuned-out", o.fine_tuned_file,
                         "also write the model fine-tuned on the largest --fine-tune-share to this file (what "
                         "'tessera tune --cost-model attention --cost-model-file' starts from on the held-out target)");
-  prune_->add_option("--method", o.methods, "random, cluster or loss (--eval: a comma list; default cluster)")
+  prune_->add_option("--method", o.methods, "random, cluster, loss or twins (--eval: a comma list; default cluster)")
       ->delimiter(',');
   prune_->add_option("--keep", o.keeps, "share of each task group kept (--eval: a comma list; default 0.5)")
       ->delimiter(',')

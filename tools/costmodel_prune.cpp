@@ -2,6 +2,7 @@
 // the kept records written to a file, or, with --eval, xgb trained on the
 // pruned train part of a split and judged on its (unpruned) test part, for
 // every method and share asked, beside the whole train part.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "costmodel_command.h"
 #include "costmodel_data.h"
 #include "support/error.h"
+#include "support/target.h"
 #include "tune/record.h"
 
 namespace tessera::tools {
@@ -31,6 +33,22 @@ cost::PruneOptions prune_options(const CostModelArgs& a, const std::string& meth
   return o;
 }
 
+// The twins method's view of the groups: a family is a task on the targets
+// of one ISA (the dataset's targets of one ISA differ in threads only: they
+// measure the same schedules, lowered alike), a program its schedule text.
+std::vector<cost::PruneTwins> prune_twins(const CostDataset& d, const Groups& groups) {
+  std::map<std::string, std::string> isa;  // target name -> ISA
+  for (const auto& [text, name] : d.target_names) isa[name] = std::string(isa_name(Target::parse(text).isa));
+  std::vector<cost::PruneTwins> out;
+  for (const auto& [key, members] : groups) {
+    auto it = isa.find(key.second);
+    cost::PruneTwins t{key.first + " " + (it == isa.end() ? key.second : it->second), {}};
+    for (size_t i : members) t.programs.push_back(d.samples[i].schedule);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 // The kept records of the record files written to a.model_file.
 int write_pruned(const CostModelArgs& a, const CostDataset& d) {
   TESSERA_CHECK(a.methods.size() == 1 && a.keeps.size() == 1,
@@ -38,13 +56,15 @@ int write_pruned(const CostModelArgs& a, const CostDataset& d) {
   TESSERA_CHECK(!a.model_file.empty(), "costmodel prune needs --out FILE (the pruned records file) or --eval");
   TESSERA_CHECK(a.keeps[0] > 0, "--keep must be above 0");
   const Groups groups = sample_groups(d, [](size_t) { return true; });
-  const std::vector<std::vector<bool>> kept = cost::prune(rank_groups(d, groups), prune_options(a, a.methods[0], a.keeps[0]));
+  const std::vector<std::vector<bool>> kept =
+      cost::prune(rank_groups(d, groups), prune_options(a, a.methods[0], a.keeps[0]), prune_twins(d, groups));
   std::set<std::tuple<std::string, std::string, std::string>> keys;  // task, target name, schedule
   size_t gi = 0, small = 0;
   for (const auto& [key, members] : groups) {
     for (size_t k = 0; k < members.size(); ++k)
       if (kept[gi][k]) keys.insert({d.samples[members[k]].task, d.samples[members[k]].target, d.samples[members[k]].schedule});
-    small += cost::kept_count(members.size(), a.keeps[0]) > static_cast<size_t>(std::ceil(a.keeps[0] * members.size() - 1e-9));
+    const auto k = static_cast<size_t>(std::count(kept[gi].begin(), kept[gi].end(), true));
+    small += k == std::min<size_t>(members.size(), 2) && k > static_cast<size_t>(std::ceil(a.keeps[0] * members.size() - 1e-9));
     ++gi;
   }
   std::ofstream out(a.model_file);
@@ -86,6 +106,7 @@ int cmd_costmodel_prune(const CostModelArgs& a) {
   const Groups train = sample_groups(d, [&](size_t i) { return !test[i]; });
   const Groups judged = sample_groups(d, [&](size_t i) { return test[i]; });
   const std::vector<cost::RankGroup> train_groups = rank_groups(d, train), test_groups = rank_groups(d, judged);
+  const std::vector<cost::PruneTwins> twins = prune_twins(d, train);
   size_t train_n = 0;
   for (const cost::RankGroup& g : train_groups) train_n += g.rows.size();
   std::printf("pruning the train part of split %s (%zu records, %zu task groups); xgb judged on %zu test groups; label %s\n",
@@ -111,7 +132,7 @@ int cmd_costmodel_prune(const CostModelArgs& a) {
     for (double keep : a.keeps) {
       if (keep >= 1) continue;
       TESSERA_CHECK(keep > 0, "--keep must be above 0");
-      const std::vector<std::vector<bool>> kept = cost::prune(train_groups, prune_options(a, method, keep));
+      const std::vector<std::vector<bool>> kept = cost::prune(train_groups, prune_options(a, method, keep), twins);
       std::vector<cost::RankGroup> pruned;
       for (size_t gi = 0; gi < train_groups.size(); ++gi) {
         cost::RankGroup g;

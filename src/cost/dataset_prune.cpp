@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -19,6 +20,7 @@ constexpr Named<PruneMethod> kMethods[] = {
     {PruneMethod::Random, "random"},
     {PruneMethod::Cluster, "cluster"},
     {PruneMethod::Loss, "loss"},
+    {PruneMethod::Twins, "twins"},
 };
 
 // A generator for one group, from the seed and the group's position.
@@ -143,6 +145,57 @@ std::vector<bool> keep_loss(const RankGroup& g, const std::vector<double>& s, si
   return kept;
 }
 
+// The twins method (see the header). Each family's programs are taken in a
+// drawn order; each keeps its drawn number of copies in the groups that have
+// kept the smallest share of their programs so far, so every group ends near
+// the share. Then a group left with fewer than a pair keeps more, drawn.
+std::vector<std::vector<bool>> keep_twins(const std::vector<RankGroup>& groups, const std::vector<PruneTwins>& twins,
+                                          double keep, uint64_t seed) {
+  using Copy = std::pair<size_t, size_t>;  // group, program
+  std::map<std::string, std::map<std::string, std::vector<Copy>>> families;
+  std::vector<std::vector<bool>> kept(groups.size());
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    TESSERA_CHECK(twins[gi].programs.size() == groups[gi].rows.size(), "prune twins: group ", gi, " has ",
+                  groups[gi].rows.size(), " programs but ", twins[gi].programs.size(), " program keys");
+    kept[gi].assign(groups[gi].rows.size(), false);
+    for (size_t k = 0; k < twins[gi].programs.size(); ++k)
+      families[twins[gi].family][twins[gi].programs[k]].push_back({gi, k});
+  }
+  std::vector<size_t> count(groups.size(), 0);
+  auto fill = [&](size_t g) { return static_cast<double>(count[g]) / static_cast<double>(groups[g].rows.size()); };
+  std::uniform_real_distribution<double> u(0, 1);
+  size_t fi = 0;
+  for (auto& [family, programs] : families) {
+    std::mt19937_64 rng = group_rng(seed ^ 0x7477696E73ull, fi++);
+    std::vector<std::vector<Copy>*> order;
+    for (auto& [key, copies] : programs) order.push_back(&copies);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (std::vector<Copy>* copies : order) {
+      const double want = keep * static_cast<double>(copies->size());
+      size_t n = static_cast<size_t>(std::floor(want + u(rng)));
+      if (want >= 1) n = std::max<size_t>(n, 1);
+      n = std::min(n, copies->size());
+      std::shuffle(copies->begin(), copies->end(), rng);
+      std::stable_sort(copies->begin(), copies->end(), [&](const Copy& a, const Copy& b) { return fill(a.first) < fill(b.first); });
+      for (size_t i = 0; i < n; ++i) {
+        kept[(*copies)[i].first][(*copies)[i].second] = true;
+        ++count[(*copies)[i].first];
+      }
+    }
+  }
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const size_t need = std::min<size_t>(groups[gi].rows.size(), 2);
+    if (count[gi] >= need) continue;
+    std::mt19937_64 rng = group_rng(seed, gi);
+    std::vector<size_t> left;
+    for (size_t k = 0; k < kept[gi].size(); ++k)
+      if (!kept[gi][k]) left.push_back(k);
+    std::shuffle(left.begin(), left.end(), rng);
+    for (size_t i = 0; count[gi] < need; ++i, ++count[gi]) kept[gi][left[i]] = true;
+  }
+  return kept;
+}
+
 }  // namespace
 
 std::string prune_method_name(PruneMethod m) { return std::string(table_name(kMethods, m)); }
@@ -154,11 +207,17 @@ size_t kept_count(size_t size, double keep) {
   return std::min(size, std::max<size_t>(k, 2));
 }
 
-std::vector<std::vector<bool>> prune(const std::vector<RankGroup>& groups, const PruneOptions& options) {
+std::vector<std::vector<bool>> prune(const std::vector<RankGroup>& groups, const PruneOptions& options,
+                                     const std::vector<PruneTwins>& twins) {
   TESSERA_CHECK(options.keep > 0 && options.keep <= 1, "prune: the share kept must be in (0, 1], got ", options.keep);
   for (const RankGroup& g : groups)
     TESSERA_CHECK(g.rows.size() == g.seconds.size(), "prune: a group of ", g.rows.size(), " rows has ",
                   g.seconds.size(), " costs");
+  if (options.method == PruneMethod::Twins) {
+    TESSERA_CHECK(twins.size() == groups.size(), "prune: the twins method needs each group's family and program keys (",
+                  twins.size(), " given for ", groups.size(), " groups)");
+    return keep_twins(groups, twins, options.keep, options.seed);
+  }
   std::optional<XgbModel> first;
   if (options.method == PruneMethod::Loss) {
     first.emplace(HardwareDesc{}, 0, options.xgb);

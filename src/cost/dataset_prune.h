@@ -8,10 +8,19 @@
 //   loss     records that teach least dropped: an XGBoost ranking model
 //            fitted to every group first, and the programs whose pairs it
 //            already orders best (lowest mean RankNet loss over their pairs)
-//            dropped, the group's fastest always kept.
-// Every group keeps ceil(keep × size) programs, and at least two (one pair)
-// of a group of two or more, so no task group is ever dropped whole; a group
-// of one keeps it. The share kept overall is therefore at least `keep`.
+//            dropped, the group's fastest always kept;
+//   twins    programs measured on several targets whose rows are alike (one
+//            task and schedule on targets of one ISA at other thread counts,
+//            PruneTwins): each such program keeps keep × copies of its
+//            copies (drawn; at least one when that is one or more), spread so
+//            that every group keeps about the share. What one target's copy
+//            teaches, its twin on the other teaches nearly as well, and every
+//            program still has a copy (program-level pruning thins a group
+//            and its twin independently, losing both copies of some).
+// Random, cluster and loss keep ceil(keep × size) programs of every group;
+// twins about keep × size. Every method keeps at least two (one pair) of a
+// group of two or more, so no task group is ever dropped whole; a group of
+// one keeps it. The share kept overall is therefore at least about `keep`.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +31,8 @@
 
 namespace tessera::cost {
 
-enum class PruneMethod { Random, Cluster, Loss };
-// "random", "cluster", "loss"; parse throws listing the names.
+enum class PruneMethod { Random, Cluster, Loss, Twins };
+// "random", "cluster", "loss", "twins"; parse throws listing the names.
 std::string prune_method_name(PruneMethod m);
 PruneMethod parse_prune_method(const std::string& name);
 
@@ -37,7 +46,20 @@ struct PruneOptions {
   XgbOptions xgb;          // loss: the first model
 };
 
-// For each group, whether each of its programs is kept (kept_count of them).
-std::vector<std::vector<bool>> prune(const std::vector<RankGroup>& groups, const PruneOptions& options);
+// What the twins method needs beside the rows, per group: groups of one
+// family hold copies of the same programs (the dataset's: one task on the
+// targets of one ISA), and each program's key within the family (its
+// schedule text). Programs whose key no other group of the family has are
+// single: kept with probability `keep`.
+struct PruneTwins {
+  std::string family;
+  std::vector<std::string> programs;
+};
+
+// For each group, whether each of its programs is kept (kept_count of them;
+// twins: see above). `twins` (one per group) is needed by the twins method
+// only, and refused naming the method when missing or of the wrong size.
+std::vector<std::vector<bool>> prune(const std::vector<RankGroup>& groups, const PruneOptions& options,
+                                     const std::vector<PruneTwins>& twins = {});
 
 }  // namespace tessera::cost

@@ -4,7 +4,8 @@ temporary directory: the report has the dataset table with the records per
 target counted here from the records file, xgb's row for each target (by
 5-fold cross-validation, with pair counts, interval and per-task average), a
 transfer table for each held-out target with the 0, 5 and 10% rows and both
-baselines, and a pruning row for every method and share asked. No accuracy is
+baselines, and a pruning row for every method and share asked on both splits
+(means over two seeds) with the 45%-within-0.005 verdict. No accuracy is
 asserted (a tiny dataset); the numbers' sources are the CLI's own tests.
 
 ctest runs it as bench_costmodel (TESSERA_CLI, TESSERA_ONNX_TESTS set); by hand:
@@ -36,7 +37,7 @@ def test_report_has_every_table(tmp_path):
     out = tmp_path / "COSTMODEL.md"
     r = subprocess.run([sys.executable, str(BENCH), "--records", str(records), "--dataset", str(ds), "--cli", cli,
                         "--out", str(out), "--work", str(tmp_path / "work"), "--rounds", "5", "--epochs", "2",
-                        "--methods", "random,cluster", "--keep", "1,0.5"], capture_output=True, text=True)
+                        "--methods", "random,cluster,twins", "--keep", "1,0.5"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     text = out.read_text()
 
@@ -53,5 +54,9 @@ def test_report_has_every_table(tmp_path):
                     f"attention, all of {t}'s training records", f"xgb, all of {t}'s training records"]:
             assert row in section, section
     pruning = text.split("## Pruning")[1]
-    for method, keep in [("all", "1.000"), ("random", "0.500"), ("cluster", "0.500")]:
-        assert f"| {method} | {keep} |" in pruning, pruning
+    assert "means over 2 seed(s) (1, 2)" in pruning, pruning
+    for split in ["within-task", "by-task"]:
+        section = pruning.split(f"### Split {split} (")[1].split("###")[0]
+        for method, keep in [("all", "1.000"), ("random", "0.500"), ("cluster", "0.500"), ("twins", "0.500")]:
+            assert f"| {method} | {keep} |" in section, section
+        assert "Best at 45% removed or more: " in section and ("**PASS**" in section or "**FAIL**" in section), section

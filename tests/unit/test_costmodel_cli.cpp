@@ -356,7 +356,8 @@ TEST(CostModelCli, TransferWritesTheFineTunedModel) {
 
 // Pruning through the command line: the file written keeps, of every task
 // group of the records (counted here from the records themselves), the
-// share asked rounded up and at least a pair; --eval reports every method.
+// share asked rounded up and at least a pair; twins keeps a schedule of both
+// targets on one of them; --eval reports every method.
 TEST(CostModelCli, PruneWritesTheKeptRecordsOfEveryGroup) {
   const std::string out = temp_path("pruned.jsonl");
   auto r = cli("costmodel prune --method cluster --keep 0.5 --out " + out + two_target_args());
@@ -377,9 +378,31 @@ TEST(CostModelCli, PruneWritesTheKeptRecordsOfEveryGroup) {
     EXPECT_EQ(kept.size(), std::min(n, std::max<size_t>(2, (n + 1) / 2))) << key.first << " on " << key.second;
     for (const std::string& s : kept) EXPECT_TRUE(before.at(key).count(s));
   }
-  r = cli("costmodel prune --eval --method random,cluster,loss --keep 0.5 --rounds 5" + two_target_args());
+  // Twins: the records' two targets are AVX2 at one and two threads, so a
+  // schedule measured validly on both is kept on exactly one at keep 0.5.
+  r = cli("costmodel prune --method twins --keep 0.5 --out " + out + two_target_args());
   ASSERT_EQ(r.code, 0) << r.out;
-  for (const char* m : {"all ", "random ", "cluster ", "loss "}) EXPECT_NE(r.out.find(m), std::string::npos) << m << r.out;
+  const auto twins = schedules(out);
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_task;  // task -> (target, group key)
+  for (const auto& [key, kept] : before) by_task[key.first].push_back(key);
+  size_t shared = 0;
+  for (const auto& [task, keys] : by_task) {
+    if (keys.size() != 2) continue;
+    for (const std::string& s : before.at(keys[0])) {
+      if (!before.at(keys[1]).count(s)) continue;
+      ++shared;
+      auto kept_in = [&](const auto& key) { return twins.count(key) ? twins.at(key) : std::set<std::string>{}; };
+      const int copies = static_cast<int>(kept_in(keys[0]).count(s) + kept_in(keys[1]).count(s));
+      const bool small = kept_in(keys[0]).size() <= 2 || kept_in(keys[1]).size() <= 2;  // a pair topped up
+      EXPECT_TRUE(copies == 1 || (small && copies == 2)) << s << " of " << task << " kept " << copies << " times";
+    }
+  }
+  EXPECT_GE(shared, 8u) << "the two targets measure the same schedules";
+  EXPECT_EQ(twins.size(), before.size()) << "no task group dropped whole";
+  r = cli("costmodel prune --eval --method random,cluster,loss,twins --keep 0.5 --rounds 5" + two_target_args());
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* m : {"all ", "random ", "cluster ", "loss ", "twins "})
+    EXPECT_NE(r.out.find(m), std::string::npos) << m << r.out;
   r = cli("costmodel prune --method cluster,loss --keep 0.5 --out " + out + two_target_args());
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("one --method"), std::string::npos) << r.out;

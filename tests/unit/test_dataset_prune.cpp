@@ -1,10 +1,12 @@
 // Pruning a cost-model dataset (dataset_prune.h): every method keeps the
 // requested share of each task group and never drops a group whole (a
 // group of two or more keeps a pair); cluster keeps one representative of
-// each group of identical programs; loss keeps each group's fastest; the
-// same seed prunes the same; unknown methods are refused by name.
+// each group of identical programs; loss keeps each group's fastest; twins
+// keeps each program measured on two targets on the share of them; the same
+// seed prunes the same; unknown methods are refused by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -117,6 +119,57 @@ TEST(DatasetPrune, LossKeepsEachGroupsFastestAndIsDeterministic) {
   }
   for (PruneMethod m : {PruneMethod::Random, PruneMethod::Cluster, PruneMethod::Loss})
     EXPECT_EQ(prune(groups, options(m, 0.3)), prune(groups, options(m, 0.3))) << prune_method_name(m);
+}
+
+// Two targets' groups of one task holding the same 30 programs (family
+// "a"), and a family "b" of one group whose programs have no twin.
+struct TwinData {
+  std::vector<RankGroup> groups;
+  std::vector<PruneTwins> twins;
+};
+TwinData twin_data() {
+  TwinData d;
+  d.groups = groups_of_sizes({30, 30, 20, 3}, 5);
+  for (const char* family : {"a", "a", "b", "c"}) d.twins.push_back({family, {}});
+  for (size_t g = 0; g < d.groups.size(); ++g)
+    for (size_t k = 0; k < d.groups[g].rows.size(); ++k)
+      d.twins[g].programs.push_back("s" + std::to_string(k) + (g >= 2 ? "-" + std::to_string(g) : ""));
+  return d;
+}
+
+TEST(DatasetPrune, TwinsKeepEachProgramOnTheShareOfItsTargets) {
+  const TwinData d = twin_data();
+  for (uint64_t seed : {1, 2, 3}) {
+    PruneOptions o = options(PruneMethod::Twins, 0.5);
+    o.seed = seed;
+    const std::vector<std::vector<bool>> kept = prune(d.groups, o, d.twins);
+    ASSERT_EQ(kept.size(), d.groups.size());
+    // Keep 0.5 of two copies: each program of family a on exactly one target,
+    // and the two targets share the programs evenly.
+    for (size_t k = 0; k < 30; ++k) EXPECT_EQ(kept[0][k] + kept[1][k], 1) << "program " << k << " seed " << seed;
+    EXPECT_NEAR(std::count(kept[0].begin(), kept[0].end(), true), 15, 1) << "seed " << seed;
+    // Programs without a twin: kept with probability 0.5; a group of three keeps a pair at least.
+    const auto single = std::count(kept[2].begin(), kept[2].end(), true);
+    EXPECT_GT(single, 3) << "seed " << seed;
+    EXPECT_LT(single, 17) << "seed " << seed;
+    EXPECT_GE(std::count(kept[3].begin(), kept[3].end(), true), 2) << "seed " << seed;
+  }
+  // Keep 0.75 of two copies: every program at least once, 1.5 copies on average.
+  const std::vector<std::vector<bool>> kept = prune(d.groups, options(PruneMethod::Twins, 0.75), d.twins);
+  int copies = 0;
+  for (size_t k = 0; k < 30; ++k) {
+    EXPECT_GE(kept[0][k] + kept[1][k], 1) << "program " << k;
+    copies += kept[0][k] + kept[1][k];
+  }
+  EXPECT_NEAR(copies, 45, 8);
+  EXPECT_EQ(prune(d.groups, options(PruneMethod::Twins, 0.5), d.twins),
+            prune(d.groups, options(PruneMethod::Twins, 0.5), d.twins));
+  try {
+    prune(d.groups, options(PruneMethod::Twins, 0.5));
+    ADD_FAILURE() << "twins without the families pruned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("twins method needs"), std::string::npos) << e.what();
+  }
 }
 
 TEST(DatasetPrune, RefusesUnknownMethodsAndShares) {

@@ -56,7 +56,7 @@ TEST(NameTable, ProjectTablesNameWhatWasGivenAndWhatIsAvailable) {
   EXPECT_EQ(error_of([] { cost::parse_split("random"); }),
             "unknown split 'random' (available: none, within-task, by-task, by-target, by-network)");
   EXPECT_EQ(error_of([] { cost::parse_prune_method("kmeans"); }),
-            "unknown pruning method 'kmeans' (available: random, cluster, loss)");
+            "unknown pruning method 'kmeans' (available: random, cluster, loss, twins)");
   for (cost::Split s : {cost::Split::None, cost::Split::WithinTask, cost::Split::ByTask, cost::Split::ByTarget,
                         cost::Split::ByNetwork})
     EXPECT_EQ(cost::parse_split(cost::split_name(s)), s) << cost::split_name(s);
