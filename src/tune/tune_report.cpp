@@ -92,6 +92,14 @@ std::string report_table(const TuneReport& r) {
     out += line;
   }
   out += graph_choice_table(r.graph);
+  if (const PrequentialTally& p = r.prequential; p.rounds > 0) {
+    std::snprintf(line, sizeof line,
+                  "pre-trained model: of %lld pairs of measurements, fine-tuned online ordered %.3f right, as loaded "
+                  "%.3f; the model as loaded ranked %d of %d rounds\n",
+                  p.pairs, p.pairs ? p.online_right / static_cast<double>(p.pairs) : 0.0,
+                  p.pairs ? p.loaded_right / static_cast<double>(p.pairs) : 0.0, p.loaded_ranked, p.rounds);
+    out += line;
+  }
   std::snprintf(line, sizeof line, "search %s: %d measured, %d from records, %d errors, %d worker restarts\n",
                 duration_text(r.search_seconds).c_str(), r.measured, r.reused, r.errors, r.worker_restarts);
   out += line;

@@ -23,6 +23,17 @@ struct TaskReport {
   std::string skipped;  // why the task is not tuned (empty: tuned)
 };
 
+// A pre-trained learned model fine-tuned online beside the model as loaded
+// (tuner.cpp's search_learned): the pairs of measurements both scored
+// before learning them, how many each ordered right (a tie of scores
+// half), and the rounds ranked once both scored, by the loaded one in
+// loaded_ranked of them.
+struct PrequentialTally {
+  long long pairs = 0;
+  double online_right = 0, loaded_right = 0;
+  int rounds = 0, loaded_ranked = 0;
+};
+
 struct TuneReport {
   std::vector<TaskReport> tasks;
   double search_seconds = 0;
@@ -36,6 +47,7 @@ struct TuneReport {
   int guard_choices = 0, guard_dropped = 0, guard_comparisons = 0;
   double guard_ratio = 1;
   GraphPhaseResult graph;  // the graph choices (graph_choice.h)
+  PrequentialTally prequential;
   double weighted_default_ms() const;  // sum of weight × task time
   double weighted_tuned_ms() const;
 };

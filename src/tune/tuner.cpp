@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <ctime>
 #include <memory>
 #include <set>
@@ -320,6 +321,12 @@ class Tuner {
   // ranks best, those are measured, and the model is trained again on every
   // measurement so far — from nothing, or on top of (xgb) or fine-tuned from
   // (attention) a pre-trained model file. Points it passes over are dropped.
+  // A pre-trained model fine-tuned on a few hundred records of a new target
+  // can rank worse than before (bench/COSTMODEL.md's transfers), so the model
+  // as loaded is kept beside it: once fine-tuned, both score each round's
+  // proposals, and the next round is ranked by the one that has ordered more
+  // pairs of the measurements so far right, each judged before either
+  // learned it (prequential accuracy; a tie goes to the model as loaded).
   void search_learned() {
     // The learned models read the target as `dataset collect` describes it:
     // the cores are the threads tuned for, so a pre-trained model sees the
@@ -330,16 +337,24 @@ class Tuner {
     cost::XgbOptions xo;
     xo.rounds = 100;
     xo.seed = o_.seed;
-    cost::XgbModel model(hw, threads, xo);
+    cost::XgbModel model(hw, threads, xo), loaded(hw, threads, xo);
     cost::AttentionOptions ao;
     ao.epochs = 20;
     ao.seed = o_.seed;
     ao.threads = threads;
-    cost::AttentionModel att(hw, ao);
-    if (!o_.cost_model_file.empty()) {
-      if (attention) att.load(o_.cost_model_file);
-      else model.load(o_.cost_model_file);
+    cost::AttentionModel att(hw, ao), att_loaded(hw, ao);
+    const bool pre_trained = !o_.cost_model_file.empty();
+    if (pre_trained) {
+      if (attention) {
+        att.load(o_.cost_model_file);
+        att_loaded.load(o_.cost_model_file);
+      } else {
+        model.load(o_.cost_model_file);
+        loaded.load(o_.cost_model_file);
+      }
     }
+    bool fine_tuned = false;  // the online model has learned this run's measurements (it differs from the loaded one)
+    PrequentialTally& tally = r_.prequential;
     if (o_.progress)
       std::fprintf(stderr, "tune: %s model for %s (%s)\n", o_.cost_model.c_str(), hw.name.c_str(),
                    o_.cost_model_file.empty() ? "learned from nothing" : ("pre-trained: " + o_.cost_model_file).c_str());
@@ -364,6 +379,9 @@ class Tuner {
         lowered[i] = c.has_value();
         if (c || points[i].stages.empty()) order.push_back(i);  // the default is measured even when it does not lower here
       }
+      // Each point's score by the online model and by the model as loaded (NaN: not scored).
+      const double unscored = std::numeric_limits<double>::quiet_NaN();
+      std::vector<double> online_score(points.size(), unscored), loaded_score(points.size(), unscored);
       if (attention ? att.trained() : model.trained()) {
         std::vector<size_t> ranked;
         std::vector<std::vector<float>> known;
@@ -374,7 +392,24 @@ class Tuner {
             if (attention) known_samples.push_back(samples[i]);
             else known.push_back(rows[i]);
           }
-        const std::vector<double> score = attention ? att.predict_samples(known_samples) : model.predict_rows(known);
+        auto predict = [&](bool as_loaded) {
+          if (attention) return (as_loaded ? att_loaded : att).predict_samples(known_samples);
+          return (as_loaded ? loaded : model).predict_rows(known);
+        };
+        const std::vector<double> online = predict(false);
+        std::vector<double> score = online;
+        if (fine_tuned) {
+          const std::vector<double> first = predict(true);
+          for (size_t k = 0; k < ranked.size(); ++k) {
+            online_score[ranked[k]] = online[k];
+            loaded_score[ranked[k]] = first[k];
+          }
+          ++tally.rounds;
+          if (tally.loaded_right >= tally.online_right) {
+            score = first;
+            ++tally.loaded_ranked;
+          }
+        }
         std::vector<size_t> by(ranked.size());
         for (size_t k = 0; k < by.size(); ++k) by[k] = k;
         std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
@@ -386,9 +421,11 @@ class Tuner {
         r_.tasks[report_of_[t]].ranked += static_cast<int>(ranked.size());
       }
       if (order.size() > static_cast<size_t>(o_.per_round)) order.resize(static_cast<size_t>(o_.per_round));
+      std::vector<std::pair<size_t, double>> judged;  // points both models scored, with their measured cost
       for (size_t i : order) {
         const double cost = measure(t, points[i]);
         search.observe(points[i], cost);
+        if (std::isfinite(cost) && !std::isnan(online_score[i])) judged.push_back({i, cost});
         // The model learns the label of the candidate's records; the search keeps the pooled cost.
         const double label = records_.label_cost(r_.tasks[report_of_[t]].key, target_, points[i].to_text(), o_.cost_label);
         if (std::isfinite(cost) && cost > 0 && std::isfinite(label) && label > 0 && lowered[i]) {
@@ -402,8 +439,23 @@ class Tuner {
         }
         if (!r_.tasks[report_of_[t]].skipped.empty()) break;
       }
+      for (size_t a = 0; a < judged.size(); ++a)
+        for (size_t b = a + 1; b < judged.size(); ++b) {
+          const size_t i = judged[a].first, j = judged[b].first;
+          const double ci = judged[a].second, cj = judged[b].second;
+          if (ci == cj) continue;
+          ++tally.pairs;
+          // Right: the faster scored higher; a tie of scores counts half.
+          auto right = [&](const std::vector<double>& s) {
+            const double d = (ci < cj ? 1 : -1) * (s[i] - s[j]);
+            return d > 0 ? 1.0 : d == 0 ? 0.5 : 0.0;
+          };
+          tally.online_right += right(online_score);
+          tally.loaded_right += right(loaded_score);
+        }
       if (attention) att.update(measured_samples);
       else model.update(measured);
+      fine_tuned = pre_trained && (attention ? att.trained() : model.trained());
       scheduler_->update(t, search.best_cost());
       if (search.exhausted() || points.empty() || !r_.tasks[report_of_[t]].skipped.empty()) scheduler_->retire(t);
       show(t, "measuring");

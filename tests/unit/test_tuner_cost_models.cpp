@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "cost/hardware.h"
+#include "cost/program_features.h"
+#include "cost/xgb_model.h"
 #include "support/error.h"
 #include "tune/cost_eval.h"
 #include "tune/feature_dump.h"
@@ -181,7 +183,9 @@ int check_tuned_tasks(const TuneReport& r, const std::string& records, int most_
     if (!t.skipped.empty()) continue;
     ++tuned;
     ranked += t.ranked;
-    if (most_measured >= 0) EXPECT_LE(t.measured + t.reused, most_measured) << t.description;
+    if (most_measured >= 0) {
+      EXPECT_LE(t.measured + t.reused, most_measured) << t.description;
+    }
     EXPECT_TRUE(std::isfinite(t.default_seconds)) << t.description;
     EXPECT_LE(t.best_seconds, t.default_seconds) << t.description;
   }
@@ -219,6 +223,43 @@ TEST(Tuner, XgbModelPicksWhatIsMeasuredAndLearnsOnline) {
   EXPECT_THROW(tune_model(o), Error);
   o.cost_model = "none";
   EXPECT_THROW(tune_model(o), Error);
+}
+
+// A pre-trained model (here XGBoost fitted to random rows: its ranks are
+// arbitrary) fine-tuned online beside the model as loaded: once fine-tuned,
+// both score every round's proposals, the pairs measured after are judged
+// for both, one of them ranks each round, and the closing table says which.
+TEST(Tuner, PreTrainedModelIsJudgedBesideItsFineTunedSelf) {
+  const std::string records = temp_path("pretrained.jsonl"), file = temp_path("pretrained-xgb.json");
+  TuneOptions o = model_options(records, "xgb");
+  {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<float> u(0, 1);
+    std::vector<cost::RankGroup> groups(4);
+    for (cost::RankGroup& g : groups)
+      for (int i = 0; i < 16; ++i) {
+        std::vector<float> row(cost::program_feature_columns().size());
+        for (float& x : row) x = u(rng);
+        g.seconds.push_back(1 + row[0]);
+        g.rows.push_back(std::move(row));
+      }
+    cost::XgbOptions xo;
+    xo.rounds = 10;
+    cost::XgbModel m(cost::find_hardware(o.hardware), 1, xo);
+    m.train(groups);
+    m.save(file);
+  }
+  o.cost_model_file = file;
+  o.budget_seconds = 8;
+  const TuneReport r = tune_model(o);
+  check_tuned_tasks(r, records);
+  const PrequentialTally& p = r.prequential;
+  EXPECT_GT(p.rounds, 0) << "no round scored by both models";
+  EXPECT_GT(p.pairs, 0);
+  EXPECT_LE(p.loaded_ranked, p.rounds);
+  EXPECT_LE(p.online_right, static_cast<double>(p.pairs));
+  EXPECT_LE(p.loaded_right, static_cast<double>(p.pairs));
+  EXPECT_NE(report_table(r).find("pre-trained model: of "), std::string::npos) << report_table(r);
 }
 
 // The attention model behind the same search: it ranks proposals once a
