@@ -11,7 +11,8 @@ held-out target's ISA and thread count —
 
 then the model as tuned after each checkpoint timed interleaved with the
 untuned one (bench/tuning_bench.py's tune and evaluate: `tessera serve`
-workers, medians over the rounds). The issue's line per model: the time at
+workers; a checkpoint's latency is the untuned median over the median of
+the per-round ratios, as TUNING.md's speedups). The issue's line per model: the time at
 which the transferred model's curve first reaches the measurement-only
 search's final latency, as a share of the budget, PASS at 40% or less. The
 curve is measured at the checkpoints only (equal shares of the budget), so a
@@ -38,6 +39,7 @@ model tuned a minute per search; 4 minutes on this 2-core machine):
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import types
@@ -74,9 +76,20 @@ def transfer_share(shares):
     return share
 
 
+def latency(cell, key):
+    """A variant's latency (ms): the untuned model's median over the median
+    over the rounds of the untuned time over the variant's in the same round
+    (tuning_report.speedup: a slow spell of the machine cancels in each
+    round's ratio); its own median when the cell has no samples."""
+    d, v = cell["default"], cell[key]
+    if key == "default" or "samples" not in v or "samples" not in d:
+        return v["median_ms"]
+    return d["median_ms"] / statistics.median(a / b for a, b in zip(d["samples"], v["samples"]))
+
+
 def latency_curve(cell, mode):
-    """[(minutes, median ms)] of one search: the untuned model at 0, then every checkpoint."""
-    pts = [(float(k.split("@")[1]), v["median_ms"]) for k, v in cell.items() if k.startswith(mode + "@")]
+    """[(minutes, ms)] of one search: the untuned model at 0, then every checkpoint (latency())."""
+    pts = [(float(k.split("@")[1]), latency(cell, k)) for k in cell if k.startswith(mode + "@")]
     return [(0.0, cell["default"]["median_ms"])] + sorted(pts)
 
 
@@ -123,7 +136,9 @@ def section(results, chart_name):
         f"fine-tuned on {100 * results['fine_tune_share']:g}% of {results['held_out']}'s records by "
         "`costmodel transfer --fine-tuned-out`). The model as tuned after t minutes is compiled with the records "
         f"of the first t minutes (the last checkpoint: all of them, the model guard's verdicts too) and timed "
-        f"interleaved with the untuned one (`tessera serve` processes, {results['rounds']} rounds, medians, ms). "
+        f"interleaved with the untuned one (`tessera serve` processes, {results['rounds']} rounds; ms: the untuned "
+        "model's median over the median over the rounds of its time over the tuned one's in the same round, so a "
+        "slow spell of the machine cancels). "
         "The criterion: the first checkpoint at which the transferred model's latency is at or below the "
         f"measurement-only search's final latency, at most {100 * PASS_SHARE:.0f}% of the budget. "
         + (f"Build: {results['commit']}." if results.get("commit") else ""),

@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -17,13 +18,21 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def speedup(cell, variant):
+    """The variant's speedup over the untuned model: the median over the rounds
+    of the untuned time over the variant's in the same round (the rounds
+    interleave them, so a slow spell of the machine cancels in each ratio as
+    in the tuner's own comparisons; medians of each alone do not cancel it)."""
+    d, v = cell["default"]["samples"], cell[variant]["samples"]
+    return statistics.median(a / b for a, b in zip(d, v))
+
+
 def curve(cell, mode, checkpoints):
     """[(minutes, speedup over default)] from 0 to the budget."""
-    d = cell["default"]["median_ms"]
     pts = [(0.0, 1.0)]
-    for key, v in cell.items():
+    for key in cell:
         if key.startswith(mode + "@"):
-            pts.append((float(key.split("@")[1]), d / v["median_ms"]))
+            pts.append((float(key.split("@")[1]), speedup(cell, key)))
     return sorted(pts)
 
 
@@ -42,7 +51,10 @@ def write(results, bench_dir):
         f"Each model, ISA and search: one `tessera tune` run of {budget:g} minutes "
         f"(`--threads {results['threads']}`); the model as tuned after t minutes is compiled with the records of "
         "the first t minutes and timed in one interleaved run with the untuned model "
-        f"(`tessera serve` processes, {results['rounds']} rounds, medians). "
+        f"(`tessera serve` processes, {results['rounds']} rounds). Speedup: the median over the rounds of the "
+        "untuned model's time over the tuned one's in the same round, so a slow spell of the machine, which lasts "
+        "rounds, cancels (the medians of each alone do not: `bench/out/tuning/results.json` has every sample); "
+        "untuned ms: its median; tuned ms: that over the speedup. "
         "Static-model runs rank candidates by Tuna's model and measure only the best few of each task, in the "
         "last 40% of the budget; their coefficients: "
         + (f"`{os.path.relpath(results['coefficients'], ROOT)}`" if results.get("coefficients") else "the defaults")
@@ -66,15 +78,24 @@ def write(results, bench_dir):
             for m in modes:
                 v = cell.get(final(m))
                 if v:
-                    s = d / v["median_ms"]
+                    s = speedup(cell, final(m))
                     speedups[m].append(s)
-                    row += f" {v['median_ms']:.2f} ({s:.2f}x) |"
+                    row += f" {d / s:.2f} ({s:.2f}x) |"
                 else:
                     row += " - |"
             worst = max(v["rel_diff_torch"] for v in cell.values())
             row += f" {worst:.1e} |"
             lines.append(row)
         lines.append("| geometric mean | |" + "".join(f" {geomean(speedups[m]):.2f}x |" for m in modes) + " |")
+        lines.append("")
+        if "none" in speedups and "static" in speedups:
+            wins = sum(st > no for st, no in zip(speedups["static"], speedups["none"]))
+            lines.append(f"Static model against measurement only at {budget:g} minutes: faster on {wins} of "
+                         f"{len(speedups['static'])} models, geometric mean {geomean(speedups['static']):.3f}x against "
+                         f"{geomean(speedups['none']):.3f}x.")
+        slower = [f"{MODELS[n]} ({MODE_TITLES[m]}, {s:.3f}x)" for m in modes
+                  for n, s in zip([n for n in MODELS if f"{n}/{isa}" in cells], speedups[m]) if s < 1]
+        lines.append("Slower than untuned: " + (", ".join(slower) if slower else "none") + ".")
         lines.append("")
     stat = os.path.join(ROOT, "bench", "out", "tuning", "static_model.md")
     if os.path.exists(stat):

@@ -50,6 +50,18 @@ def test_curve_starts_untuned_and_is_in_time_order():
     assert ct.latency_curve(c, "none") == [(0.0, 100.0), (2.0, 95.0), (6.0, 88.0), (10.0, 85.0)]
 
 
+def test_latency_is_paired_by_round():
+    # A slow spell (everything twice as slow) from the middle of round 3 on:
+    # the variant is 0.9 of the untuned time in every round but that one, so
+    # its latency is 0.9 of the untuned median (10 ms), not its own median (18).
+    c = {"default": {"median_ms": 10.0, "samples": [10, 10, 10, 20, 20], "rel_diff_torch": 1e-6},
+         "none@1": {"median_ms": 18.0, "samples": [9, 9, 18, 18, 18], "rel_diff_torch": 1e-6}}
+    assert ct.latency(c, "none@1") == pytest.approx(9.0)
+    assert ct.latency_curve(c, "none") == [(0.0, 10.0), (1.0, pytest.approx(9.0))]
+    del c["none@1"]["samples"]  # hand-made cells without samples: their median
+    assert ct.latency(c, "none@1") == 18.0
+
+
 def test_reaching_at_forty_percent_passes():
     # 84.9 <= 85 at minute 4 of 10: exactly 40%.
     attention = {2: 92.0, 4: 84.9, 6: 86.0, 8: 84.0, 10: 83.0}
