@@ -39,13 +39,14 @@ model tuned a minute per search; 4 minutes on this 2-core machine):
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import tuning_report  # noqa: E402  (its speedup(); matplotlib and torch only inside its write())
 
 # search (tune --cost-model) -> its title in the tables and the chart
 SEARCHES = {
@@ -77,14 +78,13 @@ def transfer_share(shares):
 
 
 def latency(cell, key):
-    """A variant's latency (ms): the untuned model's median over the median
-    over the rounds of the untuned time over the variant's in the same round
-    (tuning_report.speedup: a slow spell of the machine cancels in each
-    round's ratio); its own median when the cell has no samples."""
+    """A variant's latency (ms): the untuned model's median over the variant's
+    paired speedup (tuning_report.speedup: a slow spell of the machine cancels
+    in each round's ratio); its own median when the cell has no samples."""
     d, v = cell["default"], cell[key]
     if key == "default" or "samples" not in v or "samples" not in d:
         return v["median_ms"]
-    return d["median_ms"] / statistics.median(a / b for a, b in zip(d["samples"], v["samples"]))
+    return d["median_ms"] / tuning_report.speedup(cell, key)
 
 
 def latency_curve(cell, mode):
